@@ -1,0 +1,34 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrStaleEpoch means a commit came from a superseded assignment: its epoch
+	// is lower than the partition's current one, or the partition is no longer
+	// held. The offset did not move.
+	ErrStaleEpoch = errors.New("checkpoint: stale epoch")
+	// ErrStaleOffset means a commit would move the offset backwards inside one
+	// epoch. The offset did not move.
+	ErrStaleOffset = errors.New("checkpoint: stale offset")
+)
+
+// CommitError describes a refused or failed commit: which partition, the
+// epoch and offset asked for, and the position that stood. Err is ErrStaleEpoch,
+// ErrStaleOffset or the store's own error; errors.Is sees through CommitError.
+type CommitError struct {
+	Partition Partition
+	Epoch     int64    // epoch the commit asked for
+	Offset    int64    // offset the commit asked for
+	Current   Position // the position that stood when the commit was refused
+	Err       error
+}
+
+func (e *CommitError) Error() string {
+	return fmt.Sprintf("commit %s epoch %d offset %d (current epoch %d offset %d): %v",
+		e.Partition, e.Epoch, e.Offset, e.Current.Epoch, e.Current.Offset, e.Err)
+}
+
+func (e *CommitError) Unwrap() error { return e.Err }

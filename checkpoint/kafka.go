@@ -1,0 +1,196 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Kafka is a Store over a consumer group's committed offsets, through a
+// franz-go client that consumes in that group with autocommit off.
+//
+// The epoch is the group generation (classic protocol) or the member epoch
+// (KIP-848 consumer protocol) at which a partition was assigned. The store
+// fences locally: Assign opens a partition's term, Release closes it, and a
+// commit is refused with ErrStaleEpoch before it reaches the broker when the
+// partition is not held or its epoch is older than the held term. This
+// matters because franz-go sends a commit that waited through a rebalance with
+// the new generation, and a classic broker does not check partition ownership:
+// without the local fence a zombie's late commit could succeed. Commits the
+// broker refuses for membership (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+// STALE_MEMBER_EPOCH, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID) also wrap
+// ErrStaleEpoch, with the broker's error beside it.
+//
+// Each Commit is one synchronous OffsetCommit round trip
+// (Client.CommitOffsetsSync). Release waits for a commit in flight on that
+// partition, so once Release returns no commit of the old term can land.
+type Kafka struct {
+	cl *kgo.Client
+
+	mu    sync.Mutex
+	terms map[Partition]*term
+}
+
+type term struct {
+	held     bool
+	pos      Position   // epoch of the term; offset last committed in it (-1: none yet)
+	inFlight sync.Mutex // held while a commit of this partition is with the broker
+}
+
+// NewKafka returns a store that commits through cl, which must consume in a
+// group with autocommit disabled.
+func NewKafka(cl *kgo.Client) *Kafka {
+	return &Kafka{cl: cl, terms: make(map[Partition]*term)}
+}
+
+// Assign opens p's term at epoch. Commits with an older epoch are refused from
+// now on.
+func (k *Kafka) Assign(p Partition, epoch int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	t := k.terms[p]
+	if t == nil {
+		t = &term{}
+		k.terms[p] = t
+	}
+	t.held = true
+	t.pos = Position{Epoch: epoch, Offset: -1}
+}
+
+// Release closes p's term (revoked or lost): every later commit for p is
+// refused with ErrStaleEpoch until the next Assign. It waits for a commit of p
+// already with the broker to finish.
+func (k *Kafka) Release(p Partition) {
+	k.mu.Lock()
+	t := k.terms[p]
+	if t != nil {
+		t.held = false
+	}
+	k.mu.Unlock()
+	if t != nil {
+		//lint:ignore SA2001 the empty critical section waits for a commit in flight.
+		t.inFlight.Lock()
+		t.inFlight.Unlock()
+	}
+}
+
+// Held reports p's term and whether p is held.
+func (k *Kafka) Held(p Partition) (Position, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if t := k.terms[p]; t != nil && t.held {
+		return t.pos, true
+	}
+	return Position{}, false
+}
+
+// Commit commits offset for p if p is held at epoch and the offset does not go
+// backwards inside the term. It waits for the broker's answer.
+func (k *Kafka) Commit(ctx context.Context, p Partition, epoch, offset int64) error {
+	next := Position{Epoch: epoch, Offset: offset}
+	k.mu.Lock()
+	t := k.terms[p]
+	k.mu.Unlock()
+	if t == nil {
+		return &CommitError{Partition: p, Epoch: epoch, Offset: offset, Current: Position{Epoch: -1, Offset: -1},
+			Err: fmt.Errorf("%w: partition not assigned here", ErrStaleEpoch)}
+	}
+	t.inFlight.Lock()
+	defer t.inFlight.Unlock()
+
+	k.mu.Lock()
+	held, cur := t.held, t.pos
+	k.mu.Unlock()
+	if !held {
+		return &CommitError{Partition: p, Epoch: epoch, Offset: offset, Current: cur,
+			Err: fmt.Errorf("%w: partition revoked or lost", ErrStaleEpoch)}
+	}
+	if next.Epoch > cur.Epoch {
+		return &CommitError{Partition: p, Epoch: epoch, Offset: offset, Current: cur,
+			Err: fmt.Errorf("epoch %d is newer than the assignment's %d", epoch, cur.Epoch)}
+	}
+	v, err := check(p, cur, next)
+	if err != nil || v == Same {
+		return err
+	}
+	if err := k.send(ctx, p, offset); err != nil {
+		return &CommitError{Partition: p, Epoch: epoch, Offset: offset, Current: cur, Err: err}
+	}
+	k.mu.Lock()
+	if t.held && t.pos.Epoch == epoch && offset > t.pos.Offset {
+		t.pos.Offset = offset
+	}
+	k.mu.Unlock()
+	return nil
+}
+
+// send issues one synchronous OffsetCommit for p and maps its errors.
+func (k *Kafka) send(ctx context.Context, p Partition, offset int64) error {
+	var rerr error
+	k.cl.CommitOffsetsSync(ctx,
+		map[string]map[int32]kgo.EpochOffset{p.Topic: {p.Partition: {Epoch: -1, Offset: offset}}},
+		func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+			if err != nil {
+				rerr = err
+				return
+			}
+			for _, rt := range resp.Topics {
+				for _, rp := range rt.Partitions {
+					if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+						rerr = err
+						return
+					}
+				}
+			}
+		})
+	if rerr == nil {
+		return nil
+	}
+	if fencedByBroker(rerr) {
+		return fmt.Errorf("%w: broker refused: %w", ErrStaleEpoch, rerr)
+	}
+	return fmt.Errorf("kafka commit: %w", rerr)
+}
+
+// fencedByBroker reports whether err is the broker saying this member no
+// longer speaks for the group.
+func fencedByBroker(err error) bool {
+	for _, e := range []error{kerr.IllegalGeneration, kerr.UnknownMemberID, kerr.StaleMemberEpoch,
+		kerr.FencedMemberEpoch, kerr.FencedInstanceID} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// Load fetches p's committed offset from the group. The epoch of a Kafka
+// commit is not stored by the broker, so Position.Epoch is the held term's
+// epoch, or zero when p is not held here.
+func (k *Kafka) Load(ctx context.Context, p Partition) (Position, error) {
+	group, _ := k.cl.OptValue(kgo.ConsumerGroup).(string)
+	if group == "" {
+		return Position{}, fmt.Errorf("load %s: the client consumes in no group", p)
+	}
+	offs, err := kadm.NewClient(k.cl).FetchOffsets(ctx, group)
+	if err != nil {
+		return Position{}, fmt.Errorf("load %s: fetch offsets of group %q: %w", p, group, err)
+	}
+	var pos Position
+	if held, ok := k.Held(p); ok {
+		pos.Epoch = held.Epoch
+	}
+	if o, ok := offs.Lookup(p.Topic, p.Partition); ok {
+		if o.Err != nil {
+			return Position{}, fmt.Errorf("load %s: group %q: %w", p, group, o.Err)
+		}
+		pos.Offset = o.At
+	}
+	return pos, nil
+}

@@ -1,0 +1,44 @@
+package checkpoint
+
+import "time"
+
+// Policy says when a partition worker commits. A commit is due once Every
+// records have landed since the last commit, or once Interval has passed since
+// the oldest landed-but-uncommitted record, whichever comes first. Revocation
+// and shutdown always commit, whatever the policy says.
+//
+// A zero Every disables the count trigger and a zero Interval the time
+// trigger; with both zero a partition commits only on revoke and shutdown.
+type Policy struct {
+	Every    int
+	Interval time.Duration
+}
+
+// Due reports whether a commit is due with landed records uncommitted, the
+// oldest of them landed at since.
+func (p Policy) Due(landed int, since, now time.Time) bool {
+	if landed <= 0 {
+		return false
+	}
+	if p.Every > 0 && landed >= p.Every {
+		return true
+	}
+	return p.Interval > 0 && now.Sub(since) >= p.Interval
+}
+
+// Room is how many more records may land before the count trigger fires: a
+// worker sizes its next batch by it so that commits fall exactly every Every
+// records. It returns max when the count trigger is off.
+func (p Policy) Room(landed, max int) int {
+	if p.Every <= 0 {
+		return max
+	}
+	r := p.Every - landed
+	if r < 1 {
+		r = 1
+	}
+	if r > max {
+		r = max
+	}
+	return r
+}

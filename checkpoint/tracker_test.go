@@ -1,0 +1,152 @@
+package checkpoint
+
+import (
+	"testing"
+)
+
+func TestTrackerOutOfOrder(t *testing.T) {
+	p := Partition{Topic: "t", Partition: 1}
+	tr := NewTracker(p, 100)
+	for _, o := range []int64{100, 101, 103, 104} { // 102 is a gap (compaction)
+		if err := tr.Start(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		land int64
+		want int64
+	}{
+		{101, 100}, // 100 still unknown
+		{104, 100},
+		{100, 102}, // 100 and 101 landed; 103 unknown
+		{103, 105}, // all landed; the gap is skipped
+	}
+	for _, s := range steps {
+		if err := tr.Land(s.land); err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.CommitPoint(); got != s.want {
+			t.Fatalf("after landing %d: commit point %d, want %d", s.land, got, s.want)
+		}
+	}
+	if tr.InFlight() != 0 || tr.LandedSinceCommit() != 4 || !tr.Dirty() {
+		t.Fatalf("in flight %d, landed %d, dirty %v", tr.InFlight(), tr.LandedSinceCommit(), tr.Dirty())
+	}
+	tr.Committed(105)
+	if tr.Dirty() || tr.LandedSinceCommit() != 0 {
+		t.Fatal("Committed did not reset the tracker's uncommitted state")
+	}
+}
+
+func TestTrackerRejects(t *testing.T) {
+	tr := NewTracker(Partition{Topic: "t"}, 10)
+	cases := []struct {
+		name string
+		do   func() error
+	}{
+		{"start below the commit point", func() error { return tr.Start(9) }},
+		{"land an offset never started", func() error { return tr.Land(10) }},
+		{"start not increasing", func() error { _ = tr.Start(12); return tr.Start(11) }},
+		{"land twice", func() error { _ = tr.Land(12); return tr.Land(12) }},
+	}
+	for _, c := range cases {
+		if err := c.do(); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+}
+
+// TestTrackerExhaustive lands five records in every one of the 120 orders and,
+// after every step, compares the commit point with the definition: the offset
+// after the longest landed prefix.
+func TestTrackerExhaustive(t *testing.T) {
+	offsets := []int64{5, 6, 8, 9, 12}
+	var permute func([]int64, int)
+	count := 0
+	permute = func(a []int64, k int) {
+		if k == len(a) {
+			count++
+			checkOrder(t, offsets, a)
+			return
+		}
+		for i := k; i < len(a); i++ {
+			a[k], a[i] = a[i], a[k]
+			permute(a, k+1)
+			a[k], a[i] = a[i], a[k]
+		}
+	}
+	permute(append([]int64(nil), offsets...), 0)
+	if count != 120 {
+		t.Fatalf("checked %d orders, want 120", count)
+	}
+}
+
+func checkOrder(t *testing.T, offsets, order []int64) {
+	t.Helper()
+	tr := NewTracker(Partition{Topic: "t"}, offsets[0])
+	for _, o := range offsets {
+		if err := tr.Start(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	landed := map[int64]bool{}
+	for _, o := range order {
+		if err := tr.Land(o); err != nil {
+			t.Fatal(err)
+		}
+		landed[o] = true
+		want := offsets[0]
+		for _, x := range offsets {
+			if !landed[x] {
+				break
+			}
+			want = x + 1
+		}
+		if got := tr.CommitPoint(); got != want {
+			t.Fatalf("order %v: after %d commit point %d, want %d", order, o, got, want)
+		}
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	t0 := time0()
+	cases := []struct {
+		name   string
+		p      Policy
+		landed int
+		age    int // seconds since the oldest uncommitted landing
+		want   bool
+	}{
+		{"nothing landed", Policy{Every: 10, Interval: 1e9}, 0, 99, false},
+		{"below count and interval", Policy{Every: 10, Interval: 5e9}, 9, 4, false},
+		{"count reached", Policy{Every: 10, Interval: 5e9}, 10, 0, true},
+		{"interval reached", Policy{Every: 10, Interval: 5e9}, 1, 5, true},
+		{"count off, interval reached", Policy{Interval: 5e9}, 1000, 5, true},
+		{"count off, interval not reached", Policy{Interval: 5e9}, 1000, 4, false},
+		{"both off", Policy{}, 1000, 1000, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			now := t0.Add(secs(c.age))
+			if got := c.p.Due(c.landed, t0, now); got != c.want {
+				t.Fatalf("Due = %v, want %v", got, c.want)
+			}
+		})
+	}
+	rooms := []struct {
+		p           Policy
+		landed, max int
+		want        int
+	}{
+		{Policy{Every: 10}, 0, 500, 10},
+		{Policy{Every: 10}, 7, 500, 3},
+		{Policy{Every: 10}, 12, 500, 1},
+		{Policy{Every: 1000}, 0, 500, 500},
+		{Policy{}, 0, 500, 500},
+	}
+	for _, r := range rooms {
+		if got := r.p.Room(r.landed, r.max); got != r.want {
+			t.Errorf("%+v.Room(%d, %d) = %d, want %d", r.p, r.landed, r.max, got, r.want)
+		}
+	}
+}
