@@ -1,0 +1,66 @@
+package sink
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Claim states, as stored in Claim.State.
+const (
+	// ClaimApplied marks a Ledger entry: the record's effect landed.
+	ClaimApplied = "applied"
+	// ClaimPending marks a Guard claim whose effect is running, or whose
+	// owner died; it lives for the lease.
+	ClaimPending = "pending"
+	// ClaimDone marks a Guard claim whose effect finished; it lives for the TTL.
+	ClaimDone = "done"
+)
+
+// Claim is the value stored at a ledger key: who applied the business key,
+// and when. It is small JSON, readable with redis-cli.
+type Claim struct {
+	Topic     string    `json:"topic"`
+	Partition int32     `json:"partition"`
+	Offset    int64     `json:"offset"`
+	Epoch     int64     `json:"epoch"`
+	At        time.Time `json:"at"`
+	State     string    `json:"state"`
+	// Owner is the token of the Guard.Do call holding the claim; empty in
+	// Ledger entries.
+	Owner string `json:"owner,omitempty"`
+}
+
+// claimFor returns the claim r would write.
+func claimFor(r *Record, state string, at time.Time) Claim {
+	return Claim{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: r.Epoch, At: at.UTC(), State: state}
+}
+
+// Encode returns the stored form of c (JSON, about 120 bytes).
+func (c Claim) Encode() string {
+	b, err := json.Marshal(c)
+	if err != nil { // only a year outside [0,9999] can fail
+		panic(fmt.Sprintf("sink: encode claim: %v", err))
+	}
+	return string(b)
+}
+
+// DecodeClaim parses a stored claim. A value that is not a claim (not JSON,
+// or without a state) fails with an error wrapping ErrBadClaim.
+func DecodeClaim(s string) (Claim, error) {
+	var c Claim
+	if err := json.Unmarshal([]byte(s), &c); err != nil {
+		return Claim{}, fmt.Errorf("%w: %w", ErrBadClaim, err)
+	}
+	if c.State == "" {
+		return Claim{}, fmt.Errorf("%w: no state in %.60q", ErrBadClaim, s)
+	}
+	return c, nil
+}
+
+// Names reports whether c was written for r itself: same topic, partition,
+// offset and epoch. The sink counts such a claim as Applied for r (an earlier
+// attempt of the same assignment landed it) and any other as Suppressed.
+func (c Claim) Names(r *Record) bool {
+	return c.Topic == r.Topic && c.Partition == r.Partition && c.Offset == r.Offset && c.Epoch == r.Epoch
+}

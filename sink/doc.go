@@ -1,0 +1,47 @@
+// Package sink makes the effects of Kafka records land exactly once in the
+// face of crashes, rebalances, zombie consumers and replays, by keeping a
+// Redis ledger of business keys.
+//
+// # Record mode: Ledger
+//
+// The ledger write is the effect. Ledger.Apply claims each record's
+// business key with SET prefix+key claim NX (a Lua script when an Effect
+// such as Totals rides along, so the two land together or not at all), all
+// of a batch in one pipelined round trip. A claimed key is Applied; a key
+// already claimed is Suppressed. The claim value (Claim) names the topic,
+// partition, offset and epoch that applied it.
+//
+// A key's effect happens exactly once while its claim lives (WithTTL) and
+// Redis keeps acknowledged writes: use appendonly yes with appendfsync
+// always for no loss, everysec to risk the last second on a host crash;
+// asynchronous replication can lose recent writes on a failover.
+//
+// # Guard mode: Guard
+//
+// For effects outside Redis (an HTTP call, an e-mail), Guard.Do claims the
+// key as pending with a lease, runs the caller's effect, and marks the
+// claim done with the long TTL. A replay that finds done is suppressed; one
+// that finds the pending claim expired (the first attempt died before
+// finishing) runs the effect; one that finds a live claim of another owner
+// waits for it.
+//
+// One window remains: a crash after the effect but before done. The lease
+// then expires and a replay runs the effect a second time. Close it by
+// passing the business key (Do hands it to the effect) to the external
+// system as its idempotency key, so that it drops the second call.
+//
+// # Errors
+//
+// Per-record problems (ErrNoKey, ErrBadValue, ErrCrossSlot, a WRONGTYPE
+// reply) come back in Result.Err: that record's effect did not happen.
+// Redis being unavailable is retried with a capped exponential Backoff;
+// when that gives up, the call fails with ErrUnknown and the caller must not
+// commit past the batch. Re-applying a batch is always safe.
+//
+// # Redis
+//
+// Every constructor takes a redis.UniversalClient, so one code path serves
+// single, Sentinel and Cluster deployments. Record mode without an effect
+// uses SET ... NX GET and so needs Redis 7.0 or newer; the scripts need 2.6.
+// On Cluster, an Effect's keys must share the ledger key's slot (see Totals).
+package sink

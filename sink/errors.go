@@ -1,0 +1,38 @@
+package sink
+
+import "errors"
+
+// Sentinel errors. Every error the package returns wraps one of these (or a
+// context or Redis error) with %w and names the record by topic, partition,
+// offset and, when known, business key; test with errors.Is.
+var (
+	// ErrNoKey means a record has no usable business key: the key source
+	// found nothing, an empty value, or a JSON value that is neither a string
+	// nor a number. Such a record is never applied.
+	ErrNoKey = errors.New("sink: no business key")
+
+	// ErrBadValue means an effect could not read what it needs from a
+	// record's value (not JSON, a field missing, an amount that is not an
+	// integer). Such a record is neither claimed nor applied.
+	ErrBadValue = errors.New("sink: bad record value")
+
+	// ErrCrossSlot means, on Redis Cluster, that an effect's keys do not
+	// hash to the same slot as the record's ledger key, so one script could
+	// not touch them atomically. Such a record is neither claimed nor applied.
+	ErrCrossSlot = errors.New("sink: effect keys and ledger key in different cluster slots")
+
+	// ErrUnknown means Redis could not be reached or kept failing until the
+	// retries ran out or the context ended: some or all effects of the call
+	// may have landed. The caller must not commit past any of its records;
+	// re-applying them later is safe.
+	ErrUnknown = errors.New("sink: effects unknown")
+
+	// ErrLeaseLost means a Guard's effect ran but its pending claim had
+	// expired (or been replaced) before it could be marked done: another
+	// worker may run, or have run, the effect as well.
+	ErrLeaseLost = errors.New("sink: guard lease lost")
+
+	// ErrBadClaim means a ledger key holds a value that is not a claim
+	// written by this package.
+	ErrBadClaim = errors.New("sink: not a claim")
+)

@@ -1,0 +1,54 @@
+package sink
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+var errNotScalar = errors.New("not a string or number")
+
+// jsonFields decodes the top level of a JSON object.
+func jsonFields(value []byte) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(value, &m); err != nil {
+		return nil, fmt.Errorf("value is not a JSON object: %w", err)
+	}
+	if m == nil {
+		return nil, errors.New("value is JSON null, not an object")
+	}
+	return m, nil
+}
+
+// scalar renders a JSON string or number as a Go string; numbers keep their
+// literal text.
+func scalar(field string, raw json.RawMessage) (string, error) {
+	raw = trimmed(raw)
+	if len(raw) == 0 {
+		return "", fmt.Errorf("field %q: %w", field, errNotScalar)
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", fmt.Errorf("field %q: %w", field, err)
+		}
+		return s, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		return string(raw), nil // json.Unmarshal already validated the literal
+	}
+	return "", fmt.Errorf("field %q is %s: %w", field, raw, errNotScalar)
+}
+
+// jsonScalar returns a top-level string or number field of a JSON object.
+func jsonScalar(value []byte, field string) (string, error) {
+	m, err := jsonFields(value)
+	if err != nil {
+		return "", err
+	}
+	raw, ok := m[field]
+	if !ok {
+		return "", fmt.Errorf("no field %q", field)
+	}
+	return scalar(field, raw)
+}

@@ -1,0 +1,154 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Ledger is the record-mode sink: the ledger write (SET NX of prefix+key)
+// is the effect, optionally together with an atomic Redis Effect. Each
+// business key is applied at most once for as long as its claim lives
+// (WithTTL), and exactly once if Redis keeps acknowledged writes (appendonly
+// with appendfsync always; everysec may lose the last second on a crash of
+// the host). A Ledger is safe for concurrent use.
+type Ledger struct {
+	c       redis.UniversalClient
+	cfg     config
+	script  *redis.Script // nil without an effect
+	cluster bool
+}
+
+// NewLedger returns a Ledger writing through c, which may be a single,
+// Sentinel (failover) or Cluster client. It does no I/O. On a cluster
+// client with an effect it requires a hash-tagged prefix (see Totals).
+func NewLedger(c redis.UniversalClient, opts ...Option) (*Ledger, error) {
+	if c == nil {
+		return nil, errors.New("sink: NewLedger: nil client")
+	}
+	cfg, err := newConfig(false, opts)
+	if err != nil {
+		return nil, err
+	}
+	l := &Ledger{c: c, cfg: cfg}
+	_, l.cluster = c.(*redis.ClusterClient)
+	if cfg.effect != nil {
+		l.script = claimScript(cfg.effect.Lua())
+		if l.cluster && !hasHashTag(cfg.prefix) {
+			return nil, fmt.Errorf("sink: NewLedger: prefix %q has no {hash tag}: on Redis Cluster an effect needs its keys in the ledger key's slot", cfg.prefix)
+		}
+	}
+	return l, nil
+}
+
+// Apply performs the effect of every record of batch whose business key is
+// not yet claimed, in ONE pipelined round trip (more only when retrying),
+// and returns one Result per record, at the same index.
+//
+// A record whose key cannot be extracted, or whose value the effect cannot
+// read, gets Result.Err and is not claimed. Of several records with the
+// same key in one batch the first is applied (or suppressed), the rest are
+// suppressed; this is decided in Go, not by pipeline order.
+//
+// Counting rule: a record is Applied when the stored claim was written for
+// it, that is, names its topic, partition, offset and epoch, whether by
+// this call or by an earlier call of the same assignment whose reply was
+// lost. Anything else, including a replay of the same offset under a new
+// epoch after a crash or rebalance, is Suppressed. So each key's effect
+// happens once, and counts as Applied once per assignment that wrote it.
+//
+// Retryable Redis errors (network, timeouts, LOADING, READONLY,
+// CLUSTERDOWN, TRYAGAIN, ...) are retried with the Backoff, resending only
+// the records without an answer; this is safe because the claim is
+// idempotent and recognised by the rule above. When attempts run out or
+// ctx ends, Apply returns nil and an error wrapping ErrUnknown: any of the
+// batch's effects may have landed, so the caller must not commit past the
+// batch, and may apply it again.
+func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
+	results := make([]Result, len(batch))
+	now := time.Now()
+	var todo []*write
+	first := make(map[string]int, len(batch)) // business key -> index of the write
+	dups := map[int]int{}                     // record index -> index in todo
+	for i := range batch {
+		r := &batch[i]
+		key, err := l.cfg.keys.Extract(r)
+		if err != nil {
+			results[i].Err = err
+			continue
+		}
+		results[i].Key = key
+		w := &write{idx: i, key: l.cfg.prefix + key}
+		if l.script != nil {
+			if err := l.effectArgs(r, key, w); err != nil {
+				results[i].Err = err
+				continue
+			}
+		}
+		if j, ok := first[key]; ok {
+			dups[i] = j
+			continue
+		}
+		w.claim = claimFor(r, ClaimApplied, now).Encode()
+		first[key] = len(todo)
+		todo = append(todo, w)
+	}
+	if err := l.send(ctx, batch, todo); err != nil {
+		return nil, err
+	}
+	for _, w := range todo {
+		results[w.idx].Outcome, results[w.idx].Err = w.outcome, w.err
+	}
+	for i, j := range dups {
+		w := todo[j]
+		results[i].Outcome = Suppressed
+		if w.err != nil {
+			results[i].Err = fmt.Errorf("sink: %s key %q: same key as offset %d, which failed: %w",
+				batch[i].at(), results[i].Key, batch[w.idx].Offset, w.err)
+		}
+	}
+	return results, nil
+}
+
+// Lookup returns the claim stored for business key, if any (one GET, not
+// retried). It is for status and replay tools.
+func (l *Ledger) Lookup(ctx context.Context, key string) (Claim, bool, error) {
+	return lookup(ctx, l.c, l.cfg.prefix+key)
+}
+
+func (l *Ledger) effectArgs(r *Record, key string, w *write) error {
+	keys, args, err := l.cfg.effect.Args(r, key)
+	if err != nil {
+		return fmt.Errorf("sink: %s key %q: %w: %w", r.at(), key, ErrBadValue, err)
+	}
+	if l.cluster {
+		want := slot(w.key)
+		for _, k := range keys {
+			if slot(k) != want {
+				return fmt.Errorf("sink: %s key %q: %w: %q (slot %d) vs %q (slot %d)",
+					r.at(), key, ErrCrossSlot, k, slot(k), w.key, want)
+			}
+		}
+	}
+	w.keys = append([]string{w.key}, keys...)
+	w.args = append([]any{nil, l.cfg.ttl.Milliseconds()}, args...)
+	return nil
+}
+
+func lookup(ctx context.Context, c redis.UniversalClient, key string) (Claim, bool, error) {
+	s, err := c.Get(ctx, key).Result()
+	if errors.Is(err, redis.Nil) {
+		return Claim{}, false, nil
+	}
+	if err != nil {
+		return Claim{}, false, fmt.Errorf("sink: lookup %q: %w", key, err)
+	}
+	c2, err := DecodeClaim(s)
+	if err != nil {
+		return Claim{}, false, fmt.Errorf("sink: lookup %q: %w", key, err)
+	}
+	return c2, true, nil
+}

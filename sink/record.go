@@ -1,0 +1,33 @@
+package sink
+
+import (
+	"fmt"
+	"time"
+)
+
+// Record is one Kafka record as the sink sees it. The sink reads it and never
+// keeps a reference to it after a call returns.
+type Record struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Epoch is the fencing epoch of the assignment that processes the
+	// record (the group generation or member epoch). It is stored in the
+	// claim and used to recognise the caller's own earlier claim.
+	Epoch     int64
+	Key       []byte
+	Value     []byte
+	Headers   []Header
+	Timestamp time.Time
+}
+
+// Header is one Kafka record header.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// at names the record in error messages: topic/partition@offset.
+func (r *Record) at() string {
+	return fmt.Sprintf("%s/%d@%d", r.Topic, r.Partition, r.Offset)
+}

@@ -1,0 +1,152 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// write is one claim on its way to Redis and its answer.
+type write struct {
+	idx   int    // index in the batch
+	key   string // ledger key
+	claim string // encoded claim
+	keys  []string
+	args  []any // effect mode: claim, ttl ms, effect args
+
+	done    bool
+	outcome Outcome
+	err     error // final per-record error
+}
+
+// send claims every write, pipelined, retrying those without an answer.
+func (l *Ledger) send(ctx context.Context, batch []Record, todo []*write) error {
+	var last error
+	for attempt := 1; ; attempt++ {
+		pending := todo[:0:0]
+		for _, w := range todo {
+			if !w.done {
+				pending = append(pending, w)
+			}
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		err := l.roundTrip(ctx, batch, pending)
+		if err == nil {
+			continue // answers recorded; the loop ends above
+		}
+		last = err
+		if !(retryable(err) || isNoScriptErr(err)) || attempt >= l.cfg.retry.Attempts {
+			break
+		}
+		l.cfg.log.WarnContext(ctx, "sink: redis error, retrying", "attempt", attempt,
+			"records", len(pending), "first", batch[pending[0].idx].at(), "err", err)
+		if serr := sleep(ctx, l.cfg.retry.delay(attempt)); serr != nil {
+			last = errors.Join(serr, last)
+			break
+		}
+	}
+	r := &batch[todo[0].idx]
+	return fmt.Errorf("sink: apply %d records from %s: %w: %w", len(todo), r.at(), ErrUnknown, last)
+}
+
+// roundTrip sends the pending writes in one pipeline and records each answer.
+// It returns the first batch-level error (retryable or not); per-record
+// final errors are stored in the write.
+func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write) error {
+	cmds, err := l.pipe(ctx, pending)
+	if err != nil && l.script != nil && isNoScript(cmds) {
+		if lerr := l.script.Load(ctx, l.c).Err(); lerr != nil {
+			return fmt.Errorf("load claim script: %w", lerr)
+		}
+		cmds, err = l.pipe(ctx, pending)
+	}
+	if len(cmds) != len(pending) {
+		if err == nil {
+			err = fmt.Errorf("%d replies to %d commands", len(cmds), len(pending))
+		}
+		return err
+	}
+	var batchErr error
+	for i, w := range pending {
+		prior, claimed, cerr := answer(cmds[i])
+		switch {
+		case cerr == nil:
+			w.done = true
+			w.outcome = Suppressed
+			if claimed || ownClaim(prior, &batch[w.idx]) {
+				w.outcome = Applied
+			}
+		case final(cerr): // e.g. WRONGTYPE: nothing was written for this record
+			w.done = true
+			w.err = fmt.Errorf("sink: %s ledger key %q: %w", batch[w.idx].at(), w.key, cerr)
+		case batchErr == nil: // transient, or the context ended: unknown
+			batchErr = cerr
+		}
+	}
+	return batchErr
+}
+
+func (l *Ledger) pipe(ctx context.Context, pending []*write) ([]redis.Cmder, error) {
+	p := l.c.Pipeline()
+	for _, w := range pending {
+		if l.script == nil {
+			p.SetArgs(ctx, w.key, w.claim, redis.SetArgs{Mode: "NX", TTL: l.cfg.ttl, Get: true})
+			continue
+		}
+		w.args[0] = w.claim
+		l.script.EvalSha(ctx, p, w.keys, w.args...)
+	}
+	return p.Exec(ctx)
+}
+
+// answer reads one reply: claimed, or the claim already there.
+func answer(c redis.Cmder) (prior string, claimed bool, err error) {
+	switch c := c.(type) {
+	case *redis.StatusCmd: // SET NX GET: nil reply = we set it
+		prior, err = c.Result()
+		if errors.Is(err, redis.Nil) {
+			return "", true, nil
+		}
+		return prior, false, err
+	case *redis.Cmd: // claim script: 1, or the prior claim
+		v, err := c.Result()
+		if err != nil {
+			return "", false, err
+		}
+		if s, ok := v.(string); ok {
+			return s, false, nil
+		}
+		return "", true, nil
+	}
+	return "", false, fmt.Errorf("unexpected reply %T", c)
+}
+
+// ownClaim reports whether prior was written for r itself.
+func ownClaim(prior string, r *Record) bool {
+	c, err := DecodeClaim(prior)
+	return err == nil && c.Names(r)
+}
+
+// final reports whether err is a server reply that rejected this one
+// command, so that it wrote nothing and retrying cannot help.
+func final(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && !errors.Is(err, redis.Nil) && !retryable(err) && !isNoScriptErr(err)
+}
+
+func isNoScript(cmds []redis.Cmder) bool {
+	for _, c := range cmds {
+		if isNoScriptErr(c.Err()) {
+			return true
+		}
+	}
+	return false
+}
+
+func isNoScriptErr(err error) bool {
+	return errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")
+}
