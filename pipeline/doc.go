@@ -1,0 +1,21 @@
+// Package pipeline consumes Kafka topics in a consumer group and lands each
+// record's effect exactly once through a sink, committing offsets only past
+// records whose effects have landed.
+//
+// Topic partitions are the shards. Each assigned partition gets one worker
+// goroutine that keeps the partition's order; partitions run in parallel.
+// The group generation (classic protocol) or member epoch (KIP-848 consumer
+// protocol) at assignment is the worker's fencing epoch: once a partition is
+// revoked or lost, its worker can no longer move the partition's offset
+// (checkpoint.ErrStaleEpoch), and its late effects are suppressed by the
+// sink's ledger because the new owner claimed the same business keys.
+//
+// The data path of one record: fetch -> partition queue (bounded; a full
+// queue pauses fetching of that partition) -> worker batch -> sink.Apply
+// (one Redis round trip per batch) -> tracker marks the offsets landed ->
+// every CommitEvery records or CommitInterval: a synchronous offset commit.
+//
+// On revoke a worker finishes its in-flight batch and commits synchronously
+// before the rebalance goes on. On loss it stops without committing. Close
+// drains the queues, commits and leaves the group.
+package pipeline

@@ -1,0 +1,59 @@
+package pipeline
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+)
+
+// EventKind names what happened to a partition.
+type EventKind uint8
+
+const (
+	// Assigned: the partition was assigned at Epoch.
+	Assigned EventKind = iota + 1
+	// Revoked: the partition was handed back after its final commit.
+	Revoked
+	// Lost: the partition was lost without a commit.
+	Lost
+	// Committed: Offset was committed under Epoch.
+	Committed
+	// CommitRefused: a commit was refused (Err wraps
+	// checkpoint.ErrStaleEpoch or ErrStaleOffset when fenced).
+	CommitRefused
+	// Crashed: the CrashAfter fault hook killed the worker.
+	Crashed
+	// Rejected: a bad record was skipped (Err says why).
+	Rejected
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case Assigned:
+		return "assigned"
+	case Revoked:
+		return "revoked"
+	case Lost:
+		return "lost"
+	case Committed:
+		return "committed"
+	case CommitRefused:
+		return "commit-refused"
+	case Crashed:
+		return "crashed"
+	case Rejected:
+		return "rejected"
+	}
+	return fmt.Sprintf("event(%d)", k)
+}
+
+// Event is one thing that happened to a partition, for observers and tests.
+type Event struct {
+	Kind      EventKind
+	Partition checkpoint.Partition
+	Epoch     int64
+	Offset    int64
+	Err       error
+	Time      time.Time
+}

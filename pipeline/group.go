@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+)
+
+// onAssigned starts a worker per new partition, fenced at the epoch this
+// assignment came with.
+func (p *Pipeline) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
+	_, gen := cl.GroupMetadata()
+	epoch := int64(gen)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for topic, parts := range assigned {
+		for _, n := range parts {
+			part := checkpoint.Partition{Topic: topic, Partition: n}
+			if old := p.workers[part]; old != nil { // should not happen; fence the old term
+				old.kill()
+			}
+			p.store.Assign(part, epoch)
+			w := newWorker(p, part, epoch)
+			p.workers[part] = w
+			p.stats.update(part, func(s *PartitionStats) { s.Epoch, s.Held = epoch, true })
+			go w.run()
+			p.emit(Event{Kind: Assigned, Partition: part, Epoch: epoch})
+		}
+		// A pause left from an earlier term of these partitions must not
+		// stall the new one.
+		cl.ResumeFetchPartitions(map[string][]int32{topic: parts})
+	}
+	if len(assigned) > 0 {
+		p.cfg.logger.Info("partitions assigned", "epoch", epoch, "partitions", assigned)
+	}
+}
+
+// onRevoked lets each revoked partition's worker finish its in-flight batch
+// and commit, then closes the term. A worker that misses the revoke timeout
+// is fenced: it may still finish its batch (the ledger suppresses what the new
+// owner already applied) but it can no longer commit.
+func (p *Pipeline) onRevoked(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	p.endTerms(revoked, false)
+}
+
+// onLost stops each lost partition's worker without a commit.
+func (p *Pipeline) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	p.endTerms(lost, true)
+}
+
+func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
+	p.mu.Lock()
+	lost = lost || p.aborted
+	var ws []*worker
+	for topic, ns := range parts {
+		for _, n := range ns {
+			part := checkpoint.Partition{Topic: topic, Partition: n}
+			if w := p.workers[part]; w != nil {
+				ws = append(ws, w)
+				delete(p.workers, part)
+			} else {
+				p.store.Release(part)
+			}
+		}
+	}
+	p.mu.Unlock()
+
+	kind := Revoked
+	if lost {
+		kind = Lost
+	}
+	deadline, cancel := context.WithTimeout(context.Background(), p.cfg.revokeTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		if lost {
+			// Fence first, so not even an in-flight commit of the old
+			// term can land after this returns.
+			w.kill()
+			p.store.Release(w.part)
+		} else {
+			w.stop(revoking)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-w.done:
+			case <-deadline.Done():
+				p.cfg.logger.Warn("revoke timeout: fencing a worker still holding a batch",
+					"partition", w.part.String(), "epoch", w.epoch)
+				w.fenced.Store(true)
+			}
+			p.store.Release(w.part)
+			p.stats.update(w.part, func(s *PartitionStats) { s.Held = false })
+			p.emit(Event{Kind: kind, Partition: w.part, Epoch: w.epoch})
+		}()
+	}
+	wg.Wait()
+	if len(ws) > 0 {
+		p.cfg.logger.Info("partitions "+kind.String(), "partitions", parts)
+	}
+}

@@ -1,0 +1,27 @@
+package pipeline
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// kgoLogger hands franz-go's logs to slog, at warn and above so that a busy
+// group does not drown the pipeline's own lines.
+type kgoLogger struct{ l *slog.Logger }
+
+func (k kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+
+func (k kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	lv := slog.LevelInfo
+	switch level {
+	case kgo.LogLevelError:
+		lv = slog.LevelError
+	case kgo.LogLevelWarn:
+		lv = slog.LevelWarn
+	case kgo.LogLevelDebug:
+		lv = slog.LevelDebug
+	}
+	k.l.Log(context.Background(), lv, "kafka: "+msg, keyvals...)
+}

@@ -1,0 +1,227 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// Applier is the effect boundary: sink.Ledger in record mode, Guarded for
+// external effects. Apply returns one result per record, or an error when the
+// batch's effects are unknown (the pipeline then applies it again and does not
+// commit past it).
+type Applier interface {
+	Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error)
+}
+
+// Protocol selects the consumer group protocol.
+type Protocol uint8
+
+const (
+	// Classic is the classic group protocol with the cooperative-sticky
+	// balancer; the epoch is the group generation.
+	Classic Protocol = iota
+	// Consumer is the KIP-848 consumer protocol (server-side assignment);
+	// the epoch is the member epoch. Needs Kafka 4.0+, mature from 4.3.
+	Consumer
+)
+
+// ParseProtocol reads "classic" or "consumer".
+func ParseProtocol(s string) (Protocol, error) {
+	switch s {
+	case "classic":
+		return Classic, nil
+	case "consumer":
+		return Consumer, nil
+	}
+	return 0, fmt.Errorf("group protocol %q: want classic or consumer", s)
+}
+
+func (p Protocol) String() string {
+	if p == Consumer {
+		return "consumer"
+	}
+	return "classic"
+}
+
+// BadRecordPolicy says what to do with a record the sink refuses.
+type BadRecordPolicy uint8
+
+const (
+	// Stop halts the pipeline with an error wrapping ErrBadRecord; the
+	// partition's offset stays before the record, so nothing is lost.
+	Stop BadRecordPolicy = iota
+	// Skip logs the record, counts it as rejected and moves past it.
+	Skip
+)
+
+// Hooks let tests stop a worker at chosen points. All are nil in production.
+type Hooks struct {
+	// BeforeApply runs before each batch's effects with the worker's epoch.
+	// It may block (a stalled consumer); it gets the worker's context.
+	BeforeApply func(ctx context.Context, p checkpoint.Partition, epoch int64, batch []sink.Record)
+}
+
+type config struct {
+	brokers        []string
+	topics         []string
+	group          string
+	applier        Applier
+	protocol       Protocol
+	startEarliest  bool
+	policy         checkpoint.Policy
+	maxBatch       int
+	queueRecords   int
+	revokeTimeout  time.Duration
+	commitTimeout  time.Duration
+	shutdown       time.Duration
+	sessionTimeout time.Duration
+	badRecords     BadRecordPolicy
+	logger         *slog.Logger
+	observer       func(Event)
+	hooks          Hooks
+	crash          map[checkpoint.Partition]int
+	kgoOpts        []kgo.Opt
+}
+
+// Option configures a Pipeline.
+type Option func(*config)
+
+// Brokers sets the seed brokers (host:port). Required.
+func Brokers(addrs ...string) Option {
+	return func(c *config) { c.brokers = append(c.brokers, addrs...) }
+}
+
+// Topics adds topics to consume. Required.
+func Topics(topics ...string) Option {
+	return func(c *config) { c.topics = append(c.topics, topics...) }
+}
+
+// Group sets the consumer group. Required.
+func Group(group string) Option { return func(c *config) { c.group = group } }
+
+// Sink sets the effect boundary. Required.
+func Sink(a Applier) Option { return func(c *config) { c.applier = a } }
+
+// GroupProtocol selects Classic (default) or Consumer (KIP-848).
+func GroupProtocol(p Protocol) Option { return func(c *config) { c.protocol = p } }
+
+// StartAtLatest makes a group with no committed offset start at the end of
+// each partition. The default is the earliest offset: a new group processes
+// every retained order.
+func StartAtLatest() Option { return func(c *config) { c.startEarliest = false } }
+
+// CommitEvery commits after n landed records per partition (default 100;
+// 0 turns the count trigger off). Batches are cut so commits fall exactly
+// every n records. Smaller n means fewer replays after a crash and more
+// commit round trips.
+func CommitEvery(n int) Option { return func(c *config) { c.policy.Every = n } }
+
+// CommitInterval commits landed records at most d after the first of them
+// landed (default 5s; 0 turns the time trigger off).
+func CommitInterval(d time.Duration) Option { return func(c *config) { c.policy.Interval = d } }
+
+// MaxBatch caps the records in one sink call (default 500).
+func MaxBatch(n int) Option { return func(c *config) { c.maxBatch = n } }
+
+// QueueRecords is the per-partition queue bound (default 4 x MaxBatch): a
+// partition whose queue holds more is paused until its worker catches up.
+// Memory is bounded by partitions x (QueueRecords + one fetch).
+func QueueRecords(n int) Option { return func(c *config) { c.queueRecords = n } }
+
+// RevokeTimeout bounds how long a revoke waits for a worker's in-flight batch
+// (default 20s, keep it below the group's rebalance timeout). A worker that
+// misses it is fenced: its later commits fail with checkpoint.ErrStaleEpoch.
+func RevokeTimeout(d time.Duration) Option { return func(c *config) { c.revokeTimeout = d } }
+
+// ShutdownTimeout bounds the drain when Run's context ends (default 30s).
+func ShutdownTimeout(d time.Duration) Option { return func(c *config) { c.shutdown = d } }
+
+// SessionTimeout sets the classic protocol's session timeout (default
+// franz-go's 45s). The consumer protocol takes it from the broker.
+func SessionTimeout(d time.Duration) Option { return func(c *config) { c.sessionTimeout = d } }
+
+// OnBadRecord sets the policy for records the sink refuses (default Stop).
+func OnBadRecord(p BadRecordPolicy) Option { return func(c *config) { c.badRecords = p } }
+
+// Logger sets the structured logger (default slog.Default()).
+func Logger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// Observe registers fn for every Event. fn runs on the goroutine that caused
+// the event and must not block.
+func Observe(fn func(Event)) Option { return func(c *config) { c.observer = fn } }
+
+// WithHooks installs test hooks. Never use in production.
+func WithHooks(h Hooks) Option { return func(c *config) { c.hooks = h } }
+
+// CrashAfter is a fault hook for tests: the worker of topic/partition dies
+// after k attempted records, after their effects and before any commit of
+// them, as a process death would. The partition is then fenced in this
+// pipeline and left uncommitted for the next owner. Never use in production.
+func CrashAfter(topic string, partition int32, k int) Option {
+	return func(c *config) {
+		if c.crash == nil {
+			c.crash = make(map[checkpoint.Partition]int)
+		}
+		c.crash[checkpoint.Partition{Topic: topic, Partition: partition}] = k
+	}
+}
+
+// KafkaOptions appends raw franz-go options (TLS, SASL, client ID). Options
+// that change group semantics (autocommit, balancers) are overridden.
+func KafkaOptions(opts ...kgo.Opt) Option {
+	return func(c *config) { c.kgoOpts = append(c.kgoOpts, opts...) }
+}
+
+func newConfig(opts []Option) (config, error) {
+	c := config{
+		startEarliest: true,
+		policy:        checkpoint.Policy{Every: 100, Interval: 5 * time.Second},
+		maxBatch:      500,
+		revokeTimeout: 20 * time.Second,
+		commitTimeout: 15 * time.Second,
+		shutdown:      30 * time.Second,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	if c.queueRecords == 0 {
+		c.queueRecords = 4 * c.maxBatch
+	}
+	var errs []error
+	if len(c.brokers) == 0 {
+		errs = append(errs, errors.New("no brokers"))
+	}
+	if len(c.topics) == 0 {
+		errs = append(errs, errors.New("no topics"))
+	}
+	if c.group == "" {
+		errs = append(errs, errors.New("no group"))
+	}
+	if c.applier == nil {
+		errs = append(errs, errors.New("no sink"))
+	}
+	if c.policy.Every < 0 || c.policy.Interval < 0 {
+		errs = append(errs, fmt.Errorf("commit policy %+v: negative", c.policy))
+	}
+	if c.maxBatch < 1 || c.queueRecords < c.maxBatch {
+		errs = append(errs, fmt.Errorf("max batch %d and queue %d: want 1 <= batch <= queue", c.maxBatch, c.queueRecords))
+	}
+	if c.revokeTimeout <= 0 || c.shutdown <= 0 {
+		errs = append(errs, errors.New("revoke and shutdown timeouts must be positive"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, fmt.Errorf("pipeline config: %w", err)
+	}
+	return c, nil
+}

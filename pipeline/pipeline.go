@@ -1,0 +1,222 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+)
+
+// Pipeline consumes its topics in a consumer group and lands effects through
+// its sink. Create it with New, start it with Run, stop it by ending Run's
+// context or with Close.
+type Pipeline struct {
+	cfg   config
+	cl    *kgo.Client
+	store *checkpoint.Kafka
+	stats stats
+
+	mu      sync.Mutex
+	workers map[checkpoint.Partition]*worker
+
+	stopOnce sync.Once
+	stopReq  chan struct{}
+	runDone  chan struct{}
+	errMu    sync.Mutex
+	err      error
+	aborted  bool
+}
+
+// New validates the options and creates the Kafka client. It does not
+// connect; Run does.
+func New(opts ...Option) (*Pipeline, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pipeline{cfg: cfg, workers: make(map[checkpoint.Partition]*worker),
+		stopReq: make(chan struct{}), runDone: make(chan struct{})}
+	start := kgo.NewOffset().AtStart()
+	if !cfg.startEarliest {
+		start = kgo.NewOffset().AtEnd()
+	}
+	kopts := append([]kgo.Opt{kgo.WithLogger(kgoLogger{cfg.logger})}, cfg.kgoOpts...)
+	kopts = append(kopts,
+		kgo.SeedBrokers(cfg.brokers...),
+		kgo.ConsumerGroup(cfg.group),
+		kgo.ConsumeTopics(cfg.topics...),
+		kgo.ConsumeResetOffset(start),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(p.onAssigned),
+		kgo.OnPartitionsRevoked(p.onRevoked),
+		kgo.OnPartitionsLost(p.onLost),
+	)
+	if cfg.protocol == Consumer {
+		kopts = append(kopts, kgo.ServerSideBalancer())
+	} else {
+		kopts = append(kopts, kgo.Balancers(kgo.CooperativeStickyBalancer()))
+		if cfg.sessionTimeout > 0 {
+			kopts = append(kopts, kgo.SessionTimeout(cfg.sessionTimeout))
+		}
+	}
+	cl, err := kgo.NewClient(kopts...)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: kafka client: %w", err)
+	}
+	p.cl = cl
+	p.store = checkpoint.NewKafka(cl)
+	return p, nil
+}
+
+// Run consumes until ctx ends, Close is called, or a record the sink refuses
+// stops it (Stop policy). It then drains every partition's queue within the
+// shutdown timeout, commits, and leaves the group. It returns nil after a
+// requested stop and the first fatal error otherwise. Call it once.
+func (p *Pipeline) Run(ctx context.Context) error {
+	defer close(p.runDone)
+	pollCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-p.stopReq:
+			cancel()
+		case <-pollCtx.Done():
+		}
+	}()
+	p.cfg.logger.Info("pipeline starting", "topics", p.cfg.topics, "group", p.cfg.group,
+		"protocol", p.cfg.protocol.String(), "commit_every", p.cfg.policy.Every, "commit_interval", p.cfg.policy.Interval)
+	for pollCtx.Err() == nil {
+		fs := p.cl.PollRecords(pollCtx, p.cfg.queueRecords)
+		if fs.IsClientClosed() {
+			break
+		}
+		fs.EachError(func(topic string, partition int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				p.cfg.logger.Warn("fetch error", "topic", topic, "partition", partition, "err", err)
+			}
+		})
+		fs.EachPartition(p.dispatch)
+		p.cl.AllowRebalance()
+	}
+	p.shutdown()
+	return p.Err()
+}
+
+// dispatch hands one fetched partition's records to its worker. It never
+// blocks: BlockRebalanceOnPoll holds rebalances until AllowRebalance.
+func (p *Pipeline) dispatch(ft kgo.FetchTopicPartition) {
+	if len(ft.Records) == 0 {
+		return
+	}
+	part := checkpoint.Partition{Topic: ft.Topic, Partition: ft.Partition}
+	p.mu.Lock()
+	w := p.workers[part]
+	p.mu.Unlock()
+	if w == nil || w.fenced.Load() {
+		// A crashed worker's partition: pause it, nothing may land there.
+		p.cl.PauseFetchPartitions(map[string][]int32{part.Topic: {part.Partition}})
+		return
+	}
+	if w.q.push(ft.Records) {
+		p.cl.PauseFetchPartitions(map[string][]int32{part.Topic: {part.Partition}})
+	}
+}
+
+// shutdown drains the workers within the shutdown timeout and leaves the group.
+func (p *Pipeline) shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.shutdown)
+	defer cancel()
+	p.mu.Lock()
+	ws := make([]*worker, 0, len(p.workers))
+	for _, w := range p.workers {
+		ws = append(ws, w)
+	}
+	aborted := p.aborted
+	p.mu.Unlock()
+	for _, w := range ws {
+		if aborted {
+			w.kill()
+		} else {
+			w.stop(draining)
+		}
+	}
+	for _, w := range ws {
+		select {
+		case <-w.done:
+		case <-ctx.Done():
+			p.cfg.logger.Warn("shutdown timeout: abandoning a partition without its final commit",
+				"partition", w.part.String(), "epoch", w.epoch, "queued", w.q.len())
+			w.kill()
+		}
+	}
+	p.cl.Close() // leaves the group; onRevoked releases what is left
+	attempts, applied, suppressed, rejected, fenced := Totals(p.stats.snapshot())
+	p.cfg.logger.Info("pipeline stopped", "aborted", aborted, "attempts", attempts, "applied", applied,
+		"suppressed", suppressed, "rejected", rejected, "fenced_commits", fenced)
+}
+
+// Close stops Run: it drains, commits and leaves the group, waiting until Run
+// returns or ctx ends.
+func (p *Pipeline) Close(ctx context.Context) error {
+	p.requestStop()
+	select {
+	case <-p.runDone:
+		return p.Err()
+	case <-ctx.Done():
+		return fmt.Errorf("pipeline close: %w", ctx.Err())
+	}
+}
+
+// Abort stops Run as a crash would: no drain, no commit. Effects that landed
+// after the last commit will be replayed by the next owner and suppressed by
+// the ledger. For tests and fault drills.
+func (p *Pipeline) Abort() {
+	p.mu.Lock()
+	p.aborted = true
+	p.mu.Unlock()
+	p.requestStop()
+	<-p.runDone
+}
+
+func (p *Pipeline) requestStop() { p.stopOnce.Do(func() { close(p.stopReq) }) }
+
+// fail records the first fatal error and stops the pipeline.
+func (p *Pipeline) fail(err error) {
+	p.errMu.Lock()
+	if p.err == nil {
+		p.err = err
+		p.cfg.logger.Error("pipeline stopping on error", "err", err)
+	}
+	p.errMu.Unlock()
+	p.requestStop()
+}
+
+// Err returns the error that stopped the pipeline, if any.
+func (p *Pipeline) Err() error {
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	return p.err
+}
+
+// Stats returns per-partition counters, sorted by topic and partition.
+func (p *Pipeline) Stats() []PartitionStats { return p.stats.snapshot() }
+
+// Client returns the underlying franz-go client, for lag and admin queries.
+// Do not poll or commit with it.
+func (p *Pipeline) Client() *kgo.Client { return p.cl }
+
+func (p *Pipeline) emit(e Event) {
+	if p.cfg.observer == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	p.cfg.observer(e)
+}

@@ -1,0 +1,69 @@
+package pipeline
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+)
+
+// PartitionStats are one partition's counters since the pipeline started,
+// across all the terms it held the partition.
+type PartitionStats struct {
+	Partition  checkpoint.Partition
+	Epoch      int64 // epoch of the latest term
+	Held       bool  // assigned to this pipeline now
+	Attempts   int64 // records whose effects were attempted
+	Applied    int64
+	Suppressed int64
+	Rejected   int64 // bad records skipped
+	Committed  int64 // last offset committed here; -1 when none
+	Fenced     int64 // commits refused as stale
+	Crashed    bool
+}
+
+// stats keeps PartitionStats behind one mutex; workers update once per batch.
+type stats struct {
+	mu sync.Mutex
+	m  map[checkpoint.Partition]*PartitionStats
+}
+
+func (s *stats) update(p checkpoint.Partition, fn func(*PartitionStats)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = make(map[checkpoint.Partition]*PartitionStats)
+	}
+	ps := s.m[p]
+	if ps == nil {
+		ps = &PartitionStats{Partition: p, Committed: -1}
+		s.m[p] = ps
+	}
+	fn(ps)
+}
+
+func (s *stats) snapshot() []PartitionStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]PartitionStats, 0, len(s.m))
+	for _, ps := range s.m {
+		out = append(out, *ps)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Partition, out[j].Partition
+		return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
+	})
+	return out
+}
+
+// Totals sums the counters over partitions.
+func Totals(ps []PartitionStats) (attempts, applied, suppressed, rejected, fenced int64) {
+	for _, p := range ps {
+		attempts += p.Attempts
+		applied += p.Applied
+		suppressed += p.Suppressed
+		rejected += p.Rejected
+		fenced += p.Fenced
+	}
+	return
+}
