@@ -1,0 +1,46 @@
+# shardpipe: `make test` is the test command (README). It needs Go 1.26, Java 17,
+# Maven with Maven Central reachable, and root for apt-get when redis-server is
+# missing. See scripts/services.sh.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+GO ?= go
+# go test flags for `make test`; -v so the output names every test and the Kafka version.
+TESTFLAGS ?= -race -count=1 -v
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+BENCHFLAGS ?= -run '^$$' -bench . -benchmem
+
+.PHONY: test vet test-integration services-start services-stop services-status lint bench
+
+## test: start Kafka and Redis (reusing running ones), go vet, go test with integration required, stop what was started
+test:
+	scripts/with-services.sh $(MAKE) --no-print-directory vet test-integration
+
+vet:
+	$(GO) vet ./...
+
+# test-integration expects KAFKA_BROKERS and REDIS_ADDR in the environment (see `make test`).
+test-integration:
+	SHARDPIPE_REQUIRE_INTEGRATION=1 $(GO) test $(TESTFLAGS) ./...
+
+services-start:
+	scripts/services.sh start
+
+services-stop:
+	scripts/services.sh stop
+
+services-status:
+	scripts/services.sh status
+
+## lint: gofmt, go vet, staticcheck
+lint:
+	@unformatted="$$(gofmt -l .)"; \
+	if [[ -n "$$unformatted" ]]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+## bench: benchmarks against real Kafka and Redis
+bench:
+	scripts/with-services.sh $(GO) test $(BENCHFLAGS) ./...

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# with-services.sh CMD [ARGS...]: run CMD with real Kafka and Redis.
+#
+# Starts the services with scripts/services.sh (reusing any already running),
+# exports KAFKA_BROKERS and REDIS_ADDR, runs CMD, then stops only the services
+# that were not running before, and exits with CMD's status.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+services="$ROOT/scripts/services.sh"
+(($# > 0)) || { echo "usage: $0 CMD [ARGS...]" >&2; exit 2; }
+
+started=() kept=()
+for s in kafka redis; do
+	if "$services" status "$s" >/dev/null; then
+		kept+=("$s")
+	else
+		started+=("$s")
+	fi
+done
+
+cleanup() {
+	local rc=$? s
+	for s in "${started[@]}"; do
+		"$services" stop "$s" || rc=1 # a failed stop must not pass unnoticed
+	done
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+if ((${#kept[@]} > 0)); then
+	echo "with-services: ${kept[*]} already running; leaving it running afterwards" >&2
+fi
+
+"$services" start
+eval "$("$services" env)"
+"$@"
