@@ -99,7 +99,7 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 		return 0, fmt.Errorf("%w (the effect ran; it is not marked done)", err)
 	}
 	if v != int64(1) {
-		return 0, fmt.Errorf("sink: %s key %q: %w after the effect ran", r.at(), key, ErrLeaseLost)
+		return 0, fmt.Errorf("%w at %s key %q: the effect ran", ErrLeaseLost, r.at(), key)
 	}
 	return Applied, nil
 }
@@ -161,7 +161,7 @@ func (g *Guard) eval(ctx context.Context, r *Record, key string, s *redis.Script
 		}
 	}
 	if retryable(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("%w: %w", ErrUnknown, err)
+		return nil, fmt.Errorf("%w at %s key %q: %w", ErrUnknown, r.at(), key, err)
 	}
 	return nil, fmt.Errorf("sink: %s key %q: %w", r.at(), key, err)
 }

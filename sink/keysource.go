@@ -64,18 +64,18 @@ func (s KeySource) Extract(r *Record) (string, error) {
 	case fromHeader:
 		i := headerIndex(r.Headers, s.name)
 		if i < 0 {
-			return "", fmt.Errorf("sink: %s: %w: no header %q", r.at(), ErrNoKey, s.name)
+			return "", fmt.Errorf("%w at %s: no header %q", ErrNoKey, r.at(), s.name)
 		}
 		key = string(r.Headers[i].Value)
 	case fromJSON:
 		v, err := jsonScalar(r.Value, s.name)
 		if err != nil {
-			return "", fmt.Errorf("sink: %s: %w: %w", r.at(), ErrNoKey, err)
+			return "", fmt.Errorf("%w at %s: %w", ErrNoKey, r.at(), err)
 		}
 		key = v
 	}
 	if key == "" {
-		return "", fmt.Errorf("sink: %s: %w: %s is empty", r.at(), ErrNoKey, s)
+		return "", fmt.Errorf("%w at %s: %s is empty", ErrNoKey, r.at(), s)
 	}
 	return key, nil
 }

@@ -122,14 +122,14 @@ func (l *Ledger) Lookup(ctx context.Context, key string) (Claim, bool, error) {
 func (l *Ledger) effectArgs(r *Record, key string, w *write) error {
 	keys, args, err := l.cfg.effect.Args(r, key)
 	if err != nil {
-		return fmt.Errorf("sink: %s key %q: %w: %w", r.at(), key, ErrBadValue, err)
+		return fmt.Errorf("%w at %s key %q: %w", ErrBadValue, r.at(), key, err)
 	}
 	if l.cluster {
 		want := slot(w.key)
 		for _, k := range keys {
 			if slot(k) != want {
-				return fmt.Errorf("sink: %s key %q: %w: %q (slot %d) vs %q (slot %d)",
-					r.at(), key, ErrCrossSlot, k, slot(k), w.key, want)
+				return fmt.Errorf("%w at %s key %q: %q (slot %d) vs %q (slot %d)",
+					ErrCrossSlot, r.at(), key, k, slot(k), w.key, want)
 			}
 		}
 	}

@@ -50,7 +50,7 @@ func (l *Ledger) send(ctx context.Context, batch []Record, todo []*write) error 
 		}
 	}
 	r := &batch[todo[0].idx]
-	return fmt.Errorf("sink: apply %d records from %s: %w: %w", len(todo), r.at(), ErrUnknown, last)
+	return fmt.Errorf("%w: %d records from %s: %w", ErrUnknown, len(todo), r.at(), last)
 }
 
 // roundTrip sends the pending writes in one pipeline and records each answer.
