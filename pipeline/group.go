@@ -12,6 +12,7 @@ import (
 // onAssigned starts a worker per new partition, fenced at the epoch this
 // assignment came with.
 func (p *Pipeline) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
+	<-p.ready
 	_, gen := cl.GroupMetadata()
 	epoch := int64(gen)
 	p.mu.Lock()
@@ -52,6 +53,7 @@ func (p *Pipeline) onLost(_ context.Context, _ *kgo.Client, lost map[string][]in
 }
 
 func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
+	<-p.ready
 	p.mu.Lock()
 	lost = lost || p.aborted
 	var ws []*worker

@@ -24,6 +24,7 @@ type Pipeline struct {
 	mu      sync.Mutex
 	workers map[checkpoint.Partition]*worker
 
+	ready    chan struct{} // closed once New has set cl and store: franz-go may call back before
 	stopOnce sync.Once
 	stopReq  chan struct{}
 	runDone  chan struct{}
@@ -40,7 +41,7 @@ func New(opts ...Option) (*Pipeline, error) {
 		return nil, err
 	}
 	p := &Pipeline{cfg: cfg, workers: make(map[checkpoint.Partition]*worker),
-		stopReq: make(chan struct{}), runDone: make(chan struct{})}
+		ready: make(chan struct{}), stopReq: make(chan struct{}), runDone: make(chan struct{})}
 	start := kgo.NewOffset().AtStart()
 	if !cfg.startEarliest {
 		start = kgo.NewOffset().AtEnd()
@@ -71,6 +72,7 @@ func New(opts ...Option) (*Pipeline, error) {
 	}
 	p.cl = cl
 	p.store = checkpoint.NewKafka(cl)
+	close(p.ready)
 	return p, nil
 }
 

@@ -131,14 +131,18 @@ func (env Env) pipeline(tag string, extra ...pipeline.Option) (*pipeline.Pipelin
 	if err != nil {
 		return nil, err
 	}
+	return env.newPipeline(tag, ledger, append([]pipeline.Option{pipeline.CommitEvery(SeedCommitEvery),
+		pipeline.CommitInterval(0)}, extra...)...)
+}
+
+func (env Env) newPipeline(tag string, a pipeline.Applier, extra ...pipeline.Option) (*pipeline.Pipeline, error) {
 	logger := env.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	opts := []pipeline.Option{
 		pipeline.Brokers(env.Brokers...), pipeline.Topics(env.Topic), pipeline.Group(env.Group),
-		pipeline.Sink(ledger), pipeline.GroupProtocol(env.Protocol),
-		pipeline.CommitEvery(SeedCommitEvery), pipeline.CommitInterval(0),
+		pipeline.Sink(a), pipeline.GroupProtocol(env.Protocol),
 		pipeline.Logger(logger.With("consumer", tag)), pipeline.Observe(env.Log.Observer(tag)),
 	}
 	return pipeline.New(append(opts, extra...)...)

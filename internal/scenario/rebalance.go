@@ -1,0 +1,313 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/watch"
+	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// RebalanceConfig sizes the rebalance scenario.
+type RebalanceConfig struct {
+	Partitions  int32 // default 8
+	Orders      int   // default 20,000, produced in three equal waves
+	CommitEvery int   // default 100
+	Customers   int   // distinct customers in the totals hash; default 13
+}
+
+// RebalanceResult is what the rebalance scenario measured.
+type RebalanceResult struct {
+	Orders     int
+	Attempts   int64 // effects attempted over all consumers
+	Applied    int64
+	Suppressed int64
+	Replays    int64 // attempts beyond one per order
+	LedgerKeys int   // keys under the ledger prefix at the end
+	TotalsOK   bool  // the totals hash equals the sums computed from the orders
+	Decreases  int   // committed offsets seen going backwards (events and broker polls)
+	Assigned   int   // partition assignments over the run
+}
+
+// Line prints the result in one line.
+func (r RebalanceResult) Line() string {
+	return fmt.Sprintf("orders=%d applied=%d suppressed=%d replays=%d ledger=%d totals_ok=%t offset_decreases=%d assignments=%d",
+		r.Orders, r.Applied, r.Suppressed, r.Replays, r.LedgerKeys, r.TotalsOK, r.Decreases, r.Assigned)
+}
+
+// Rebalance runs two consumers over a topic while orders arrive in three
+// waves; a third consumer joins during the second wave and the first leaves
+// during the third. Every effect goes through the ledger with the totals
+// effect, so the end state can be checked by arithmetic.
+func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResult, error) {
+	cfg = cfg.withDefaults()
+	res := RebalanceResult{Orders: cfg.Orders}
+	if env.Log == nil {
+		env.Log = watch.New()
+	}
+	if err := CreateTopic(ctx, env.Brokers, env.Topic, cfg.Partitions); err != nil {
+		return res, err
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.DefaultProduceTopic(env.Topic))
+	if err != nil {
+		return res, err
+	}
+	defer prod.Close()
+	want := map[string]int64{}
+	ends := map[int32]int64{}
+	wave := func(w int) error {
+		per := cfg.Orders / 3
+		from, to := w*per, (w+1)*per
+		if w == 2 {
+			to = cfg.Orders
+		}
+		recs := make([]*kgo.Record, 0, to-from)
+		for i := from; i < to; i++ {
+			id := fmt.Sprintf("order-%06d", i)
+			cust := "c" + strconv.Itoa(i%cfg.Customers)
+			amount := int64(100 + i%997)
+			want[cust] += amount
+			recs = append(recs, &kgo.Record{Key: []byte(id),
+				Value: fmt.Appendf(nil, `{"order_id":%q,"customer":%q,"amount_cents":%d}`, id, cust, amount)})
+		}
+		results := prod.ProduceSync(ctx, recs...)
+		if err := results.FirstErr(); err != nil {
+			return fmt.Errorf("produce wave %d: %w", w+1, err)
+		}
+		for _, r := range results {
+			if r.Record.Offset+1 > ends[r.Record.Partition] {
+				ends[r.Record.Partition] = r.Record.Offset + 1
+			}
+		}
+		return nil
+	}
+	committedAll := func(evs []watch.Tagged) bool {
+		c := watch.Committed(evs, "")
+		for n, end := range ends {
+			if c[checkpoint.Partition{Topic: env.Topic, Partition: n}] < end {
+				return false
+			}
+		}
+		return true
+	}
+
+	mon := startMonitor(env)
+	defer mon.stop()
+	hash := env.Prefix + "totals"
+	start := func(tag string) (*pipeline.Pipeline, <-chan error, error) {
+		p, err := env.totalsPipeline(tag, hash, cfg.CommitEvery)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, runAsync(ctx, p), nil
+	}
+	var consumers []*pipeline.Pipeline
+	var dones []<-chan error
+	stopAll := func() error {
+		var first error
+		for i, p := range consumers {
+			if dones[i] == nil {
+				continue
+			}
+			if err := closeAndWait(p, dones[i]); err != nil && first == nil {
+				first = err
+			}
+			dones[i] = nil
+		}
+		return first
+	}
+	defer func() { _ = stopAll() }()
+
+	if err := wave(0); err != nil {
+		return res, err
+	}
+	for _, tag := range []string{"c1", "c2"} {
+		p, done, err := start(tag)
+		if err != nil {
+			return res, err
+		}
+		consumers, dones = append(consumers, p), append(dones, done)
+	}
+	if err := env.Log.Wait(ctx, "wave 1 committed", committedAll); err != nil {
+		return res, err
+	}
+	if err := wave(1); err != nil {
+		return res, err
+	}
+	p3, done3, err := start("c3") // joins while c1 and c2 work on wave 2
+	if err != nil {
+		return res, err
+	}
+	consumers, dones = append(consumers, p3), append(dones, done3)
+	if err := env.Log.Wait(ctx, "c3 assigned and wave 2 committed", func(evs []watch.Tagged) bool {
+		for _, e := range evs {
+			if e.Tag == "c3" && e.Kind == pipeline.Assigned {
+				return committedAll(evs)
+			}
+		}
+		return false
+	}); err != nil {
+		return res, err
+	}
+	if err := wave(2); err != nil {
+		return res, err
+	}
+	if err := closeAndWait(consumers[0], dones[0]); err != nil { // c1 leaves during wave 3
+		return res, err
+	}
+	dones[0] = nil
+	if err := env.Log.Wait(ctx, "wave 3 committed", committedAll); err != nil {
+		return res, err
+	}
+	if err := stopAll(); err != nil {
+		return res, err
+	}
+	mon.stop()
+
+	for _, p := range consumers {
+		a, ap, s, _, _ := pipeline.Totals(p.Stats())
+		res.Attempts += a
+		res.Applied += ap
+		res.Suppressed += s
+	}
+	res.Replays = res.Attempts - int64(cfg.Orders)
+	res.Decreases = mon.decreases + eventDecreases(env.Log.Events())
+	for _, e := range env.Log.Events() {
+		if e.Kind == pipeline.Assigned {
+			res.Assigned++
+		}
+	}
+	if res.LedgerKeys, err = countKeys(ctx, env, env.Prefix+"order-*"); err != nil {
+		return res, err
+	}
+	got, err := env.Redis.HGetAll(ctx, hash).Result()
+	if err != nil {
+		return res, fmt.Errorf("read totals %s: %w", hash, err)
+	}
+	res.TotalsOK = len(got) == len(want)
+	for cust, sum := range want {
+		if got[cust] != strconv.FormatInt(sum, 10) {
+			res.TotalsOK = false
+		}
+	}
+	return res, nil
+}
+
+func (c RebalanceConfig) withDefaults() RebalanceConfig {
+	if c.Partitions == 0 {
+		c.Partitions = 8
+	}
+	if c.Orders == 0 {
+		c.Orders = 20000
+	}
+	if c.CommitEvery == 0 {
+		c.CommitEvery = 100
+	}
+	if c.Customers == 0 {
+		c.Customers = 13
+	}
+	return c
+}
+
+func (env Env) totalsPipeline(tag, hash string, every int) (*pipeline.Pipeline, error) {
+	ledger, err := sink.NewLedger(env.Redis, sink.WithPrefix(env.Prefix),
+		sink.WithEffect(sink.Totals{Hash: hash, GroupField: "customer", AmountField: "amount_cents"}))
+	if err != nil {
+		return nil, err
+	}
+	return env.newPipeline(tag, ledger, pipeline.CommitEvery(every), pipeline.CommitInterval(200*time.Millisecond))
+}
+
+func countKeys(ctx context.Context, env Env, match string) (int, error) {
+	n := 0
+	iter := env.Redis.Scan(ctx, 0, match, 1000).Iterator()
+	for iter.Next(ctx) {
+		n++
+	}
+	if err := iter.Err(); err != nil {
+		return 0, fmt.Errorf("scan %s: %w", match, err)
+	}
+	return n, nil
+}
+
+// eventDecreases counts commits, in the order they were acknowledged, that
+// went below an earlier commit of the same partition.
+func eventDecreases(evs []watch.Tagged) int {
+	high := map[checkpoint.Partition]int64{}
+	n := 0
+	for _, e := range evs {
+		if e.Kind != pipeline.Committed {
+			continue
+		}
+		if e.Offset < high[e.Partition] {
+			n++
+		} else {
+			high[e.Partition] = e.Offset
+		}
+	}
+	return n
+}
+
+// monitor polls the group's committed offsets from the broker and counts any
+// that went backwards between two polls.
+type monitor struct {
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	decreases int
+	once      sync.Once
+}
+
+func startMonitor(env Env) *monitor {
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &monitor{cancel: cancel}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
+	if err != nil {
+		cancel()
+		return m
+	}
+	adm := kadm.NewClient(cl)
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer cl.Close()
+		high := map[int32]int64{}
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			offs, err := adm.FetchOffsets(ctx, env.Group)
+			if err == nil {
+				offs.Each(func(o kadm.OffsetResponse) {
+					if o.Topic != env.Topic || o.Err != nil {
+						return
+					}
+					if o.At < high[o.Partition] {
+						m.decreases++
+					} else {
+						high[o.Partition] = o.At
+					}
+				})
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return m
+}
+
+func (m *monitor) stop() {
+	m.once.Do(func() {
+		m.cancel()
+		m.wg.Wait()
+	})
+}
