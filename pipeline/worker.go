@@ -74,7 +74,10 @@ func (w *worker) run() {
 	defer close(w.done)
 	defer w.cancel()
 	err := w.loop()
-	if err == nil && !w.fenced.Load() && w.ctx.Err() == nil {
+	if err == nil && w.ctx.Err() == nil {
+		// The final commit of a revoke or drain. A worker fenced by the
+		// revoke timeout tries too, and is refused (and counted) by the
+		// store: that is the zombie's late commit.
 		err = w.commit()
 	}
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errFenced) {
