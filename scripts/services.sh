@@ -246,6 +246,8 @@ install_redis() {
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq >&2 || die "apt-get update failed"
 	apt-get install -y -qq --no-install-recommends redis-server >&2 || die "apt-get install redis-server failed"
+	command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 ||
+		die "apt-get installed redis-server but redis-server or redis-cli is not on PATH"
 	# Debian's package may start the system service; we leave it alone and run our own instance.
 }
 
@@ -311,8 +313,34 @@ stop_pidfile() { # stop_pidfile NAME PIDFILE
 	rm -f "$file"
 }
 
+# preflight: say everything that is missing before starting anything.
+preflight() {
+	local missing=()
+	command -v go >/dev/null 2>&1 ||
+		missing+=("go: install Go 1.26 (https://go.dev/dl/); the Kafka readiness check is a small Go program")
+	if ! alive "$KAFKA_PID"; then
+		command -v java >/dev/null 2>&1 ||
+			missing+=("java: install Java 17 or newer, e.g. 'apt-get install -y openjdk-17-jre-headless'")
+		if [[ ! -f "$KAFKA_HOME/.complete" ]]; then
+			command -v mvn >/dev/null 2>&1 ||
+				missing+=("mvn: install Maven, e.g. 'apt-get install -y maven'; it fetches Kafka $KAFKA_VERSION from Maven Central once")
+		fi
+	fi
+	if ! alive "$REDIS_PID" && ! { command -v redis-server && command -v redis-cli; } >/dev/null 2>&1; then
+		if ! command -v apt-get >/dev/null 2>&1; then
+			missing+=("redis-server: not installed and apt-get is missing; install Redis 7 (redis-server, redis-cli) with your package manager, or use a Docker engine (testcontainers)")
+		elif [[ "$(id -u)" != 0 ]]; then
+			missing+=("redis-server: not installed; run 'sudo apt-get update && sudo apt-get install -y redis-server' (or this script as root)")
+		fi
+	fi
+	if ((${#missing[@]} > 0)); then
+		printf 'services: error: missing %s\n' "${missing[@]}" >&2
+		exit 1
+	fi
+}
+
 cmd_start() {
-	need go "Install Go 1.26 (https://go.dev/dl/); the readiness check is a small Go program."
+	preflight
 	mkdir -p "$STATE"
 	# Redis first: it is quick, and its install step fails early when apt is missing.
 	start_redis
