@@ -1,0 +1,83 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/integration/harness"
+	"github.com/shardpipe/shardpipe/internal/watch"
+	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// TestGuardedPipelineCrashAfterClaim runs guard mode through the pipeline on
+// the real broker and Redis: the first attempt at an external effect dies
+// after its claim and before the effect; the pipeline retries the batch, the
+// retry waits out the lease, and the effect runs exactly once.
+func TestGuardedPipelineCrashAfterClaim(t *testing.T) {
+	t.Parallel()
+	brokers, rdb := harness.Kafka(t), harness.NewRedisClient(t, harness.Redis(t))
+	topic := harness.CreateTopic(t, brokers, 1)
+	prefix := harness.RedisPrefix(t, rdb)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prod := harness.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
+	if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte("pay-1"), Value: []byte("{}")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	var crashedAt atomic.Int64
+	const lease = 500 * time.Millisecond
+	g, err := sink.NewGuard(rdb, sink.WithPrefix(prefix), sink.WithLease(lease), sink.WithHooks(sink.Hooks{
+		AfterClaim: func(context.Context, string) error {
+			if crashedAt.CompareAndSwap(0, time.Now().UnixNano()) {
+				return errors.New("injected crash after claim, before the effect")
+			}
+			return nil
+		},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	var ranAt atomic.Int64
+	effect := func(context.Context, string, *sink.Record) error {
+		runs.Add(1)
+		ranAt.Store(time.Now().UnixNano())
+		return nil
+	}
+	log := watch.New()
+	p, err := pipeline.New(pipeline.Brokers(brokers...), pipeline.Topics(topic), pipeline.Group(harness.Group(t)),
+		pipeline.Sink(pipeline.Guarded(g, effect)), pipeline.CommitEvery(1), pipeline.Observe(log.Observer("p")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	if err := log.Wait(ctx, "the payment committed", func(evs []watch.Tagged) bool {
+		return watch.Committed(evs, "")[checkpoint.Partition{Topic: topic}] == 1
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if crashedAt.Load() == 0 || runs.Load() != 1 {
+		t.Fatalf("crashed=%v effect runs=%d, want a crash and exactly one run", crashedAt.Load() != 0, runs.Load())
+	}
+	// The run came only after the crashed attempt's lease lapsed in Redis.
+	if waited := time.Duration(ranAt.Load() - crashedAt.Load()); waited < lease {
+		t.Fatalf("effect ran %v after the crash, before the %v lease expired", waited, lease)
+	}
+	_, applied, suppressed, _, _ := pipeline.Totals(p.Stats())
+	t.Logf("guard mode through the pipeline: effect runs=%d applied=%d suppressed=%d", runs.Load(), applied, suppressed)
+}

@@ -1,0 +1,51 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// ExternalEffect performs one record's effect outside Redis (a payment call,
+// an email). It gets the business key: pass it to the external system as its
+// idempotency key, which closes the one window guard mode leaves open (a
+// crash after the effect, before it is marked done).
+type ExternalEffect func(ctx context.Context, key string, r *sink.Record) error
+
+// Guarded adapts a sink.Guard and an external effect to an Applier: each
+// record of a batch runs through Guard.Do in order (one claim, the effect and
+// one done write per record, so a batch costs about three round trips per
+// record plus the effect). A record without a usable key is handed to the
+// bad-record policy. Any other failure (the effect's error, Redis, a lost
+// lease) makes the batch's outcome unknown: the pipeline applies it again,
+// and records already done are recognised as this term's own work.
+func Guarded(g *sink.Guard, effect ExternalEffect) Applier {
+	return guarded{g: g, effect: effect}
+}
+
+type guarded struct {
+	g      *sink.Guard
+	effect ExternalEffect
+}
+
+func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
+	results := make([]sink.Result, len(batch))
+	for i := range batch {
+		r := &batch[i]
+		var key string
+		out, err := a.g.Do(ctx, r, func(ctx context.Context, k string) error {
+			key = k
+			return a.effect(ctx, k, r)
+		})
+		switch {
+		case errors.Is(err, sink.ErrNoKey) || errors.Is(err, sink.ErrBadValue):
+			results[i].Err = err
+		case err != nil:
+			return nil, err
+		default:
+			results[i] = sink.Result{Key: key, Outcome: out}
+		}
+	}
+	return results, nil
+}

@@ -1,0 +1,75 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func recs(from, n int) []*kgo.Record {
+	out := make([]*kgo.Record, n)
+	for i := range out {
+		out[i] = &kgo.Record{Offset: int64(from + i)}
+	}
+	return out
+}
+
+// TestQueueBackpressure: a queue pauses its partition at the bound, resumes
+// it below half, and hands records out in order.
+func TestQueueBackpressure(t *testing.T) {
+	q := newQueue(10)
+	steps := []struct {
+		push, take     int
+		pause, resume  bool
+		wantLen, first int
+	}{
+		{push: 6, pause: false, wantLen: 6},
+		{push: 6, pause: true, wantLen: 12},
+		{push: 3, pause: false, wantLen: 15}, // already paused: no second pause
+		{take: 5, resume: false, wantLen: 10, first: 0},
+		{take: 5, resume: false, wantLen: 5, first: 5},
+		{take: 1, resume: true, wantLen: 4, first: 10},
+		{take: 9, resume: false, wantLen: 0, first: 11},
+	}
+	next := 0
+	for i, s := range steps {
+		if s.push > 0 {
+			if got := q.push(recs(next, s.push)); got != s.pause {
+				t.Fatalf("step %d: push paused=%v, want %v", i, got, s.pause)
+			}
+			next += s.push
+		}
+		if s.take > 0 {
+			rs, resume := q.take(s.take)
+			if resume != s.resume {
+				t.Fatalf("step %d: take resume=%v, want %v", i, resume, s.resume)
+			}
+			if len(rs) > 0 && rs[0].Offset != int64(s.first) {
+				t.Fatalf("step %d: first offset %d, want %d", i, rs[0].Offset, s.first)
+			}
+		}
+		if q.len() != s.wantLen {
+			t.Fatalf("step %d: len %d, want %d", i, q.len(), s.wantLen)
+		}
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		opts []Option
+	}{
+		{"nothing", nil},
+		{"no sink", []Option{Brokers("b:9092"), Topics("t"), Group("g")}},
+		{"negative commit every", []Option{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}), CommitEvery(-1)}},
+		{"queue below batch", []Option{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}), MaxBatch(10), QueueRecords(5)}},
+	}
+	for _, c := range cases {
+		if _, err := New(c.opts...); err == nil {
+			t.Errorf("%s: New accepted it", c.name)
+		}
+	}
+	if _, err := ParseProtocol("eager"); err == nil {
+		t.Error("ParseProtocol accepted eager")
+	}
+}
