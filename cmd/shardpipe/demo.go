@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/embedded"
+	"github.com/shardpipe/shardpipe/internal/scenario"
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+const (
+	fDemoProtocol = "group-protocol"
+	fDemoOrders   = "rebalance-orders"
+	fDemoTimeout  = "timeout"
+)
+
+func demoCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "demo",
+		Usage: "see the guarantees at work on an in-process Kafka and Redis (no servers needed)",
+		UsageText: `shardpipe demo [--group-protocol classic|consumer]
+
+Examples:
+   go run ./cmd/shardpipe demo
+   shardpipe demo --group-protocol consumer`,
+		Description: "Starts an in-process Kafka broker (kfake) and Redis (miniredis), then runs two scenarios\n" +
+			"through the real pipeline and ledger code: a consumer that crashes between effect and commit\n" +
+			"and is resumed by another, and a rebalance while orders arrive. Takes a few seconds.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: fDemoProtocol, Value: "classic", Sources: fromEnv("demo-" + fDemoProtocol),
+				Usage: "consumer group protocol: classic or consumer (KIP-848)"},
+			&cli.IntFlag{Name: fDemoOrders, Value: 3000, Sources: fromEnv("demo-" + fDemoOrders),
+				Usage: "orders in the rebalance scenario"},
+			&cli.DurationFlag{Name: fDemoTimeout, Value: 2 * time.Minute, Sources: fromEnv("demo-" + fDemoTimeout),
+				Usage: "give up after this long"},
+		},
+		Action: demoAction,
+	}
+}
+
+func demoAction(ctx context.Context, c *cli.Command) error {
+	var bad problems
+	proto, err := pipeline.ParseProtocol(c.String(fDemoProtocol))
+	if err != nil {
+		bad.addf("--%s %q: want classic or consumer", fDemoProtocol, c.String(fDemoProtocol))
+	}
+	orders := int(c.Int(fDemoOrders))
+	if orders < 30 {
+		bad.addf("--%s %d: want 30 or more", fDemoOrders, orders)
+	}
+	timeout := c.Duration(fDemoTimeout)
+	if timeout <= 0 {
+		bad.addf("--%s %v: must be positive", fDemoTimeout, timeout)
+	}
+	if len(bad) > 0 {
+		return usageErr(bad...)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := runDemo(ctx, c.Root().Writer, proto, orders); err != nil {
+		return failure(fmt.Errorf("demo: %w", err))
+	}
+	return nil
+}
+
+// runDemo runs both scenarios on fresh in-process servers and explains them on w.
+func runDemo(ctx context.Context, w io.Writer, proto pipeline.Protocol, orders int) error {
+	srv, err := embedded.Start()
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	fmt.Fprintf(w, "shardpipe demo: in-process Kafka broker (kfake) at %s and Redis (miniredis) at %s; group protocol %s.\n\n",
+		srv.Brokers()[0], srv.RedisAddr(), proto)
+
+	start := time.Now()
+	seed, err := scenario.SeedParity(ctx, scenario.Env{Brokers: srv.Brokers(), Redis: srv.Redis(),
+		Topic: "orders", Group: "demo-crash", Prefix: "demo:crash:", Protocol: proto})
+	if err != nil {
+		return fmt.Errorf("crash-and-resume scenario: %w", err)
+	}
+	explainSeed(w, seed, time.Since(start))
+
+	start = time.Now()
+	rb, err := scenario.Rebalance(ctx, scenario.Env{Brokers: srv.Brokers(), Redis: srv.Redis(),
+		Topic: "orders-rebalance", Group: "demo-rebalance", Prefix: "demo:rebalance:", Protocol: proto},
+		scenario.RebalanceConfig{Orders: orders, Partitions: 8, CommitEvery: 50})
+	if err != nil {
+		return fmt.Errorf("rebalance scenario: %w", err)
+	}
+	explainRebalance(w, rb, time.Since(start))
+	if rb.Applied != int64(rb.Orders) || rb.LedgerKeys != rb.Orders || !rb.TotalsOK || rb.Decreases != 0 {
+		return fmt.Errorf("rebalance broke exactly-once: %s", rb.Line())
+	}
+	return nil
+}
+
+func explainSeed(w io.Writer, r scenario.SeedResult, took time.Duration) {
+	fmt.Fprintf(w, "1. Crash between effect and commit (%v)\n\n", took.Round(time.Millisecond))
+	fmt.Fprintf(w, "   %s\n\n", r.Line())
+	fmt.Fprintf(w, `   %d orders went to %d partitions (%d each), keyed by order ID. A consumer applied each
+   order's effect (a Redis SET NX of the order ID in the ledger) and committed a partition's
+   offset every %d orders, only after the effects before it had landed.
+   On partition 0 it crashed after %d attempts: effects 0..%d had landed, but the last commit
+   was at offset %d (checkpoint=%d). Kafka therefore still considered %d..%d unprocessed.
+   A second consumer in the same group resumed partition 0 from offset %d. It saw those %d
+   orders again (replay=%d): the ledger already held their keys, so their effects were
+   suppressed instead of applied twice. Every order landed exactly once: applied=%d,
+   suppressed=%d.
+
+`, scenario.SeedPartitions*r.Shard0, scenario.SeedPartitions, r.Shard0, scenario.SeedCommitEvery,
+		r.CrashAttempts, r.CrashAttempts-1, r.Checkpoint, r.Checkpoint, r.Checkpoint, r.CrashAttempts-1,
+		r.Checkpoint, r.CrashAttempts-r.Checkpoint, r.Replay, r.Applied, r.Suppressed)
+}
+
+func explainRebalance(w io.Writer, r scenario.RebalanceResult, took time.Duration) {
+	fmt.Fprintf(w, "2. Rebalance while orders arrive (%v)\n\n", took.Round(time.Millisecond))
+	fmt.Fprintf(w, "   %s\n\n", r.Line())
+	fmt.Fprintf(w, `   %d orders arrived in three waves on 8 partitions. Two consumers shared them; a third
+   joined during the second wave and the first left during the third, so partitions moved
+   between consumers (%d assignments in all). On a revoke a consumer finished its batch and
+   committed before handing the partition over; a consumer that lost a partition could no
+   longer commit its offset. Each effect added the order's amount to a per-customer total
+   in the same Redis script as its ledger entry.
+   Result: %d effects applied for %d orders; %s; the ledger holds %d keys, the totals equal
+   the sums computed from the orders (totals_ok=%t), and no committed offset ever went
+   backwards (offset_decreases=%d).
+
+What this shows: offsets are committed only past records whose effects have landed, and the
+ledger keyed by business key turns every replay (after a crash, a rebalance, or a consumer that
+lost its partitions) into a no-op. Run it on real servers with 'shardpipe run'; see README.md.
+`, r.Orders, r.Assigned, r.Applied, r.Orders, replayWords(r), r.LedgerKeys, r.TotalsOK, r.Decreases)
+}
+
+// replayWords says what happened to records seen again after a hand-over.
+func replayWords(r scenario.RebalanceResult) string {
+	if r.Replays == 0 {
+		return "no record was seen twice (replays=0), because every\n   consumer committed its finished batches before it handed a partition over; had one died\n   instead, the ledger would have suppressed the replay as in part 1"
+	}
+	return fmt.Sprintf("%d records were seen again after a hand-over (replays=%d) and the\n   ledger suppressed their effects (suppressed=%d)", r.Replays, r.Replays, r.Suppressed)
+}

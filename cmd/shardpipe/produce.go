@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/orders"
+)
+
+// Flag names of produce (with fBrokers, fTopic, fConnectTimeout).
+const (
+	fCount       = "count"
+	fDuplicates  = "duplicates"
+	fRate        = "rate"
+	fPartitions  = "partitions"
+	fReplication = "replication-factor"
+	fSeed        = "seed"
+	fFrom        = "from"
+	fSummaryJSON = "summary-json"
+)
+
+func produceCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "produce",
+		Usage: "write orders as JSON, keyed by order_id, with Kafka's default partitioner",
+		UsageText: `shardpipe produce --topic orders [--count N --duplicates R --rate N --seed N | --from FILE|-]
+
+Examples:
+   # 10,000 synthetic orders and 1,000 re-sends of earlier ones; create the topic with 4 partitions
+   shardpipe produce --topic orders --partitions 4 --count 10000 --duplicates 0.1 --seed 42
+
+   # what exactly-once processing must give, as JSON (unique orders, totals per customer)
+   shardpipe produce --topic orders --count 1000 --summary-json expected.json
+
+   # orders from JSON lines, one object per line with an order_id
+   shardpipe produce --topic orders --from orders.jsonl
+   cat orders.jsonl | shardpipe produce --topic orders --from -`,
+		Description: "Synthetic orders are {order_id, customer, amount_cents, created_at}. --count is the number\n" +
+			"of unique orders; --duplicates adds count x ratio re-sends of earlier orders (same order_id, same\n" +
+			"content). The same --seed gives the same records. Records are keyed by order_id, so the\n" +
+			"default partitioner (murmur2, as Kafka's Java client) puts an order on the same partition\n" +
+			"every time. A progress bar on a terminal, a plain line every second otherwise.",
+		Flags: []cli.Flag{
+			brokersFlag(),
+			&cli.StringFlag{Name: fTopic, Sources: fromEnv(fTopic), Usage: "topic to write to (required)"},
+			&cli.IntFlag{Name: fCount, Value: 1000, Sources: fromEnv(fCount), Usage: "unique synthetic orders"},
+			&cli.Float64Flag{Name: fDuplicates, Value: 0, Sources: fromEnv(fDuplicates),
+				Usage: "re-sends of earlier orders, as a ratio of --count (0.1: 10% more records)"},
+			&cli.IntFlag{Name: fRate, Value: 0, Sources: fromEnv(fRate), Usage: "records per second (0: as fast as possible)"},
+			&cli.IntFlag{Name: fPartitions, Value: 0, Sources: fromEnv(fPartitions),
+				Usage: "create the topic with this many partitions when it does not exist (0: it must exist)"},
+			&cli.IntFlag{Name: fReplication, Value: -1, Sources: fromEnv(fReplication),
+				Usage: "replication factor of a created topic (-1: the broker's default)"},
+			&cli.Uint64Flag{Name: fSeed, Value: 0, Sources: fromEnv(fSeed),
+				Usage: "seed of the synthetic orders (0: a random one, printed)"},
+			&cli.StringFlag{Name: fFrom, Sources: fromEnv(fFrom), TakesFile: true,
+				Usage: "read orders as JSON lines from FILE, or - for stdin, instead of making them"},
+			&cli.StringFlag{Name: fSummaryJSON, Sources: fromEnv(fSummaryJSON), TakesFile: true,
+				Usage: "write the expected result (unique orders, totals per customer) as JSON to FILE, or - for stdout"},
+			connectTimeoutFlag(),
+		},
+		Action: produceAction,
+	}
+}
+
+// produceConfig is produce's validated configuration.
+type produceConfig struct {
+	brokers     []string
+	topic       string
+	gen         orders.GenConfig
+	rate        int
+	partitions  int32
+	replication int16
+	from        string
+	summary     string
+	connect     time.Duration
+}
+
+func loadProduceConfig(c *cli.Command) (produceConfig, error) {
+	var bad problems
+	pc := produceConfig{brokers: brokerList(&bad, c.StringSlice(fBrokers)), topic: c.String(fTopic),
+		from: c.String(fFrom), summary: c.String(fSummaryJSON)}
+	if pc.topic == "" {
+		bad.addf("%s: no topic given", flagRef(fTopic))
+	} else if msg := topicProblem(pc.topic); msg != "" {
+		bad.addf("%s %q: %s", flagRef(fTopic), pc.topic, msg)
+	}
+	count, dups := c.Int(fCount), c.Float64(fDuplicates)
+	if count < 0 {
+		bad.addf("%s %d: must be 0 or more", flagRef(fCount), count)
+	}
+	if dups < 0 || dups > 10 || dups != dups {
+		bad.addf("%s %v: want a ratio from 0 to 10", flagRef(fDuplicates), dups)
+	}
+	if pc.from != "" && (c.IsSet(fCount) || c.IsSet(fDuplicates) || c.IsSet(fSeed)) {
+		bad.addf("%s: reads orders from a file; drop %s, %s and %s", flagRef(fFrom), flagRef(fCount), flagRef(fDuplicates), flagRef(fSeed))
+	}
+	pc.rate = int(c.Int(fRate))
+	if pc.rate < 0 {
+		bad.addf("%s %d: must be 0 (unlimited) or more", flagRef(fRate), pc.rate)
+	}
+	if n := c.Int(fPartitions); n < 0 || n > 100000 {
+		bad.addf("%s %d: want 0 (the topic must exist) to 100000", flagRef(fPartitions), n)
+	} else {
+		pc.partitions = int32(n)
+	}
+	if n := c.Int(fReplication); n == 0 || n < -1 || n > 32767 {
+		bad.addf("%s %d: want -1 (broker default) or 1 or more", flagRef(fReplication), n)
+	} else {
+		pc.replication = int16(n)
+	}
+	pc.connect = positive(&bad, c, fConnectTimeout)
+	seed := c.Uint64(fSeed)
+	if seed == 0 {
+		seed = rand.Uint64N(1<<31) + 1
+	}
+	pc.gen = orders.GenConfig{Count: int(count), Duplicates: dups, Seed: seed}
+	if len(bad) > 0 {
+		return pc, usageErr(bad...)
+	}
+	return pc, nil
+}
+
+func produceAction(ctx context.Context, c *cli.Command) error {
+	if c.Args().Len() > 0 {
+		return usageErr(fmt.Sprintf("produce takes no arguments, got %q", c.Args().Slice()))
+	}
+	pc, err := loadProduceConfig(c)
+	if err != nil {
+		return err
+	}
+	stderr := c.Root().ErrWriter
+	next, total, closeSrc, err := pc.source(c.Root().Reader)
+	if err != nil {
+		return usageErr(err.Error())
+	}
+	defer closeSrc()
+	if err := ensureTopic(ctx, pc, stderr); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	sum, err := produce(ctx, pc, next, total, stderr)
+	if err != nil {
+		return err
+	}
+	sum.Topic = pc.topic
+	if pc.from == "" {
+		sum.Seed = pc.gen.Seed
+		fmt.Fprintf(stderr, "produce: seed %d\n", pc.gen.Seed)
+	}
+	fmt.Fprintf(stderr, "produce: %d records to %s in %v: %d unique orders, %d duplicates; exactly-once totals: %d customers, %d cents\n",
+		sum.Records, pc.topic, time.Since(start).Round(time.Millisecond), sum.Unique, sum.Duplicates, len(sum.Totals), sum.TotalCents)
+	return writeSummary(pc.summary, c.Root().Writer, sum)
+}
+
+// source returns the record source: the generator or JSON lines.
+func (pc produceConfig) source(stdin io.Reader) (next func() (orders.Line, error), total int64, closeFn func(), err error) {
+	if pc.from == "" {
+		g := orders.NewGenerator(pc.gen)
+		return func() (orders.Line, error) {
+			l, _, ok := g.Next()
+			if !ok {
+				return l, io.EOF
+			}
+			return l, nil
+		}, int64(g.Total()), func() {}, nil
+	}
+	r, closeFn := stdin, func() {}
+	if pc.from != "-" {
+		f, err := os.Open(pc.from)
+		if err != nil {
+			return nil, 0, nil, fmt.Errorf("%s: %w", flagRef(fFrom), err)
+		}
+		r, closeFn = f, func() { _ = f.Close() }
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	line := 0
+	return func() (orders.Line, error) {
+		for sc.Scan() {
+			line++
+			if len(sc.Bytes()) == 0 {
+				continue
+			}
+			l, err := orders.ParseLine(sc.Bytes())
+			if err != nil {
+				return l, fmt.Errorf("%s line %d: %w", pc.from, line, err)
+			}
+			return l, nil
+		}
+		if err := sc.Err(); err != nil {
+			return orders.Line{}, fmt.Errorf("%s: %w", pc.from, err)
+		}
+		return orders.Line{}, io.EOF
+	}, -1, closeFn, nil
+}
+
+// ensureTopic checks the topic exists, creating it when --partitions is set.
+func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, pc.connect)
+	defer cancel()
+	found, missing, err := topicPartitions(ctx, pc.brokers, []string{pc.topic})
+	if err != nil {
+		return unavailableErr(brokerProblem(pc.brokers, pc.connect, err))
+	}
+	if len(missing) == 0 {
+		if pc.partitions > 0 && int32(found[pc.topic]) != pc.partitions {
+			fmt.Fprintf(stderr, "produce: topic %s exists with %d partitions (not changed to %d)\n", pc.topic, found[pc.topic], pc.partitions)
+		}
+		return nil
+	}
+	if pc.partitions == 0 {
+		return unavailableErr(fmt.Sprintf("kafka: topic %q does not exist; pass %s N to create it", pc.topic, flagRef(fPartitions)))
+	}
+	cl, err := adminClient(pc.brokers)
+	if err != nil {
+		return failure(err)
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, pc.partitions, pc.replication, nil, pc.topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return failure(fmt.Errorf("create topic %s with %d partitions: %w", pc.topic, pc.partitions, err))
+	}
+	fmt.Fprintf(stderr, "produce: created topic %s with %d partitions\n", pc.topic, pc.partitions)
+	return nil
+}
+
+// produce sends every record of next, paced to pc.rate, and returns what
+// was acknowledged. It stops at the first failed record.
+func produce(ctx context.Context, pc produceConfig, next func() (orders.Line, error), total int64, stderr io.Writer) (orders.Summary, error) {
+	var sum orders.Summary
+	cl, err := kgo.NewClient(kgo.SeedBrokers(pc.brokers...), kgo.DefaultProduceTopic(pc.topic))
+	if err != nil {
+		return sum, failure(fmt.Errorf("kafka client: %w", err))
+	}
+	defer cl.Close()
+	prog := newProgress(stderr, total, time.Second)
+	var (
+		mu      sync.Mutex
+		sendErr error
+	)
+	start := time.Now()
+	var timer *time.Timer
+	for i := 0; ; i++ {
+		l, err := next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			sendErr = usageErr(err.Error())
+			break
+		}
+		if pc.rate > 0 {
+			if err := pace(ctx, &timer, start.Add(time.Duration(i)*time.Second/time.Duration(pc.rate))); err != nil {
+				break
+			}
+		}
+		mu.Lock()
+		failed := sendErr != nil
+		mu.Unlock()
+		if failed || ctx.Err() != nil {
+			break
+		}
+		cl.Produce(ctx, &kgo.Record{Key: []byte(l.Key), Value: l.Value}, func(r *kgo.Record, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if sendErr == nil {
+					sendErr = failure(fmt.Errorf("produce order %s: %w", l.Key, err))
+				}
+				return
+			}
+			sum.Add(l, r.Partition)
+			prog.add()
+		})
+	}
+	flushCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.Flush(flushCtx); err != nil && sendErr == nil {
+		sendErr = failure(fmt.Errorf("flush: %w", err))
+	}
+	prog.close(flushCtx)
+	mu.Lock()
+	defer mu.Unlock()
+	if sendErr == nil && ctx.Err() != nil {
+		sendErr = failure(fmt.Errorf("interrupted after %d acknowledged records", sum.Records))
+	}
+	return sum, sendErr
+}
+
+// pace waits until at, or until ctx ends.
+func pace(ctx context.Context, timer **time.Timer, at time.Time) error {
+	d := time.Until(at)
+	if d <= 0 {
+		return nil
+	}
+	if *timer == nil {
+		*timer = time.NewTimer(d)
+	} else {
+		(*timer).Reset(d)
+	}
+	select {
+	case <-(*timer).C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// writeSummary writes sum as JSON to path ("-": stdout; "": nowhere).
+func writeSummary(path string, stdout io.Writer, sum orders.Summary) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return failure(fmt.Errorf("summary: %w", err))
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err = stdout.Write(b)
+	} else {
+		err = os.WriteFile(path, b, 0o644)
+	}
+	if err != nil {
+		return failure(fmt.Errorf("%s: %w", flagRef(fSummaryJSON), err))
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// progress shows produce's acknowledged records: a bar on a terminal, a
+// plain line every interval otherwise.
+type progress struct {
+	bar   *progressbar.ProgressBar // nil: plain lines
+	w     io.Writer
+	total int64 // -1: unknown
+	acked atomic.Int64
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// newProgress starts showing progress on w for total records (-1: unknown).
+func newProgress(w io.Writer, total int64, interval time.Duration) *progress {
+	p := &progress{w: w, total: total, stop: make(chan struct{}), done: make(chan struct{})}
+	if isTerminal(w) {
+		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription("producing"), progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(), progressbar.OptionSetItsString("records"),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionSetWidth(30))
+		close(p.done)
+		return p
+	}
+	go p.lines(interval)
+	return p
+}
+
+func (p *progress) lines(interval time.Duration) {
+	defer close(p.done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			if p.total >= 0 {
+				fmt.Fprintf(p.w, "produce: %d/%d records acknowledged\n", p.acked.Load(), p.total)
+			} else {
+				fmt.Fprintf(p.w, "produce: %d records acknowledged\n", p.acked.Load())
+			}
+		}
+	}
+}
+
+// add counts one acknowledged record. Safe for concurrent use.
+func (p *progress) add() {
+	p.acked.Add(1)
+	if p.bar != nil {
+		_ = p.bar.Add(1)
+	}
+}
+
+// close stops the display.
+func (p *progress) close(ctx context.Context) {
+	if p.bar != nil {
+		_ = p.bar.Exit()
+		fmt.Fprintln(p.w)
+		return
+	}
+	close(p.stop)
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// runConfig is run's validated configuration.
+type runConfig struct {
+	brokers         []string
+	topics          []string
+	group           string
+	redis           redisTarget
+	prefix          string
+	ttl             time.Duration
+	keys            sink.KeySource
+	totals          *sink.Totals // nil: no effect
+	commitEvery     int
+	commitInterval  time.Duration
+	maxBatch        int
+	protocol        pipeline.Protocol
+	startLatest     bool
+	badRecords      pipeline.BadRecordPolicy
+	shutdownTimeout time.Duration
+	connectTimeout  time.Duration
+	reportInterval  time.Duration
+	logFormat       string
+	logLevel        slog.Level
+}
+
+// problems collects one line per invalid setting.
+type problems []string
+
+func (p *problems) addf(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
+
+// loadRunConfig reads and validates every run setting before anything
+// connects. It returns a usage error with one line per problem.
+func loadRunConfig(c *cli.Command) (runConfig, error) {
+	var (
+		rc  runConfig
+		bad problems
+		err error
+	)
+	rc.brokers = brokerList(&bad, c.StringSlice(fBrokers))
+	rc.topics = splitList(c.StringSlice(fTopic))
+	if len(rc.topics) == 0 {
+		bad.addf("%s: no topic given; name at least one", flagRef(fTopic))
+	}
+	for _, t := range rc.topics {
+		if msg := topicProblem(t); msg != "" {
+			bad.addf("%s %q: %s", flagRef(fTopic), t, msg)
+		}
+	}
+	rc.group = strings.TrimSpace(c.String(fGroup))
+	if rc.group == "" {
+		bad.addf("%s: empty; name the consumer group", flagRef(fGroup))
+	}
+	if rc.redis, err = parseRedis(c.String(fRedis), c.Bool(fRedisCluster)); err != nil {
+		bad.addf("%s %q: %v", flagRef(fRedis), redactURL(c.String(fRedis)), err)
+	}
+	rc.prefix = c.String(fLedgerPrefix)
+	if rc.prefix == "" {
+		bad.addf("%s: empty; ledger keys need a prefix of their own", flagRef(fLedgerPrefix))
+	}
+	rc.ttl = c.Duration(fTTL)
+	if rc.ttl <= 0 {
+		bad.addf("%s %v: must be positive", flagRef(fTTL), rc.ttl)
+	} else if rc.ttl < time.Millisecond {
+		bad.addf("%s %v: must be at least 1ms", flagRef(fTTL), rc.ttl)
+	}
+	if rc.keys, err = sink.ParseKeySource(c.String(fKeyFrom)); err != nil {
+		bad.addf("%s %q: want key, header:NAME or json:FIELD", flagRef(fKeyFrom), c.String(fKeyFrom))
+	}
+	switch e := c.String(fEffect); e {
+	case "none":
+	case "totals":
+		t := sink.Totals{Hash: c.String(fTotalsHash), GroupField: c.String(fTotalsGroup), AmountField: c.String(fTotalsAmount)}
+		for _, f := range []struct{ name, v string }{{fTotalsHash, t.Hash}, {fTotalsGroup, t.GroupField}, {fTotalsAmount, t.AmountField}} {
+			if f.v == "" {
+				bad.addf("%s: empty; --effect totals needs it", flagRef(f.name))
+			}
+		}
+		if rc.redis.cluster && rc.prefix != "" && t.Hash != "" {
+			if tag := hashTag(rc.prefix); tag == "" || tag != hashTag(t.Hash) {
+				bad.addf("%s %q and %s %q: on Redis Cluster both need the same {hash tag}, e.g. {orders}:ledger: and {orders}:totals",
+					flagRef(fLedgerPrefix), rc.prefix, flagRef(fTotalsHash), t.Hash)
+			}
+		}
+		rc.totals = &t
+	default:
+		bad.addf("%s %q: want none or totals", flagRef(fEffect), e)
+	}
+	rc.commitEvery = int(c.Int(fCommitEvery))
+	if rc.commitEvery < 0 {
+		bad.addf("%s %d: must be 0 or more", flagRef(fCommitEvery), rc.commitEvery)
+	}
+	rc.commitInterval = c.Duration(fCommitInterval)
+	if rc.commitInterval < 0 {
+		bad.addf("%s %v: must be 0 or more", flagRef(fCommitInterval), rc.commitInterval)
+	}
+	if rc.commitEvery == 0 && rc.commitInterval == 0 {
+		bad.addf("%s and %s are both 0: offsets would be committed only at shutdown; set one",
+			flagRef(fCommitEvery), flagRef(fCommitInterval))
+	}
+	rc.maxBatch = int(c.Int(fMaxBatch))
+	if rc.maxBatch < 1 {
+		bad.addf("%s %d: must be 1 or more", flagRef(fMaxBatch), rc.maxBatch)
+	}
+	if rc.protocol, err = pipeline.ParseProtocol(c.String(fGroupProtocol)); err != nil {
+		bad.addf("%s %q: want classic or consumer", flagRef(fGroupProtocol), c.String(fGroupProtocol))
+	}
+	switch s := c.String(fStart); s {
+	case "earliest":
+	case "latest":
+		rc.startLatest = true
+	default:
+		bad.addf("%s %q: want earliest or latest", flagRef(fStart), s)
+	}
+	switch s := c.String(fOnBadRecord); s {
+	case "stop":
+		rc.badRecords = pipeline.Stop
+	case "skip":
+		rc.badRecords = pipeline.Skip
+	default:
+		bad.addf("%s %q: want stop or skip", flagRef(fOnBadRecord), s)
+	}
+	rc.shutdownTimeout = positive(&bad, c, fShutdownTimeout)
+	rc.connectTimeout = positive(&bad, c, fConnectTimeout)
+	rc.reportInterval = c.Duration(fReportInterval)
+	if rc.reportInterval < 0 {
+		bad.addf("%s %v: must be 0 (off) or more", flagRef(fReportInterval), rc.reportInterval)
+	}
+	rc.logFormat = logFormat(&bad, c.String(fLogFormat))
+	rc.logLevel = logLevel(&bad, c.String(fLogLevel))
+	if len(bad) > 0 {
+		return rc, usageErr(bad...)
+	}
+	return rc, nil
+}
+
+func positive(bad *problems, c *cli.Command, name string) time.Duration {
+	d := c.Duration(name)
+	if d <= 0 {
+		bad.addf("%s %v: must be positive", flagRef(name), d)
+	}
+	return d
+}
+
+func logFormat(bad *problems, s string) string {
+	if s != "text" && s != "json" {
+		bad.addf("%s %q: want text or json", flagRef(fLogFormat), s)
+	}
+	return s
+}
+
+func logLevel(bad *problems, s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil || strings.ContainsAny(s, "+-") {
+		bad.addf("%s %q: want debug, info, warn or error", flagRef(fLogLevel), s)
+	}
+	return l
+}
+
+// splitList flattens comma-separated values and drops empty ones.
+func splitList(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// brokerList checks that every broker is host:port.
+func brokerList(bad *problems, vs []string) []string {
+	out := splitList(vs)
+	if len(out) == 0 {
+		bad.addf("%s: no broker given", flagRef(fBrokers))
+	}
+	for _, b := range out {
+		if msg := hostPortProblem(b); msg != "" {
+			bad.addf("%s %q: %s", flagRef(fBrokers), b, msg)
+		}
+	}
+	return out
+}
+
+// hostPortProblem says what is wrong with a host:port address, or "".
+func hostPortProblem(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "want host:port"
+	}
+	if host == "" {
+		return "no host; want host:port"
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Sprintf("port %q is not a number from 1 to 65535", port)
+	}
+	return ""
+}
+
+// topicProblem says why t is not a legal Kafka topic name, or "".
+func topicProblem(t string) string {
+	if len(t) > 249 {
+		return "longer than 249 characters"
+	}
+	if t == "." || t == ".." {
+		return "not a legal topic name"
+	}
+	for _, r := range t {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Sprintf("character %q not allowed; topics use [a-zA-Z0-9._-]", r)
+		}
+	}
+	return ""
+}
+
+// hashTag returns the Redis Cluster hash tag of key ("" when none).
+func hashTag(key string) string {
+	i := strings.IndexByte(key, '{')
+	if i < 0 {
+		return ""
+	}
+	j := strings.IndexByte(key[i+1:], '}')
+	if j <= 0 {
+		return ""
+	}
+	return key[i+1 : i+1+j]
+}

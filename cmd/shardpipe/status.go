@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/urfave/cli/v3"
+)
+
+const fJSON = "json"
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show a group's committed offsets, log-end offsets, lag and owners per partition",
+		UsageText: `shardpipe status --group shardpipe [--topic orders] [--json]
+
+Examples:
+   shardpipe status --brokers kafka:9092 --group shardpipe --topic orders
+   shardpipe status --group shardpipe --json | jq .lag`,
+		Description: "Lag is the log-end offset minus the committed offset (minus the log start when nothing is\n" +
+			"committed). Classic groups: the owner comes from DescribeGroups, which does not report the\n" +
+			"generation. Consumer-protocol (KIP-848) groups: owner and member epochs come from\n" +
+			"ConsumerGroupDescribe. Without --topic, the topics the group has committed offsets for.\n" +
+			"Exits 3 when the group or a topic does not exist.",
+		Flags: []cli.Flag{
+			brokersFlag(),
+			&cli.StringSliceFlag{Name: fTopic, Sources: fromEnv(fTopic),
+				Usage: "topic to show; repeat or separate with commas (default: every topic the group committed)"},
+			groupFlag(),
+			&cli.BoolFlag{Name: fJSON, Sources: fromEnv(fJSON), Usage: "print JSON instead of a table"},
+			connectTimeoutFlag(),
+		},
+		Action: statusAction,
+	}
+}
+
+// groupStatus is what status prints.
+type groupStatus struct {
+	Group      string         `json:"group"`
+	Type       string         `json:"type"` // classic or consumer
+	State      string         `json:"state"`
+	Epoch      *int32         `json:"epoch"` // group epoch (consumer protocol); null for classic
+	EpochNote  string         `json:"epoch_note,omitempty"`
+	Members    []memberStatus `json:"members"`
+	Partitions []partitionLag `json:"partitions"`
+	Lag        int64          `json:"lag"`
+}
+
+type memberStatus struct {
+	ID       string `json:"id"`
+	ClientID string `json:"client_id"`
+	Host     string `json:"host"`
+	Epoch    *int32 `json:"epoch,omitempty"` // member epoch (consumer protocol)
+}
+
+func statusAction(ctx context.Context, c *cli.Command) error {
+	if c.Args().Len() > 0 {
+		return usageErr(fmt.Sprintf("status takes no arguments, got %q", c.Args().Slice()))
+	}
+	var bad problems
+	brokers := brokerList(&bad, c.StringSlice(fBrokers))
+	topics := splitList(c.StringSlice(fTopic))
+	for _, t := range topics {
+		if msg := topicProblem(t); msg != "" {
+			bad.addf("%s %q: %s", flagRef(fTopic), t, msg)
+		}
+	}
+	group := strings.TrimSpace(c.String(fGroup))
+	if group == "" {
+		bad.addf("%s: empty; name the consumer group", flagRef(fGroup))
+	}
+	timeout := positive(&bad, c, fConnectTimeout)
+	if len(bad) > 0 {
+		return usageErr(bad...)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	st, err := describe(ctx, brokers, group, topics, timeout)
+	if err != nil {
+		return err
+	}
+	if c.Bool(fJSON) {
+		b, err := json.MarshalIndent(st, "", "  ")
+		if err != nil {
+			return failure(err)
+		}
+		_, err = fmt.Fprintf(c.Root().Writer, "%s\n", b)
+		return err
+	}
+	printStatus(c.Root().Writer, st)
+	return nil
+}
+
+// describe gathers the group's status.
+func describe(ctx context.Context, brokers []string, group string, topics []string, timeout time.Duration) (groupStatus, error) {
+	st := groupStatus{Group: group}
+	cl, err := adminClient(brokers)
+	if err != nil {
+		return st, failure(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		return st, unavailableErr(brokerProblem(brokers, timeout, err))
+	}
+	lg, ok := listed[group]
+	if !ok {
+		return st, unavailableErr(fmt.Sprintf("kafka: group %q does not exist", group))
+	}
+	st.Type, st.State = lg.GroupType, lg.State
+	owners := map[string]map[int32]string{}
+	switch st.Type {
+	case "consumer":
+		err = describeConsumer(ctx, adm, &st, owners)
+	default:
+		if st.Type == "" {
+			st.Type = "classic"
+		}
+		err = describeClassic(ctx, adm, &st, owners)
+	}
+	if err != nil {
+		return st, failure(err)
+	}
+	if len(topics) == 0 {
+		offs, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			return st, failure(fmt.Errorf("committed offsets of group %q: %w", group, err))
+		}
+		topics = offs.Partitions().Topics()
+		sort.Strings(topics)
+	} else {
+		_, missing, err := topicPartitions(ctx, brokers, topics)
+		if err != nil {
+			return st, unavailableErr(brokerProblem(brokers, timeout, err))
+		}
+		if len(missing) > 0 {
+			var lines []string
+			for _, t := range missing {
+				lines = append(lines, fmt.Sprintf("kafka: topic %q does not exist", t))
+			}
+			return st, unavailableErr(lines...)
+		}
+	}
+	if len(topics) > 0 {
+		if st.Partitions, err = groupLag(ctx, adm, group, topics); err != nil {
+			return st, failure(err)
+		}
+	}
+	for i := range st.Partitions {
+		p := &st.Partitions[i]
+		p.Member = owners[p.Topic][p.Partition]
+	}
+	st.Lag = totalLag(st.Partitions)
+	return st, nil
+}
+
+func describeClassic(ctx context.Context, adm *kadm.Client, st *groupStatus, owners map[string]map[int32]string) error {
+	ds, err := adm.DescribeGroups(ctx, st.Group)
+	if err != nil {
+		return fmt.Errorf("describe group %q: %w", st.Group, err)
+	}
+	d := ds[st.Group]
+	if d.Err != nil {
+		return fmt.Errorf("describe group %q: %w", st.Group, d.Err)
+	}
+	st.State = d.State
+	st.EpochNote = "classic groups do not report their generation (DescribeGroups has no such field)"
+	for _, m := range d.Members {
+		st.Members = append(st.Members, memberStatus{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost})
+		if a, ok := m.Assigned.AsConsumer(); ok {
+			for _, t := range a.Topics {
+				for _, p := range t.Partitions {
+					own(owners, t.Topic, p, m.MemberID)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func describeConsumer(ctx context.Context, adm *kadm.Client, st *groupStatus, owners map[string]map[int32]string) error {
+	ds, err := adm.DescribeConsumerGroups(ctx, st.Group)
+	if err != nil {
+		return fmt.Errorf("describe consumer group %q: %w", st.Group, err)
+	}
+	d := ds[st.Group]
+	if d.Err != nil {
+		return fmt.Errorf("describe consumer group %q: %w", st.Group, d.Err)
+	}
+	st.State = d.State
+	epoch := d.Epoch
+	st.Epoch = &epoch
+	for _, m := range d.Members {
+		me := m.MemberEpoch
+		st.Members = append(st.Members, memberStatus{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, Epoch: &me})
+		for t, ps := range m.Assignment {
+			for p := range ps {
+				own(owners, t, p, m.MemberID)
+			}
+		}
+	}
+	return nil
+}
+
+func own(owners map[string]map[int32]string, topic string, p int32, member string) {
+	if owners[topic] == nil {
+		owners[topic] = map[int32]string{}
+	}
+	owners[topic][p] = member
+}
+
+// printStatus writes st as a header and a table.
+func printStatus(w io.Writer, st groupStatus) {
+	epoch := "n/a (classic groups do not report their generation)"
+	if st.Epoch != nil {
+		epoch = fmt.Sprint(*st.Epoch)
+	}
+	fmt.Fprintf(w, "group %s  type %s  state %s  epoch %s  members %d  lag %d\n",
+		st.Group, st.Type, st.State, epoch, len(st.Members), st.Lag)
+	for _, m := range st.Members {
+		if m.Epoch != nil {
+			fmt.Fprintf(w, "  member %s  client %s  host %s  member-epoch %d\n", m.ID, m.ClientID, m.Host, *m.Epoch)
+		} else {
+			fmt.Fprintf(w, "  member %s  client %s  host %s\n", m.ID, m.ClientID, m.Host)
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCOMMITTED\tLOG-END\tLAG\tMEMBER")
+	for _, p := range st.Partitions {
+		committed, member := fmt.Sprint(p.Committed), p.Member
+		if p.Committed < 0 {
+			committed = "-"
+		}
+		if member == "" {
+			member = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\n", p.Topic, p.Partition, committed, p.LogEnd, p.Lag, member)
+	}
+	_ = tw.Flush()
+}
