@@ -108,3 +108,75 @@ func TestBadRecordPolicy(t *testing.T) {
 		})
 	}
 }
+
+// countingApplier counts the sink's failed calls and signals each one.
+type countingApplier struct {
+	pipeline.Applier
+	failures chan error
+}
+
+func (c countingApplier) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, error) {
+	res, err := c.Applier.Apply(ctx, b)
+	if err != nil {
+		select {
+		case c.failures <- err:
+		default:
+		}
+	}
+	return res, err
+}
+
+// TestRedisOutageHoldsCommits: while every Redis call fails, the pipeline
+// retries the batch and commits nothing; once Redis answers again every
+// record is applied exactly once and the partition is committed to its end.
+func TestRedisOutageHoldsCommits(t *testing.T) {
+	env := newFake(t, "orders", 1)
+	var rs []*kgo.Record
+	for i := range 50 {
+		rs = append(rs, &kgo.Record{Topic: "orders", Key: []byte(fmt.Sprintf("order-%d", i)), Value: []byte("{}")})
+	}
+	produce(t, env.brokers, rs...)
+	env.mr.SetError("LOADING Redis is loading the dataset in memory")
+	ledger, err := sink.NewLedger(env.rc, sink.WithRetry(sink.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := countingApplier{Applier: ledger, failures: make(chan error, 1)}
+	log := watch.New()
+	p, err := pipeline.New(pipeline.Brokers(env.brokers...), pipeline.Topics("orders"), pipeline.Group("g"),
+		pipeline.Sink(app), pipeline.CommitEvery(10), pipeline.CommitInterval(time.Millisecond),
+		pipeline.Logger(quiet()), pipeline.Observe(log.Observer("p")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	for range 3 { // three failed batch attempts in a row
+		select {
+		case err := <-app.failures:
+			if !errors.Is(err, sink.ErrUnknown) {
+				t.Fatalf("sink failure %v does not wrap ErrUnknown", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("the sink never failed")
+		}
+	}
+	if c := watch.Committed(log.Events(), ""); len(c) != 0 {
+		t.Fatalf("committed %v during the outage", c)
+	}
+	env.mr.SetError("")
+	part := checkpoint.Partition{Topic: "orders"}
+	if err := log.Wait(ctx, "commit to the end", func(evs []watch.Tagged) bool {
+		return watch.Committed(evs, "")[part] == 50
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, applied, suppressed, _, _ := pipeline.Totals(p.Stats()); applied != 50 || suppressed != 0 {
+		t.Fatalf("applied=%d suppressed=%d, want 50 and 0", applied, suppressed)
+	}
+}
