@@ -18,8 +18,17 @@ package main
 import (
 	"context"
 	"os"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func main() {
+	// go-redis logs dial failures on its own; shardpipe reports them once, in its words.
+	redis.SetLogger(quietRedis{})
 	os.Exit(execute(context.Background(), os.Args, os.Stdout, os.Stderr))
 }
+
+// quietRedis drops go-redis's internal log lines.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/shardpipe/shardpipe/internal/orders"
+)
+
+// fakes starts kfake and miniredis for one test.
+func fakes(t *testing.T) (broker, redisAddr string, mr *miniredis.Miniredis) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	mr = miniredis.RunT(t)
+	return c.ListenAddrs()[0], mr.Addr(), mr
+}
+
+// closedPort returns 127.0.0.1:N where nothing listens.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr
+}
+
+// TestRunUnavailable: an unreachable broker, an unreachable Redis and a
+// missing topic each give exit 3 and one line naming the problem, within the
+// connect timeout.
+func TestRunUnavailable(t *testing.T) {
+	broker, redisAddr, _ := fakes(t)
+	if code, _, stderr := call(t, nil, "produce", "--brokers", broker, "--topic", "orders", "--partitions", "2", "--count", "10"); code != 0 {
+		t.Fatalf("produce: exit %d: %s", code, stderr)
+	}
+	dead := closedPort(t)
+	tests := []struct {
+		name, broker, redis, topic, want string
+	}{
+		{"broker", dead, redisAddr, "orders", "kafka " + dead + ": no broker answered within 2s"},
+		{"redis", broker, dead, "orders", "redis " + dead + ": no answer to PING within 2s"},
+		{"topic", broker, redisAddr, "nope", `kafka: topic "nope" does not exist`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			code, _, stderr := call(t, nil, "run", "--brokers", tt.broker, "--redis", tt.redis, "--topic", tt.topic,
+				"--connect-timeout", "2s")
+			if code != exitUnavailable {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitUnavailable, stderr)
+			}
+			lines := problemLines(stderr)
+			if len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
+				t.Fatalf("stderr lines %q, want one containing %q", lines, tt.want)
+			}
+			if d := time.Since(start); d > 8*time.Second {
+				t.Fatalf("took %v with --connect-timeout 2s", d)
+			}
+		})
+	}
+}
+
+// lineWaiter is a log writer that signals when a line matches.
+type lineWaiter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	match func(string) bool
+	hit   chan struct{}
+	once  sync.Once
+}
+
+func (w *lineWaiter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	for _, l := range strings.Split(string(p), "\n") {
+		if w.match(l) {
+			w.once.Do(func() { close(w.hit) })
+		}
+	}
+	return len(p), nil
+}
+
+func (w *lineWaiter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestRunProduceStatusOnFakes: produce orders with duplicates, run until the
+// progress line shows lag 0, stop it as a signal would, and check the ledger,
+// the totals and status against produce's own summary.
+func TestRunProduceStatusOnFakes(t *testing.T) {
+	broker, redisAddr, mr := fakes(t)
+	summary := filepath.Join(t.TempDir(), "summary.json")
+	code, _, stderr := call(t, nil, "produce", "--brokers", broker, "--topic", "orders", "--partitions", "3",
+		"--count", "1000", "--duplicates", "0.2", "--seed", "5", "--summary-json", summary)
+	if code != 0 {
+		t.Fatalf("produce: exit %d: %s", code, stderr)
+	}
+	var sum orders.Summary
+	b, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Records != 1200 || sum.Unique != 1000 || sum.Duplicates != 200 {
+		t.Fatalf("summary %+v", sum)
+	}
+
+	logs := &lineWaiter{hit: make(chan struct{}), match: func(l string) bool {
+		return strings.Contains(l, "msg=progress") && strings.Contains(l, " lag=0 ") && strings.Contains(l, " applied=1000 ")
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- execute(ctx, []string{"shardpipe", "run", "--brokers", broker, "--redis", redisAddr, "--topic", "orders",
+			"--group", "g", "--ledger-prefix", "l:", "--effect", "totals", "--totals-hash", "totals",
+			"--commit-every", "50", "--commit-interval", "50ms", "--report-interval", "50ms"}, &bytes.Buffer{}, logs)
+	}()
+	select {
+	case <-logs.hit:
+	case code := <-done:
+		t.Fatalf("run ended early with exit %d:\n%s", code, logs)
+	case <-time.After(time.Minute):
+		t.Fatalf("no progress line with lag=0 applied=1000 within a minute:\n%s", logs)
+	}
+	cancel() // what SIGTERM does through signal.NotifyContext
+	if code := <-done; code != 0 {
+		t.Fatalf("run: exit %d:\n%s", code, logs)
+	}
+	if !strings.Contains(logs.String(), "msg=summary attempts=1200 applied=1000 suppressed=200") {
+		t.Fatalf("no final summary with the right counts:\n%s", logs)
+	}
+	if n := len(mr.Keys()); n != 1000+1 { // ledger keys + the totals hash
+		t.Fatalf("redis holds %d keys, want 1001", n)
+	}
+	got, err := mr.HKeys("totals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(sum.Totals) {
+		t.Fatalf("totals has %d customers, want %d", len(got), len(sum.Totals))
+	}
+	for cust, want := range sum.Totals {
+		if v := mr.HGet("totals", cust); v != strconv.FormatInt(want, 10) {
+			t.Fatalf("totals[%s] = %s, want %d", cust, v, want)
+		}
+	}
+
+	code, out, stderr := call(t, nil, "status", "--brokers", broker, "--group", "g", "--json")
+	if code != 0 {
+		t.Fatalf("status: exit %d: %s", code, stderr)
+	}
+	var st groupStatus
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	if st.Lag != 0 || len(st.Partitions) != 3 {
+		t.Fatalf("status: lag %d over %d partitions, want 0 over 3:\n%s", st.Lag, len(st.Partitions), out)
+	}
+	for _, p := range st.Partitions {
+		if p.Committed != p.LogEnd || int(p.LogEnd) != sum.Partitions[p.Partition] {
+			t.Fatalf("partition %d: committed %d, log end %d, produced %d", p.Partition, p.Committed, p.LogEnd, sum.Partitions[p.Partition])
+		}
+	}
+	code, out, _ = call(t, nil, "status", "--brokers", broker, "--group", "g", "--topic", "orders")
+	if code != 0 || !strings.Contains(out, "TOPIC") || !strings.Contains(out, "group g ") {
+		t.Fatalf("status table: exit %d:\n%s", code, out)
+	}
+	code, _, stderr = call(t, nil, "status", "--brokers", broker, "--group", "g", "--topic", "nope")
+	if lines := problemLines(stderr); code != exitUnavailable || len(lines) != 1 || !strings.Contains(lines[0], `topic "nope" does not exist`) {
+		t.Fatalf("status of a missing topic: exit %d, lines %q", code, lines)
+	}
+}
+
+// TestStatusMissing: a group or topic that does not exist gives exit 3.
+func TestStatusMissing(t *testing.T) {
+	broker, _, _ := fakes(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"group", []string{"--brokers", broker, "--group", "ghost"}, `group "ghost" does not exist`},
+		{"broker", []string{"--brokers", closedPort(t), "--connect-timeout", "1s"}, "no broker answered within 1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"status"}, tt.args...)
+			code, _, stderr := call(t, nil, args...)
+			if code != exitUnavailable {
+				t.Fatalf("exit %d, want %d: %s", code, exitUnavailable, stderr)
+			}
+			if lines := problemLines(stderr); len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
+				t.Fatalf("stderr lines %q, want one containing %q", lines, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// call runs the command line and returns the exit code, stdout and stderr.
+func call(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code := execute(ctx, append([]string{"shardpipe"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// problemLines returns stderr's "shardpipe: " lines without the usage hint.
+func problemLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if strings.HasPrefix(l, "shardpipe: see ") || l == "" {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// TestRunRejectsBadSettings: each invalid flag or environment value gives
+// exit 2 and exactly one line naming it, before anything connects (the
+// brokers and Redis named here do not exist).
+func TestRunRejectsBadSettings(t *testing.T) {
+	base := []string{"run", "--brokers", "127.0.0.1:1", "--redis", "127.0.0.1:1", "--topic", "orders"}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string // substring of the one problem line
+	}{
+		{"no topic", []string{"run"}, nil, "--topic (SHARDPIPE_TOPIC): no topic given"},
+		{"bad topic", []string{"--topic", "or ders"}, nil, `--topic (SHARDPIPE_TOPIC) "or ders": character ' ' not allowed`},
+		{"broker without port", []string{"--brokers", "kafka"}, nil, `--brokers (SHARDPIPE_BROKERS) "kafka": want host:port`},
+		{"broker bad port", []string{"--brokers", "kafka:99999"}, nil, `port "99999" is not a number from 1 to 65535`},
+		{"empty group", []string{"--group", " "}, nil, "--group (SHARDPIPE_GROUP): empty"},
+		{"redis bad address", []string{"--redis", "redis"}, nil, `--redis (SHARDPIPE_REDIS) "redis": address "redis": want host:port`},
+		{"redis bad url", []string{"--redis", "http://x:1"}, nil, `--redis (SHARDPIPE_REDIS) "http://x:1": URL:`},
+		{"empty prefix", []string{"--ledger-prefix", ""}, nil, "--ledger-prefix (SHARDPIPE_LEDGER_PREFIX): empty"},
+		{"ttl zero", []string{"--ttl", "0s"}, nil, "--ttl (SHARDPIPE_TTL) 0s: must be positive"},
+		{"ttl negative", []string{"--ttl", "-1h"}, nil, "--ttl (SHARDPIPE_TTL) -1h0m0s: must be positive"},
+		{"key-from", []string{"--key-from", "value"}, nil, `--key-from (SHARDPIPE_KEY_FROM) "value": want key, header:NAME or json:FIELD`},
+		{"key-from empty json", []string{"--key-from", "json:"}, nil, `--key-from (SHARDPIPE_KEY_FROM) "json:"`},
+		{"effect", []string{"--effect", "sum"}, nil, `--effect (SHARDPIPE_EFFECT) "sum": want none or totals`},
+		{"totals empty hash", []string{"--effect", "totals", "--totals-hash", ""}, nil, "--totals-hash (SHARDPIPE_TOTALS_HASH): empty; --effect totals needs it"},
+		{"totals cluster untagged", []string{"--effect", "totals", "--redis", "127.0.0.1:1,127.0.0.1:2"}, nil, "on Redis Cluster both need the same {hash tag}"},
+		{"commit-every negative", []string{"--commit-every", "-1"}, nil, "--commit-every (SHARDPIPE_COMMIT_EVERY) -1: must be 0 or more"},
+		{"commit-interval negative", []string{"--commit-interval", "-1s"}, nil, "--commit-interval (SHARDPIPE_COMMIT_INTERVAL) -1s: must be 0 or more"},
+		{"no commit trigger", []string{"--commit-every", "0", "--commit-interval", "0"}, nil, "are both 0"},
+		{"max-batch", []string{"--max-batch", "0"}, nil, "--max-batch (SHARDPIPE_MAX_BATCH) 0: must be 1 or more"},
+		{"group-protocol", []string{"--group-protocol", "eager"}, nil, `--group-protocol (SHARDPIPE_GROUP_PROTOCOL) "eager": want classic or consumer`},
+		{"start", []string{"--start", "beginning"}, nil, `--start (SHARDPIPE_START) "beginning": want earliest or latest`},
+		{"on-bad-record", []string{"--on-bad-record", "drop"}, nil, `--on-bad-record (SHARDPIPE_ON_BAD_RECORD) "drop": want stop or skip`},
+		{"shutdown-timeout", []string{"--shutdown-timeout", "0s"}, nil, "--shutdown-timeout (SHARDPIPE_SHUTDOWN_TIMEOUT) 0s: must be positive"},
+		{"connect-timeout", []string{"--connect-timeout", "-2s"}, nil, "--connect-timeout (SHARDPIPE_CONNECT_TIMEOUT) -2s: must be positive"},
+		{"report-interval", []string{"--report-interval", "-1s"}, nil, "--report-interval (SHARDPIPE_REPORT_INTERVAL) -1s: must be 0 (off) or more"},
+		{"log-format", []string{"--log-format", "yaml"}, nil, `--log-format (SHARDPIPE_LOG_FORMAT) "yaml": want text or json`},
+		{"log-level", []string{"--log-level", "loud"}, nil, `--log-level (SHARDPIPE_LOG_LEVEL) "loud": want debug, info, warn or error`},
+		{"unparsable duration flag", []string{"--ttl", "forever"}, nil, `invalid value "forever" for flag -ttl`},
+		{"unparsable int flag", []string{"--commit-every", "ten"}, nil, `invalid value "ten" for flag -commit-every`},
+		{"unknown flag", []string{"--brokerz", "x:1"}, nil, "flag provided but not defined: -brokerz"},
+		{"argument", []string{"extra"}, nil, `run takes no arguments, got ["extra"]`},
+
+		{"env ttl", nil, map[string]string{"SHARDPIPE_TTL": "0s"}, "--ttl (SHARDPIPE_TTL) 0s: must be positive"},
+		{"env unparsable ttl", nil, map[string]string{"SHARDPIPE_TTL": "soon"}, `could not parse "soon" as time.Duration value from environment variable "SHARDPIPE_TTL" for flag ttl`},
+		{"env unparsable commit-every", nil, map[string]string{"SHARDPIPE_COMMIT_EVERY": "often"}, `from environment variable "SHARDPIPE_COMMIT_EVERY" for flag commit-every`},
+		{"env unparsable bool", nil, map[string]string{"SHARDPIPE_REDIS_CLUSTER": "maybe"}, `environment variable "SHARDPIPE_REDIS_CLUSTER"`},
+		{"env effect", nil, map[string]string{"SHARDPIPE_EFFECT": "sum"}, `--effect (SHARDPIPE_EFFECT) "sum": want none or totals`},
+		{"env group protocol", nil, map[string]string{"SHARDPIPE_GROUP_PROTOCOL": "x"}, `--group-protocol (SHARDPIPE_GROUP_PROTOCOL) "x"`},
+		{"env key-from", nil, map[string]string{"SHARDPIPE_KEY_FROM": "header:"}, `--key-from (SHARDPIPE_KEY_FROM) "header:"`},
+		{"env brokers", nil, map[string]string{"SHARDPIPE_BROKERS": "a:1,b"}, `--brokers (SHARDPIPE_BROKERS) "b": want host:port`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(append([]string{}, base...), tt.args...)
+			if tt.name == "no topic" {
+				args = []string{"run", "--brokers", "127.0.0.1:1", "--redis", "127.0.0.1:1"}
+			}
+			env := tt.env
+			if env != nil {
+				// The environment replaces a default; a flag would win over it.
+				args = []string{"run", "--topic", "orders"}
+				env = map[string]string{"SHARDPIPE_BROKERS": "127.0.0.1:1", "SHARDPIPE_REDIS": "127.0.0.1:1"}
+				for k, v := range tt.env {
+					env[k] = v
+				}
+			}
+			start := time.Now()
+			code, _, stderr := call(t, env, args...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitUsage, stderr)
+			}
+			lines := problemLines(stderr)
+			if len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
+				t.Fatalf("stderr lines %q, want one containing %q", lines, tt.want)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Fatalf("took %v: validation must not wait for servers", d)
+			}
+		})
+	}
+}
+
+// TestRunReportsEveryProblem: several bad settings give one line each.
+func TestRunReportsEveryProblem(t *testing.T) {
+	code, _, stderr := call(t, map[string]string{"SHARDPIPE_START": "middle"},
+		"run", "--ttl", "0s", "--effect", "x", "--log-format", "xml")
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d", code, exitUsage)
+	}
+	lines := problemLines(stderr)
+	for _, want := range []string{"--topic", "--ttl", "--effect", "SHARDPIPE_START", "--log-format"} {
+		n := 0
+		for _, l := range lines {
+			if strings.Contains(l, want) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d lines name %s, want 1: %q", n, want, lines)
+		}
+	}
+	if len(lines) != 5 {
+		t.Fatalf("%d problem lines, want 5: %q", len(lines), lines)
+	}
+}
+
+// TestFlagBeatsEnvironment: a flag on the command line wins over its variable.
+func TestFlagBeatsEnvironment(t *testing.T) {
+	code, _, stderr := call(t, map[string]string{"SHARDPIPE_TTL": "0s"},
+		"run", "--topic", "o", "--ttl", "1h", "--effect", "bogus")
+	if code != exitUsage {
+		t.Fatalf("exit %d", code)
+	}
+	if lines := problemLines(stderr); len(lines) != 1 || !strings.Contains(lines[0], "--effect") {
+		t.Fatalf("want only the --effect problem, got %q", lines)
+	}
+}
