@@ -51,13 +51,22 @@ need() { # need CMD HOWTO
 	command -v "$1" >/dev/null 2>&1 || die "$1 not found. $2"
 }
 
-# alive PIDFILE: the pid in PIDFILE names a live process.
+# alive PIDFILE: the pid in PIDFILE names a live process that is ours: its
+# command line names our config (Kafka) or our port (Redis), so a pid reused
+# after a reboot is never mistaken for our server, and never stopped.
 alive() {
-	local pid
+	local pid want
 	[[ -f "$1" ]] || return 1
 	pid="$(cat "$1" 2>/dev/null || true)"
 	[[ "$pid" =~ ^[0-9]+$ ]] || return 1
-	kill -0 "$pid" 2>/dev/null
+	kill -0 "$pid" 2>/dev/null || return 1
+	case "$1" in
+	"$KAFKA_PID") want="$KAFKA_STATE/server.properties" ;;
+	"$REDIS_PID") want=":$REDIS_PORT" ;;
+	*) return 0 ;;
+	esac
+	[[ -r "/proc/$pid/cmdline" ]] || return 0 # no procfs: trust the pid file
+	[[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" == *"$want"* ]]
 }
 
 port_busy() { # port_busy PORT: something listens on 127.0.0.1:PORT
@@ -173,13 +182,20 @@ logger.coordinator.level = INFO
 EOF
 }
 
+# java_args MAINCLASS ARGS...: the JVM command line for a Kafka main class, in JAVA_ARGS.
+java_args() {
+	local heap
+	read -r -a heap <<<"$KAFKA_HEAP"
+	JAVA_ARGS=(java "${heap[@]}" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError
+		-Djava.awt.headless=true
+		-Dlog4j2.configurationFile="$KAFKA_STATE/log4j2.properties"
+		-Dkafka.logs.dir="$KAFKA_STATE/logs"
+		-cp "$KAFKA_HOME/lib/*" "$@")
+}
+
 java_cmd() { # java_cmd MAINCLASS ARGS...
-	# shellcheck disable=SC2086
-	java $KAFKA_HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError \
-		-Djava.awt.headless=true \
-		-Dlog4j2.configurationFile="$KAFKA_STATE/log4j2.properties" \
-		-Dkafka.logs.dir="$KAFKA_STATE/logs" \
-		-cp "$KAFKA_HOME/lib/*" "$@"
+	java_args "$@"
+	"${JAVA_ARGS[@]}"
 }
 
 start_kafka() {
@@ -194,28 +210,32 @@ start_kafka() {
 	need java "Install Java 17 or newer, e.g. 'apt-get install -y openjdk-17-jre-headless'."
 	fetch_kafka
 	write_kafka_config
+	# Storage formatted for another version or other ports (the controller's
+	# address is part of the formatted voter set) is test data: format afresh.
+	local format_key="kafka $KAFKA_VERSION broker $KAFKA_PORT controller $CONTROLLER_PORT"
+	if [[ "$(cat "$KAFKA_STATE/format.key" 2>/dev/null || true)" != "$format_key" ]]; then
+		rm -rf "$KAFKA_STATE/data"
+		mkdir -p "$KAFKA_STATE/data"
+	fi
 	if [[ ! -f "$KAFKA_STATE/data/meta.properties" ]]; then
 		local cluster_id
 		cluster_id="$(java_cmd kafka.tools.StorageTool random-uuid 2>>"$KAFKA_STATE/logs/storage.log")"
 		log "formatting KRaft storage (cluster id $cluster_id)"
 		java_cmd kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_STATE/server.properties" \
 			--standalone >>"$KAFKA_STATE/logs/storage.log" 2>&1 ||
-			{ tail -n 20 "$KAFKA_STATE/logs/storage.log" >&2; die "kafka storage format failed (see .cache/services/kafka/logs/storage.log)"; }
+			{ tail -n 20 "$KAFKA_STATE/logs/storage.log" >&2; die "kafka storage format failed (see $KAFKA_STATE/logs/storage.log)"; }
+		echo "$format_key" >"$KAFKA_STATE/format.key"
 	fi
 	log "starting kafka $KAFKA_VERSION on $HOST:$KAFKA_PORT (controller $HOST:$CONTROLLER_PORT)"
 	# setsid: the broker outlives this shell and its terminal; stdout/stderr go to a file.
-	setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$KAFKA_PID" \
-		java $KAFKA_HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError \
-		-Djava.awt.headless=true \
-		-Dlog4j2.configurationFile="$KAFKA_STATE/log4j2.properties" \
-		-Dkafka.logs.dir="$KAFKA_STATE/logs" \
-		-cp "$KAFKA_HOME/lib/*" kafka.Kafka "$KAFKA_STATE/server.properties" \
+	# The child writes its own pid (the exec keeps it) before becoming the JVM.
+	java_args kafka.Kafka "$KAFKA_STATE/server.properties"
+	# shellcheck disable=SC2016 # $$ is for the child shell
+	setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$KAFKA_PID" "${JAVA_ARGS[@]}" \
 		</dev/null >"$KAFKA_STATE/logs/stdout.log" 2>&1 &
-	# wait for the pid file written by the child
-	local i
-	for i in $(seq 1 100); do
-		[[ -s "$KAFKA_PID" ]] && break
-		sleep 0.05
+	local deadline=$((SECONDS + 10))
+	until [[ -s "$KAFKA_PID" ]] || ((SECONDS >= deadline)); do
+		sleep 0.05 # the pid file appears within milliseconds
 	done
 	alive "$KAFKA_PID" || die "kafka did not start; see $KAFKA_STATE/logs/stdout.log"
 }
@@ -226,7 +246,7 @@ wait_kafka() {
 	if ! out="$(cd "$ROOT" && go run ./internal/cmd/kafkaready -brokers "$HOST:$KAFKA_PORT" \
 		-timeout "$READY_TIMEOUT" -pidfile "$KAFKA_PID")"; then
 		tail -n 30 "$KAFKA_LOG" "$KAFKA_STATE/logs/stdout.log" >&2 2>/dev/null || true
-		die "kafka is not ready; logs: .cache/services/kafka/logs/"
+		die "kafka is not ready; logs: $KAFKA_STATE/logs/"
 	fi
 	log "kafka ready: $out"
 }
@@ -246,8 +266,9 @@ install_redis() {
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq >&2 || die "apt-get update failed"
 	apt-get install -y -qq --no-install-recommends redis-server >&2 || die "apt-get install redis-server failed"
-	command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 ||
+	if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
 		die "apt-get installed redis-server but redis-server or redis-cli is not on PATH"
+	fi
 	# Debian's package may start the system service; we leave it alone and run our own instance.
 }
 
