@@ -261,10 +261,13 @@ func (w *worker) commit() error {
 		w.p.emit(Event{Kind: Committed, Partition: w.part, Epoch: w.epoch, Offset: point})
 		return nil
 	}
-	w.p.emit(Event{Kind: CommitRefused, Partition: w.part, Epoch: w.epoch, Offset: point, Err: err})
-	if errors.Is(err, checkpoint.ErrStaleEpoch) || errors.Is(err, checkpoint.ErrStaleOffset) {
+	stale := errors.Is(err, checkpoint.ErrStaleEpoch) || errors.Is(err, checkpoint.ErrStaleOffset)
+	if stale {
 		w.fenced.Store(true)
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Fenced++ })
+	}
+	w.p.emit(Event{Kind: CommitRefused, Partition: w.part, Epoch: w.epoch, Offset: point, Err: err})
+	if stale {
 		w.p.cfg.logger.Warn("commit refused: this worker no longer owns the partition",
 			"partition", w.part.String(), "epoch", w.epoch, "offset", point, "err", err)
 		return errFenced
