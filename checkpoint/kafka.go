@@ -74,8 +74,8 @@ func (k *Kafka) Release(p Partition) {
 	}
 	k.mu.Unlock()
 	if t != nil {
-		//lint:ignore SA2001 the empty critical section waits for a commit in flight.
 		t.inFlight.Lock()
+		//lint:ignore SA2001 the empty critical section waits for a commit in flight
 		t.inFlight.Unlock()
 	}
 }
