@@ -94,7 +94,8 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger) (*pi
 		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol),
 		pipeline.CommitEvery(rc.commitEvery), pipeline.CommitInterval(rc.commitInterval),
 		pipeline.MaxBatch(rc.maxBatch), pipeline.OnBadRecord(rc.badRecords),
-		pipeline.ShutdownTimeout(rc.shutdownTimeout), pipeline.Logger(log),
+		pipeline.ShutdownTimeout(rc.shutdownTimeout), pipeline.SessionTimeout(rc.sessionTimeout),
+		pipeline.Logger(log),
 	}
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())

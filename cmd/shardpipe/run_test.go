@@ -66,6 +66,7 @@ func TestRunRejectsBadSettings(t *testing.T) {
 		{"group-protocol", []string{"--group-protocol", "eager"}, nil, `--group-protocol (SHARDPIPE_GROUP_PROTOCOL) "eager": want classic or consumer`},
 		{"start", []string{"--start", "beginning"}, nil, `--start (SHARDPIPE_START) "beginning": want earliest or latest`},
 		{"on-bad-record", []string{"--on-bad-record", "drop"}, nil, `--on-bad-record (SHARDPIPE_ON_BAD_RECORD) "drop": want stop or skip`},
+		{"session-timeout", []string{"--session-timeout", "0s"}, nil, "--session-timeout (SHARDPIPE_SESSION_TIMEOUT) 0s: must be positive"},
 		{"shutdown-timeout", []string{"--shutdown-timeout", "0s"}, nil, "--shutdown-timeout (SHARDPIPE_SHUTDOWN_TIMEOUT) 0s: must be positive"},
 		{"connect-timeout", []string{"--connect-timeout", "-2s"}, nil, "--connect-timeout (SHARDPIPE_CONNECT_TIMEOUT) -2s: must be positive"},
 		{"report-interval", []string{"--report-interval", "-1s"}, nil, "--report-interval (SHARDPIPE_REPORT_INTERVAL) -1s: must be 0 (off) or more"},

@@ -30,6 +30,7 @@ type runConfig struct {
 	protocol        pipeline.Protocol
 	startLatest     bool
 	badRecords      pipeline.BadRecordPolicy
+	sessionTimeout  time.Duration
 	shutdownTimeout time.Duration
 	connectTimeout  time.Duration
 	reportInterval  time.Duration
@@ -133,6 +134,7 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 	default:
 		bad.addf("%s %q: want stop or skip", flagRef(fOnBadRecord), s)
 	}
+	rc.sessionTimeout = positive(&bad, c, fSessionTimeout)
 	rc.shutdownTimeout = positive(&bad, c, fShutdownTimeout)
 	rc.connectTimeout = positive(&bad, c, fConnectTimeout)
 	rc.reportInterval = c.Duration(fReportInterval)

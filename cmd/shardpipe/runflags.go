@@ -26,6 +26,7 @@ const (
 	fGroupProtocol   = "group-protocol"
 	fStart           = "start"
 	fOnBadRecord     = "on-bad-record"
+	fSessionTimeout  = "session-timeout"
 	fShutdownTimeout = "shutdown-timeout"
 	fConnectTimeout  = "connect-timeout"
 	fReportInterval  = "report-interval"
@@ -70,6 +71,8 @@ func runFlags() []cli.Flag {
 			Usage: "where a group with no committed offset starts: earliest or latest"},
 		&cli.StringFlag{Name: fOnBadRecord, Value: "stop", Sources: fromEnv(fOnBadRecord),
 			Usage: "a record without a usable key or value: stop (exit 1, offset stays before it) or skip (log and move on)"},
+		&cli.DurationFlag{Name: fSessionTimeout, Value: 45 * time.Second, Sources: fromEnv(fSessionTimeout),
+			Usage: "classic protocol: a member that stops heartbeating (a killed process) leaves the group after this; the broker's group.min/max.session.timeout.ms bound it"},
 		&cli.DurationFlag{Name: fShutdownTimeout, Value: 30 * time.Second, Sources: fromEnv(fShutdownTimeout),
 			Usage: "on SIGINT or SIGTERM: how long to drain and commit before leaving the group"},
 		connectTimeoutFlag(),

@@ -1,0 +1,175 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shardpipe/shardpipe/integration/harness"
+)
+
+// TestCmdStopAndRestart runs the shardpipe binary as separate processes on
+// the real servers: produce writes 10,000 orders plus 10% re-sends while run
+// consumes; run is stopped mid-way (SIGTERM: drain and commit; SIGKILL: a
+// crash) and started again. At the end the ledger holds exactly the unique
+// orders, the totals hash equals the sums computed from the records, and
+// status shows lag 0.
+func TestCmdStopAndRestart(t *testing.T) {
+	t.Parallel()
+	brokers, addr := harness.Kafka(t), harness.Redis(t)
+	bin := buildShardpipe(t)
+	tests := []struct {
+		name        string
+		sig         syscall.Signal
+		commitEvery string
+	}{
+		{"sigterm", syscall.SIGTERM, "100"},
+		{"sigkill", syscall.SIGKILL, "500"}, // more landed-but-uncommitted work at the kill
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stopAndRestart(t, bin, brokers, addr, tc.sig, tc.commitEvery)
+		})
+	}
+}
+
+func stopAndRestart(t *testing.T, bin string, brokers []string, addr string, sig syscall.Signal, commitEvery string) {
+	const (
+		count   = 10000
+		dups    = 1000
+		records = count + dups
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	topic := harness.CreateTopic(t, brokers, 4)
+	rdb := harness.NewRedisClient(t, addr)
+	prefix := harness.RedisPrefix(t, rdb)
+	group, hash := harness.Group(t), prefix+"totals"
+	b := strings.Join(brokers, ",")
+	runArgs := []string{"run", "--brokers", b, "--topic", topic, "--group", group, "--redis", addr,
+		"--ledger-prefix", prefix, "--effect", "totals", "--totals-hash", hash,
+		"--commit-every", commitEvery, "--commit-interval", "1s", "--report-interval", "100ms",
+		"--session-timeout", "6s", "--shutdown-timeout", "20s", "--log-format", "json"}
+
+	run1 := start(t, "run 1", bin, runArgs...)
+	run1.waitLine(ctx, "partitions assigned", func(map[string]any) bool { return true })
+	summaryFile := filepath.Join(t.TempDir(), "summary.json")
+	produce := start(t, "produce", bin, "produce", "--brokers", b, "--topic", topic, "--count", "10000",
+		"--duplicates", "0.1", "--rate", "2500", "--seed", "11", "--summary-json", summaryFile)
+
+	// Mid-way: effects are landing while produce is still writing.
+	run1.waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "applied") >= 2000 })
+	select {
+	case <-produce.done:
+		t.Fatalf("produce finished before run 1 was stopped; the stop would not be mid-way")
+	default:
+	}
+	run1.signal(sig)
+	var attempts1, suppressed1 int64
+	if sig == syscall.SIGTERM {
+		s := run1.waitLine(ctx, "summary", func(map[string]any) bool { return true })
+		attempts1, suppressed1 = num(s, "attempts"), num(s, "suppressed")
+		if code := run1.wait(ctx); code != 0 {
+			t.Fatalf("run 1 after SIGTERM: exit %d, want 0\n%s", code, run1.output())
+		}
+	} else {
+		run1.wait(ctx)
+	}
+	if code := produce.wait(ctx); code != 0 {
+		t.Fatalf("produce: exit %d\n%s", code, produce.output())
+	}
+
+	// What exactly-once must give, from the records themselves; produce's
+	// own summary must agree.
+	exp := readTopic(ctx, t, brokers, topic, records)
+	if exp.records != records || exp.unique != count {
+		t.Fatalf("topic holds %d records with %d order IDs, want %d and %d", exp.records, exp.unique, records, count)
+	}
+	var sum struct {
+		Records, Unique, Duplicates int
+		Totals                      map[string]int64
+	}
+	raw, err := os.ReadFile(summaryFile)
+	if err == nil {
+		err = json.Unmarshal(raw, &sum)
+	}
+	if err != nil {
+		t.Fatalf("produce --summary-json: %v", err)
+	}
+	if sum.Records != records || sum.Unique != count || sum.Duplicates != dups || len(sum.Totals) != len(exp.totals) {
+		t.Fatalf("produce summary %d/%d/%d over %d customers, want %d/%d/%d over %d", sum.Records, sum.Unique,
+			sum.Duplicates, len(sum.Totals), records, count, dups, len(exp.totals))
+	}
+	for c, v := range exp.totals {
+		if sum.Totals[c] != v {
+			t.Fatalf("produce summary totals[%s] = %d, the records say %d", c, sum.Totals[c], v)
+		}
+	}
+
+	// Where run 1 left things.
+	before := statusJSON(ctx, t, bin, brokers, group, topic)
+	committed := before.committed()
+	var committedSum int64
+	for p, o := range committed {
+		committedSum += max(o, 0)
+		committed[p] = max(o, 0)
+	}
+	ledgerBefore := countRedisKeys(ctx, t, rdb, prefix+"ord-*")
+	replays := ledgerBefore - exp.uniqueBefore(committed) // landed past the last commit
+	t.Logf("after %v: committed %d of %d records, ledger %d keys, landed past the commit %d",
+		sig, committedSum, records, ledgerBefore, replays)
+
+	// Run 2 resumes from the committed offsets; everything was produced
+	// before it started, so lag 0 means every record is committed.
+	run2 := start(t, "run 2", bin, runArgs...)
+	run2.waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "lag") == 0 && m["lag_err"] == nil })
+	run2.signal(syscall.SIGTERM)
+	s := run2.waitLine(ctx, "summary", func(map[string]any) bool { return true })
+	if code := run2.wait(ctx); code != 0 {
+		t.Fatalf("run 2 after SIGTERM: exit %d\n%s", code, run2.output())
+	}
+	attempts2, applied2, suppressed2 := num(s, "attempts"), num(s, "applied"), num(s, "suppressed")
+	t.Logf("run 2: attempts %d applied %d suppressed %d", attempts2, applied2, suppressed2)
+
+	if n := countRedisKeys(ctx, t, rdb, prefix+"ord-*"); n != count {
+		t.Fatalf("ledger holds %d keys, want exactly the %d unique orders", n, count)
+	}
+	checkTotals(ctx, t, rdb, hash, exp)
+	after := statusJSON(ctx, t, bin, brokers, group, topic)
+	if after.Lag != 0 || len(after.Partitions) != 4 {
+		t.Fatalf("status: lag %d over %d partitions, want 0 over 4: %v", after.Lag, len(after.Partitions), after)
+	}
+	for _, p := range after.Partitions {
+		if p.Committed != p.LogEnd {
+			t.Fatalf("status: partition %d committed %d, log end %d", p.Partition, p.Committed, p.LogEnd)
+		}
+	}
+	if attempts2 != records-committedSum {
+		t.Fatalf("run 2 attempted %d records, want the %d after the committed offsets", attempts2, records-committedSum)
+	}
+	if applied2 != int64(count-ledgerBefore) {
+		t.Fatalf("run 2 applied %d, want the %d orders not yet in the ledger", applied2, count-ledgerBefore)
+	}
+	switch sig {
+	case syscall.SIGTERM:
+		// A clean stop commits everything that landed: nothing is seen twice.
+		if replays != 0 || attempts1+attempts2 != records || suppressed1+suppressed2 != dups {
+			t.Fatalf("after SIGTERM: landed past the commit %d, attempts %d+%d, suppressed %d+%d; want 0, %d, %d",
+				replays, attempts1, attempts2, suppressed1, suppressed2, records, dups)
+		}
+	case syscall.SIGKILL:
+		// A crash leaves landed effects past the last commit; run 2 sees
+		// them again and the ledger suppresses them.
+		if replays <= 0 || suppressed2 <= 0 {
+			t.Fatalf("after SIGKILL: landed past the commit %d, run 2 suppressed %d; want both > 0", replays, suppressed2)
+		}
+		if want := attempts2 - applied2; suppressed2 != want {
+			t.Fatalf("run 2 suppressed %d, want attempts - applied = %d", suppressed2, want)
+		}
+	}
+}
