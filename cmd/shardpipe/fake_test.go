@@ -51,12 +51,14 @@ func TestRunUnavailable(t *testing.T) {
 	if code, _, stderr := call(t, nil, "produce", "--brokers", broker, "--topic", "orders", "--partitions", "2", "--count", "10"); code != 0 {
 		t.Fatalf("produce: exit %d: %s", code, stderr)
 	}
-	dead := closedPort(t)
+	dead, silent := closedPort(t), silentPort(t)
 	tests := []struct {
 		name, broker, redis, topic, want string
 	}{
-		{"broker", dead, redisAddr, "orders", "kafka " + dead + ": no broker answered within 2s"},
-		{"redis", broker, dead, "orders", "redis " + dead + ": no answer to PING within 2s"},
+		{"silent broker", silent, redisAddr, "orders", "kafka " + silent + ": no broker answered within 2s"},
+		{"silent redis", broker, silent, "orders", "redis " + silent + ": no answer to PING within 2s"},
+		{"broker", dead, redisAddr, "orders", "kafka " + dead + ": cannot reach a broker"},
+		{"redis", broker, dead, "orders", "redis " + dead + ": PING failed"},
 		{"topic", broker, redisAddr, "nope", `kafka: topic "nope" does not exist`},
 	}
 	for _, tt := range tests {
@@ -76,6 +78,38 @@ func TestRunUnavailable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// silentPort returns 127.0.0.1:N where connections are accepted and never
+// answered, for the whole test.
+func silentPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return l.Addr().String()
 }
 
 // lineWaiter is a log writer that signals when a line matches.
@@ -204,7 +238,7 @@ func TestStatusMissing(t *testing.T) {
 		want string
 	}{
 		{"group", []string{"--brokers", broker, "--group", "ghost"}, `group "ghost" does not exist`},
-		{"broker", []string{"--brokers", closedPort(t), "--connect-timeout", "1s"}, "no broker answered within 1s"},
+		{"broker", []string{"--brokers", closedPort(t), "--connect-timeout", "1s"}, "cannot reach a broker"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

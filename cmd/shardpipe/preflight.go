@@ -39,8 +39,11 @@ func preflight(ctx context.Context, brokers, topics []string, rdb redis.Universa
 	wg.Go(func() { kErr = checkTopics(ctx, brokers, topics, timeout) })
 	if rdb != nil {
 		wg.Go(func() {
-			if err := rdb.Ping(ctx).Err(); err != nil {
-				rErr = fmt.Sprintf("redis %s: no answer to PING within %v: %v", redisDesc, timeout, err)
+			switch err := rdb.Ping(ctx).Err(); {
+			case errors.Is(err, context.DeadlineExceeded):
+				rErr = fmt.Sprintf("redis %s: no answer to PING within %v", redisDesc, timeout)
+			case err != nil:
+				rErr = fmt.Sprintf("redis %s: PING failed: %v", redisDesc, err)
 			}
 		})
 	}
@@ -74,7 +77,7 @@ func brokerProblem(brokers []string, timeout time.Duration, err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Sprintf("kafka %s: no broker answered within %v", strings.Join(brokers, ","), timeout)
 	}
-	return fmt.Sprintf("kafka %s: no broker answered within %v: %v", strings.Join(brokers, ","), timeout, err)
+	return fmt.Sprintf("kafka %s: cannot reach a broker: %v", strings.Join(brokers, ","), err)
 }
 
 // topicPartitions returns the partition count of each existing topic and

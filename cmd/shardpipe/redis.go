@@ -70,4 +70,10 @@ func redactURL(s string) string {
 
 // client returns a new client for t: a cluster client in cluster mode, a
 // single-node client otherwise.
-func (t redisTarget) client() redis.UniversalClient { return redis.NewUniversalClient(t.opts) }
+// Context deadlines bound every call, also a read from a server that
+// accepted the connection and does not answer.
+func (t redisTarget) client() redis.UniversalClient {
+	o := *t.opts
+	o.ContextTimeoutEnabled = true
+	return redis.NewUniversalClient(&o)
+}
