@@ -36,7 +36,8 @@ func claimFor(r *Record, state string, at time.Time) Claim {
 	return Claim{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: r.Epoch, At: at.UTC(), State: state}
 }
 
-// Encode returns the stored form of c (JSON, about 120 bytes).
+// Encode returns the stored form of c (JSON, about 120 bytes). It panics
+// only if At is outside the years 0-9999, which the sink never writes.
 func (c Claim) Encode() string {
 	b, err := json.Marshal(c)
 	if err != nil { // only a year outside [0,9999] can fail

@@ -75,10 +75,11 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 	mine.Owner = rand.Text()
 	pending := mine.Encode()
 
-	if out, err := g.acquire(ctx, r, key, lk, pending); out != 0 || err != nil {
+	claimedAt, out, err := g.acquire(ctx, r, key, lk, pending)
+	if out != 0 || err != nil {
 		return out, err
 	}
-	deadline := time.Now().Add(g.cfg.lease)
+	deadline := claimedAt.Add(g.cfg.lease) // no later than the lease's real end
 	if err := runHook(g.cfg.hooks.AfterClaim, ctx, key); err != nil {
 		return 0, err
 	}
@@ -94,7 +95,8 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 	}
 	done := mine
 	done.State, done.At = ClaimDone, time.Now().UTC()
-	v, err := g.eval(ctx, r, key, g.done, lk, pending, done.Encode(), g.cfg.ttl.Milliseconds())
+	// Marking done is attempted even if ctx ended meanwhile: the effect ran.
+	v, err := g.eval(context.WithoutCancel(ctx), r, key, g.done, lk, pending, done.Encode(), g.cfg.ttl.Milliseconds())
 	if err != nil {
 		return 0, fmt.Errorf("%w (the effect ran; it is not marked done)", err)
 	}
@@ -104,30 +106,32 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 	return Applied, nil
 }
 
-// acquire claims lk, waiting out a live foreign claim. It returns 0 and nil
-// once the claim is ours, or the outcome for a key already done.
-func (g *Guard) acquire(ctx context.Context, r *Record, key, lk, pending string) (Outcome, error) {
+// acquire claims lk, waiting out a live foreign claim. It returns when
+// the claim is ours (outcome 0, and a time no later than the claim was
+// written) or with the outcome for a key already done.
+func (g *Guard) acquire(ctx context.Context, r *Record, key, lk, pending string) (time.Time, Outcome, error) {
 	for poll := 1; ; poll++ {
+		start := time.Now()
 		v, err := g.eval(ctx, r, key, g.claim, lk, pending, g.cfg.lease.Milliseconds())
 		if err != nil {
-			return 0, err
+			return start, 0, err
 		}
 		prior, ok := v.(string)
 		if !ok {
-			return 0, nil // claimed
+			return start, 0, nil // claimed
 		}
 		c, err := DecodeClaim(prior)
 		if err != nil {
-			return 0, fmt.Errorf("sink: %s key %q: %w", r.at(), key, err)
+			return start, 0, fmt.Errorf("sink: %s key %q: %w", r.at(), key, err)
 		}
 		if c.State != ClaimPending {
 			if c.Names(r) {
-				return Applied, nil
+				return start, Applied, nil
 			}
-			return Suppressed, nil
+			return start, Suppressed, nil
 		}
 		if err := sleep(ctx, g.cfg.retry.delay(poll)); err != nil {
-			return 0, fmt.Errorf("sink: %s key %q: waiting for %s/%d@%d's claim: %w",
+			return start, 0, fmt.Errorf("sink: %s key %q: waiting for %s/%d@%d's claim: %w",
 				r.at(), key, c.Topic, c.Partition, c.Offset, err)
 		}
 	}
