@@ -93,7 +93,8 @@ func WithPrefix(prefix string) Option {
 // WithTTL sets how long a claim (an applied ledger entry, a done guard
 // claim) lives. Exactly-once holds only while the claim lives: a replay
 // older than the TTL applies again. Default 7 days; must be positive.
-// Memory cost is about 200 bytes per key for the TTL.
+// Memory cost: about 200 bytes per claim (Redis MEMORY USAGE, short keys)
+// for the TTL.
 func WithTTL(ttl time.Duration) Option {
 	return option{"WithTTL", both, func(c *config) error {
 		if ttl <= 0 {
@@ -115,7 +116,7 @@ func WithKeySource(s KeySource) Option {
 
 // WithEffect adds an atomic Redis effect that runs in the claim script only
 // when the claim succeeds (Ledger only). nil means the ledger write is the
-// whole effect, done with a plain SET NX.
+// whole effect, done with SET NX GET (one command per record, no script).
 func WithEffect(e Effect) Option {
 	return option{"WithEffect", ledgerOnly, func(c *config) error {
 		if v, ok := e.(interface{ validate() error }); ok {
