@@ -253,3 +253,41 @@ func TestStatusMissing(t *testing.T) {
 		})
 	}
 }
+
+// TestProduceFromFile: JSON lines are produced verbatim, keyed by order_id;
+// the summary counts re-sent IDs once; a bad line stops with its number.
+func TestProduceFromFile(t *testing.T) {
+	broker, _, _ := fakes(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "orders.jsonl")
+	lines := `{"order_id":"a","customer":"x","amount_cents":100}
+{"order_id":"b","customer":"y","amount_cents":250}
+
+{"order_id":"a","customer":"x","amount_cents":100}
+{"order_id":7,"customer":"x","amount_cents":5}
+`
+	if err := os.WriteFile(good, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := call(t, nil, "produce", "--brokers", broker, "--topic", "f", "--partitions", "2",
+		"--from", good, "--summary-json", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sum orders.Summary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("summary: %v\n%s", err, out)
+	}
+	if sum.Records != 4 || sum.Unique != 3 || sum.Duplicates != 1 || sum.Totals["x"] != 105 || sum.Totals["y"] != 250 {
+		t.Fatalf("summary %+v", sum)
+	}
+
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"order_id\":\"a\"}\n{\"customer\":\"x\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = call(t, nil, "produce", "--brokers", broker, "--topic", "f", "--from", bad)
+	if lines := problemLines(stderr); code != exitUsage || len(lines) != 1 || !strings.Contains(lines[0], "bad.jsonl line 2: orders: bad line: no order_id") {
+		t.Fatalf("exit %d, lines %q", code, lines)
+	}
+}
