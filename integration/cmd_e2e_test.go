@@ -29,7 +29,7 @@ func TestCmdStopAndRestart(t *testing.T) {
 		commitEvery string
 	}{
 		{"sigterm", syscall.SIGTERM, "100"},
-		{"sigkill", syscall.SIGKILL, "500"}, // more landed-but-uncommitted work at the kill
+		{"sigkill", syscall.SIGKILL, "300"}, // more landed-but-uncommitted work at the kill
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,10 +60,10 @@ func stopAndRestart(t *testing.T, bin string, brokers []string, addr string, sig
 	run1.waitLine(ctx, "partitions assigned", func(map[string]any) bool { return true })
 	summaryFile := filepath.Join(t.TempDir(), "summary.json")
 	produce := start(t, "produce", bin, "produce", "--brokers", b, "--topic", topic, "--count", "10000",
-		"--duplicates", "0.1", "--rate", "2500", "--seed", "11", "--summary-json", summaryFile)
+		"--duplicates", "0.1", "--rate", "2000", "--seed", "11", "--summary-json", summaryFile)
 
 	// Mid-way: effects are landing while produce is still writing.
-	run1.waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "applied") >= 2000 })
+	run1.waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "applied") >= 1500 })
 	select {
 	case <-produce.done:
 		t.Fatalf("produce finished before run 1 was stopped; the stop would not be mid-way")
