@@ -3,12 +3,25 @@
 #
 # Starts the services with scripts/services.sh (reusing any already running),
 # exports KAFKA_BROKERS and REDIS_ADDR, runs CMD, then stops only the services
-# that were not running before, and exits with CMD's status.
+# that were not running before, and exits with CMD's status. Runs sharing one
+# services directory take turns (flock).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 services="$ROOT/scripts/services.sh"
 (($# > 0)) || { echo "usage: $0 CMD [ARGS...]" >&2; exit 2; }
+
+# One run at a time per services directory: otherwise a run that started the
+# services could stop them under another run that found them running.
+state="${SHARDPIPE_SERVICES_DIR:-$ROOT/.cache/services}"
+mkdir -p "$state"
+if command -v flock >/dev/null 2>&1; then
+	exec 9>"$state/with-services.lock"
+	if ! flock -n 9; then
+		echo "with-services: another run uses the services in this checkout; waiting for it" >&2
+		flock 9
+	fi
+fi
 
 started=() kept=()
 for s in kafka redis; do
@@ -22,7 +35,7 @@ done
 cleanup() {
 	local rc=$? s
 	for s in "${started[@]}"; do
-		"$services" stop "$s" || rc=1 # a failed stop must not pass unnoticed
+		"$services" stop "$s" 9>&- || rc=1 # a failed stop must not pass unnoticed
 	done
 	exit "$rc"
 }
@@ -33,6 +46,6 @@ if ((${#kept[@]} > 0)); then
 	echo "with-services: ${kept[*]} already running; leaving it running afterwards" >&2
 fi
 
-"$services" start
+"$services" start 9>&- # the servers must not inherit the lock
 eval "$("$services" env)"
 "$@"
