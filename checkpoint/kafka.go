@@ -63,13 +63,15 @@ func (k *Kafka) Assign(p Partition, epoch int64) {
 	t.pos = Position{Epoch: epoch, Offset: -1}
 }
 
-// Release closes p's term (revoked or lost): every later commit for p is
-// refused with ErrStaleEpoch until the next Assign. It waits for a commit of p
-// already with the broker to finish.
-func (k *Kafka) Release(p Partition) {
+// Release closes p's term at epoch (revoked, lost, or its worker died): every
+// later commit for p is refused with ErrStaleEpoch until the next Assign. A
+// Release for an older term than the one held is ignored, so a late caller
+// cannot close its successor's term. It waits for a commit of p already with
+// the broker to finish.
+func (k *Kafka) Release(p Partition, epoch int64) {
 	k.mu.Lock()
 	t := k.terms[p]
-	if t != nil {
+	if t != nil && t.pos.Epoch <= epoch {
 		t.held = false
 	}
 	k.mu.Unlock()

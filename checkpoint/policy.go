@@ -28,15 +28,14 @@ func (p Policy) Due(landed int, since, now time.Time) bool {
 
 // Room is how many more records may land before the count trigger fires: a
 // worker sizes its next batch by it so that commits fall exactly every Every
-// records. It returns max when the count trigger is off.
+// records. When a commit is overdue (it failed and waits for a retry) Room
+// counts to the next multiple of Every, so batches keep their size. It
+// returns max when the count trigger is off.
 func (p Policy) Room(landed, max int) int {
 	if p.Every <= 0 {
 		return max
 	}
-	r := p.Every - landed
-	if r < 1 {
-		r = 1
-	}
+	r := p.Every - landed%p.Every
 	if r > max {
 		r = max
 	}

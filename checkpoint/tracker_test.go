@@ -140,7 +140,8 @@ func TestPolicy(t *testing.T) {
 	}{
 		{Policy{Every: 10}, 0, 500, 10},
 		{Policy{Every: 10}, 7, 500, 3},
-		{Policy{Every: 10}, 12, 500, 1},
+		{Policy{Every: 10}, 12, 500, 8},
+		{Policy{Every: 10}, 10, 500, 10},
 		{Policy{Every: 1000}, 0, 500, 500},
 		{Policy{}, 0, 500, 500},
 	}

@@ -116,7 +116,11 @@ func TestKafkaCheckpointFence(t *testing.T) {
 	if err := store.Commit(ctx, p, int64(gen)-1, 20); !errors.Is(err, checkpoint.ErrStaleEpoch) {
 		t.Fatalf("older epoch commit = %v, want ErrStaleEpoch", err)
 	}
-	store.Release(p)
+	store.Release(p, int64(gen)-1) // an older term's release is ignored
+	if err := store.Commit(ctx, p, int64(gen), 12); err != nil {
+		t.Fatalf("commit after an older term's release: %v", err)
+	}
+	store.Release(p, int64(gen))
 	if err := store.Commit(ctx, p, int64(gen), 20); !errors.Is(err, checkpoint.ErrStaleEpoch) {
 		t.Fatalf("commit after release = %v, want ErrStaleEpoch", err)
 	}
@@ -124,7 +128,7 @@ func TestKafkaCheckpointFence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pos.Offset != 10 {
-		t.Fatalf("broker holds offset %d, want 10: a refused commit reached it", pos.Offset)
+	if pos.Offset != 12 {
+		t.Fatalf("broker holds offset %d, want 12: a refused commit reached it", pos.Offset)
 	}
 }

@@ -63,8 +63,8 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 			if w := p.workers[part]; w != nil {
 				ws = append(ws, w)
 				delete(p.workers, part)
-			} else {
-				p.store.Release(part)
+			} else if held, ok := p.store.Held(part); ok {
+				p.store.Release(part, held.Epoch)
 			}
 		}
 	}
@@ -82,7 +82,7 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 			// Fence first, so not even an in-flight commit of the old
 			// term can land after this returns.
 			w.kill()
-			p.store.Release(w.part)
+			p.store.Release(w.part, w.epoch)
 		} else {
 			w.stop(revoking)
 		}
@@ -96,7 +96,7 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 					"partition", w.part.String(), "epoch", w.epoch)
 				w.fenced.Store(true)
 			}
-			p.store.Release(w.part)
+			p.store.Release(w.part, w.epoch)
 			p.stats.update(w.part, func(s *PartitionStats) { s.Held = false })
 			p.emit(Event{Kind: kind, Partition: w.part, Epoch: w.epoch})
 		}()

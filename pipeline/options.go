@@ -217,6 +217,11 @@ func newConfig(opts []Option) (config, error) {
 	if c.maxBatch < 1 || c.queueRecords < c.maxBatch {
 		errs = append(errs, fmt.Errorf("max batch %d and queue %d: want 1 <= batch <= queue", c.maxBatch, c.queueRecords))
 	}
+	for p, k := range c.crash {
+		if k < 1 {
+			errs = append(errs, fmt.Errorf("crash after %d attempts on %s: want at least 1", k, p))
+		}
+	}
 	if c.revokeTimeout <= 0 || c.shutdown <= 0 {
 		errs = append(errs, errors.New("revoke and shutdown timeouts must be positive"))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -25,6 +26,7 @@ type Pipeline struct {
 	workers map[checkpoint.Partition]*worker
 
 	ready    chan struct{} // closed once New has set cl and store: franz-go may call back before
+	started  atomic.Bool   // Run began, or Close/Abort ended a pipeline that never ran
 	stopOnce sync.Once
 	stopReq  chan struct{}
 	runDone  chan struct{}
@@ -33,8 +35,8 @@ type Pipeline struct {
 	aborted  bool
 }
 
-// New validates the options and creates the Kafka client. It does not
-// connect; Run does.
+// New validates the options and creates the franz-go client, which starts
+// joining the group at once: call Run promptly, or Close.
 func New(opts ...Option) (*Pipeline, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
@@ -52,6 +54,8 @@ func New(opts ...Option) (*Pipeline, error) {
 		kgo.ConsumerGroup(cfg.group),
 		kgo.ConsumeTopics(cfg.topics...),
 		kgo.ConsumeResetOffset(start),
+		// Effects of aborted transactions must never land.
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsAssigned(p.onAssigned),
@@ -81,6 +85,9 @@ func New(opts ...Option) (*Pipeline, error) {
 // shutdown timeout, commits, and leaves the group. It returns nil after a
 // requested stop and the first fatal error otherwise. Call it once.
 func (p *Pipeline) Run(ctx context.Context) error {
+	if !p.started.CompareAndSwap(false, true) {
+		return errors.New("pipeline: Run called twice, or after Close or Abort")
+	}
 	defer close(p.runDone)
 	pollCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -125,9 +132,7 @@ func (p *Pipeline) dispatch(ft kgo.FetchTopicPartition) {
 		p.cl.PauseFetchPartitions(map[string][]int32{part.Topic: {part.Partition}})
 		return
 	}
-	if w.q.push(ft.Records) {
-		p.cl.PauseFetchPartitions(map[string][]int32{part.Topic: {part.Partition}})
-	}
+	w.q.push(ft.Records)
 }
 
 // shutdown drains the workers within the shutdown timeout and leaves the group.
@@ -167,6 +172,9 @@ func (p *Pipeline) shutdown() {
 // returns or ctx ends.
 func (p *Pipeline) Close(ctx context.Context) error {
 	p.requestStop()
+	if p.closeUnstarted() {
+		return nil
+	}
 	select {
 	case <-p.runDone:
 		return p.Err()
@@ -181,9 +189,26 @@ func (p *Pipeline) Close(ctx context.Context) error {
 func (p *Pipeline) Abort() {
 	p.mu.Lock()
 	p.aborted = true
+	for _, w := range p.workers { // fence first: not one more commit
+		p.store.Release(w.part, w.epoch)
+		w.kill()
+	}
 	p.mu.Unlock()
 	p.requestStop()
-	<-p.runDone
+	if !p.closeUnstarted() {
+		<-p.runDone
+	}
+}
+
+// closeUnstarted closes the client of a pipeline whose Run never began, and
+// keeps Run from beginning. It reports whether it did.
+func (p *Pipeline) closeUnstarted() bool {
+	if !p.started.CompareAndSwap(false, true) {
+		return false
+	}
+	p.cl.Close()
+	close(p.runDone)
+	return true
 }
 
 func (p *Pipeline) requestStop() { p.stopOnce.Do(func() { close(p.stopReq) }) }

@@ -8,49 +8,54 @@ import (
 
 // queue is one partition's bounded buffer between the poll loop and the
 // worker. The poll loop never blocks on it (so rebalances are never held up by
-// a slow worker); instead a queue above its bound asks for the partition to be
-// paused, and the worker resumes it once it has drained below half.
+// a slow worker); instead a queue at its bound pauses the partition's fetching,
+// and the worker resumes it once it has drained below half. Pause and resume
+// run under the queue's lock, so their order always matches the state (both
+// franz-go calls only swap a set and never block).
 type queue struct {
 	mu     sync.Mutex
 	recs   []*kgo.Record
 	bound  int
 	paused bool
+	pause  func()        // stop fetching the partition
+	resume func()        // fetch it again
 	ready  chan struct{} // signalled (cap 1) when records arrive
 }
 
-func newQueue(bound int) *queue {
-	return &queue{bound: bound, ready: make(chan struct{}, 1)}
+func newQueue(bound int, pause, resume func()) *queue {
+	return &queue{bound: bound, pause: pause, resume: resume, ready: make(chan struct{}, 1)}
 }
 
-// push appends records and reports whether the partition must be paused now.
-func (q *queue) push(rs []*kgo.Record) (pause bool) {
+// push appends records, pausing the partition when the queue reaches its bound.
+func (q *queue) push(rs []*kgo.Record) {
 	q.mu.Lock()
 	q.recs = append(q.recs, rs...)
 	if len(q.recs) >= q.bound && !q.paused {
-		q.paused, pause = true, true
+		q.paused = true
+		q.pause()
 	}
 	q.mu.Unlock()
 	select {
 	case q.ready <- struct{}{}:
 	default:
 	}
-	return pause
 }
 
-// take removes up to n records and reports whether the partition must be
-// resumed now.
-func (q *queue) take(n int) (rs []*kgo.Record, resume bool) {
+// take removes up to n records, resuming the partition once the queue is below
+// half its bound.
+func (q *queue) take(n int) []*kgo.Record {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if n > len(q.recs) {
 		n = len(q.recs)
 	}
-	rs = append([]*kgo.Record(nil), q.recs[:n]...)
+	rs := append([]*kgo.Record(nil), q.recs[:n]...)
 	q.recs = q.recs[:copy(q.recs, q.recs[n:])]
 	if q.paused && len(q.recs) < q.bound/2 {
-		q.paused, resume = false, true
+		q.paused = false
+		q.resume()
 	}
-	return rs, resume
+	return rs
 }
 
 func (q *queue) len() int {

@@ -17,7 +17,8 @@ func recs(from, n int) []*kgo.Record {
 // TestQueueBackpressure: a queue pauses its partition at the bound, resumes
 // it below half, and hands records out in order.
 func TestQueueBackpressure(t *testing.T) {
-	q := newQueue(10)
+	var pauses, resumes int
+	q := newQueue(10, func() { pauses++ }, func() { resumes++ })
 	steps := []struct {
 		push, take     int
 		pause, resume  bool
@@ -34,15 +35,18 @@ func TestQueueBackpressure(t *testing.T) {
 	next := 0
 	for i, s := range steps {
 		if s.push > 0 {
-			if got := q.push(recs(next, s.push)); got != s.pause {
+			before := pauses
+			q.push(recs(next, s.push))
+			if got := pauses > before; got != s.pause {
 				t.Fatalf("step %d: push paused=%v, want %v", i, got, s.pause)
 			}
 			next += s.push
 		}
 		if s.take > 0 {
-			rs, resume := q.take(s.take)
-			if resume != s.resume {
-				t.Fatalf("step %d: take resume=%v, want %v", i, resume, s.resume)
+			before := resumes
+			rs := q.take(s.take)
+			if got := resumes > before; got != s.resume {
+				t.Fatalf("step %d: take resumed=%v, want %v", i, got, s.resume)
 			}
 			if len(rs) > 0 && rs[0].Offset != int64(s.first) {
 				t.Fatalf("step %d: first offset %d, want %d", i, rs[0].Offset, s.first)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
@@ -37,13 +38,19 @@ type worker struct {
 
 	tr       *checkpoint.Tracker
 	since    time.Time // when the oldest uncommitted record landed
+	retryAt  time.Time // no commit before this, after a failed one
+	failures int       // commits failed in a row
 	attempts int
 	buf      []sink.Record
 }
 
 func newWorker(p *Pipeline, part checkpoint.Partition, epoch int64) *worker {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &worker{p: p, part: part, epoch: epoch, q: newQueue(p.cfg.queueRecords),
+	tps := map[string][]int32{part.Topic: {part.Partition}}
+	q := newQueue(p.cfg.queueRecords,
+		func() { p.cl.PauseFetchPartitions(tps) },
+		func() { p.cl.ResumeFetchPartitions(tps) })
+	return &worker{p: p, part: part, epoch: epoch, q: q,
 		ctx: ctx, cancel: cancel, wake: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -97,10 +104,7 @@ func (w *worker) loop() error {
 			landed = w.tr.LandedSinceCommit()
 		}
 		n := w.p.cfg.policy.Room(landed, maxBatch)
-		recs, resume := w.q.take(n)
-		if resume {
-			w.p.cl.ResumeFetchPartitions(map[string][]int32{w.part.Topic: {w.part.Partition}})
-		}
+		recs := w.q.take(n)
 		if len(recs) == 0 {
 			if mode == draining {
 				return nil
@@ -116,11 +120,11 @@ func (w *worker) loop() error {
 	}
 }
 
-// idle waits for records, a stop, or the commit interval.
+// idle waits for records, a stop, or the next commit.
 func (w *worker) idle() error {
 	var timer <-chan time.Time
-	if w.tr != nil && w.tr.Dirty() && w.p.cfg.policy.Interval > 0 {
-		t := time.NewTimer(time.Until(w.since.Add(w.p.cfg.policy.Interval)))
+	if at, ok := w.nextCommit(); ok {
+		t := time.NewTimer(time.Until(at))
 		defer t.Stop()
 		timer = t.C
 	}
@@ -164,16 +168,38 @@ func (w *worker) process(recs []*kgo.Record) error {
 	}
 	if crash {
 		w.fenced.Store(true)
-		w.p.store.Release(w.part)
+		w.p.store.Release(w.part, w.epoch)
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Crashed, s.Held = true, false })
 		w.p.emit(Event{Kind: Crashed, Partition: w.part, Epoch: w.epoch, Offset: batch[len(batch)-1].Offset,
 			Err: fmt.Errorf("%s epoch %d after %d attempts: %w", w.part, w.epoch, w.attempts, ErrInjectedCrash)})
 		return errFenced
 	}
-	if w.p.cfg.policy.Due(w.tr.LandedSinceCommit(), w.since, time.Now()) {
+	if at, ok := w.nextCommit(); ok && !at.After(time.Now()) {
 		return w.commit()
 	}
 	return nil
+}
+
+// nextCommit says when the policy wants the next commit, no earlier than the
+// backoff after a failed one; false when nothing waits to be committed.
+func (w *worker) nextCommit() (time.Time, bool) {
+	if w.tr == nil || !w.tr.Dirty() {
+		return time.Time{}, false
+	}
+	pol := w.p.cfg.policy
+	var at time.Time
+	switch {
+	case pol.Every > 0 && w.tr.LandedSinceCommit() >= pol.Every:
+		at = w.since
+	case pol.Interval > 0:
+		at = w.since.Add(pol.Interval)
+	default:
+		return time.Time{}, false
+	}
+	if w.retryAt.After(at) {
+		at = w.retryAt
+	}
+	return at, true
 }
 
 // apply runs the batch's effects, again and again while their outcome is
@@ -182,10 +208,13 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 	backoff := 100 * time.Millisecond
 	for {
 		results, err := w.p.cfg.applier.Apply(w.ctx, batch)
+		if err == nil && len(results) != len(batch) {
+			return nil, fmt.Errorf("%s: sink returned %d results for %d records", w.part, len(results), len(batch))
+		}
 		if err == nil {
-			if len(results) != len(batch) {
-				return nil, fmt.Errorf("%s: sink returned %d results for %d records", w.part, len(results), len(batch))
-			}
+			err = transient(results)
+		}
+		if err == nil {
 			return results, nil
 		}
 		if w.ctx.Err() != nil {
@@ -204,6 +233,24 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// transient returns the first per-record error that says nothing about the
+// record itself (a Redis error reply such as OOM): the batch's effects are then
+// unknown and it must be applied again, not skipped past.
+func transient(results []sink.Result) error {
+	for _, r := range results {
+		if r.Err != nil && !badRecord(r.Err) {
+			return r.Err
+		}
+	}
+	return nil
+}
+
+// badRecord reports whether err is the record's own fault, for the bad-record
+// policy.
+func badRecord(err error) bool {
+	return errors.Is(err, sink.ErrNoKey) || errors.Is(err, sink.ErrBadValue) || errors.Is(err, sink.ErrCrossSlot)
 }
 
 // land marks known effects landed and counts them. A refused record stops the
@@ -246,9 +293,19 @@ func (w *worker) land(batch []sink.Record, results []sink.Result) error {
 }
 
 // commit moves the partition's offset to the tracker's commit point.
+//
+// A refusal by the local fence (the term was released) ends the worker. A
+// refusal by the broker while the term is still held here, or any other
+// retriable failure, is retried with backoff at the next commit point:
+// franz-go reports a real loss of membership through onLost, which releases
+// the term. A non-retriable broker error (authorisation, say) stops the
+// pipeline.
 func (w *worker) commit() error {
 	if w.tr == nil || !w.tr.Dirty() {
 		return nil
+	}
+	if err := w.ctx.Err(); err != nil {
+		return err // lost or aborted: no commit of this term may land
 	}
 	point := w.tr.CommitPoint()
 	ctx, cancel := context.WithTimeout(context.Background(), w.p.cfg.commitTimeout)
@@ -256,24 +313,33 @@ func (w *worker) commit() error {
 	err := w.p.store.Commit(ctx, w.part, w.epoch, point)
 	if err == nil {
 		w.tr.Committed(point)
-		w.since = time.Time{}
+		w.since, w.retryAt, w.failures = time.Time{}, time.Time{}, 0
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Committed = point })
 		w.p.emit(Event{Kind: Committed, Partition: w.part, Epoch: w.epoch, Offset: point})
 		return nil
 	}
+	held, ok := w.p.store.Held(w.part)
+	local := !ok || held.Epoch != w.epoch
 	stale := errors.Is(err, checkpoint.ErrStaleEpoch) || errors.Is(err, checkpoint.ErrStaleOffset)
-	if stale {
+	if stale && local {
 		w.fenced.Store(true)
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Fenced++ })
 	}
 	w.p.emit(Event{Kind: CommitRefused, Partition: w.part, Epoch: w.epoch, Offset: point, Err: err})
-	if stale {
+	if stale && local {
 		w.p.cfg.logger.Warn("commit refused: this worker no longer owns the partition",
 			"partition", w.part.String(), "epoch", w.epoch, "offset", point, "err", err)
 		return errFenced
 	}
-	w.p.cfg.logger.Warn("commit failed; will retry at the next commit point",
-		"partition", w.part.String(), "epoch", w.epoch, "offset", point, "err", err)
+	var ke *kerr.Error
+	if !stale && errors.As(err, &ke) && !ke.Retriable && !errors.Is(ke, kerr.RebalanceInProgress) {
+		return fmt.Errorf("%s epoch %d: commit of offset %d: %w", w.part, w.epoch, point, err)
+	}
+	w.failures++
+	backoff := min(50*time.Millisecond<<min(w.failures, 7), 5*time.Second)
+	w.retryAt = time.Now().Add(backoff)
+	w.p.cfg.logger.Warn("commit failed; retrying", "partition", w.part.String(), "epoch", w.epoch,
+		"offset", point, "failures", w.failures, "retry_in", backoff, "err", err)
 	return nil
 }
 

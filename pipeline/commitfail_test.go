@@ -1,0 +1,146 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/watch"
+	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// failCommits makes kfake answer the first n OffsetCommit requests with code
+// and counts every OffsetCommit it sees.
+func failCommits(c *kfake.Cluster, n int32, code *kerr.Error, seen *atomic.Int32) {
+	c.KeepControl()
+	c.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		if seen.Add(1) > n {
+			return nil, nil, false
+		}
+		r := req.(*kmsg.OffsetCommitRequest)
+		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+		for _, t := range r.Topics {
+			rt := kmsg.NewOffsetCommitResponseTopic()
+			rt.Topic, rt.TopicID = t.Topic, t.TopicID
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code.Code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil, true
+	})
+}
+
+// TestCommitFailures: failed commits are retried with backoff (not in a busy
+// loop), a broker refusal while the partition is still held here does not
+// stall it, and a non-retriable error stops the pipeline.
+func TestCommitFailures(t *testing.T) {
+	cases := []struct {
+		name  string
+		code  *kerr.Error
+		fatal bool
+	}{
+		{"rebalance in progress", kerr.RebalanceInProgress, false},
+		{"illegal generation while still held", kerr.IllegalGeneration, false},
+		{"not authorised", kerr.GroupAuthorizationFailed, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var rs []*kgo.Record
+			for i := range 20 {
+				rs = append(rs, &kgo.Record{Topic: "orders", Key: []byte(fmt.Sprint(i)), Value: []byte("{}")})
+			}
+			produce(t, c.ListenAddrs(), rs...)
+			var seen atomic.Int32
+			failCommits(c, 3, tc.code, &seen)
+			log := watch.New()
+			p, err := pipeline.New(pipeline.Brokers(c.ListenAddrs()...), pipeline.Topics("orders"), pipeline.Group("g"),
+				pipeline.Sink(okApplier{}), pipeline.CommitEvery(5), pipeline.CommitInterval(10*time.Millisecond),
+				pipeline.Logger(quiet()), pipeline.Observe(log.Observer("p")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- p.Run(ctx) }()
+			if tc.fatal {
+				if err := <-done; !errors.Is(err, tc.code) {
+					t.Fatalf("Run = %v, want it to stop on %v", err, tc.code)
+				}
+				return
+			}
+			if err := log.Wait(ctx, "commit to the end", func(evs []watch.Tagged) bool {
+				return watch.Committed(evs, "")[checkpoint.Partition{Topic: "orders"}] == 20
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := seen.Load(); n > 15 {
+				t.Fatalf("%d OffsetCommit requests for 20 records committed every 5: no backoff", n)
+			}
+			if _, _, _, _, fenced := pipeline.Totals(p.Stats()); fenced != 0 {
+				t.Fatalf("fenced=%d: a broker refusal while the partition is held is not a fence", fenced)
+			}
+		})
+	}
+}
+
+// TestCloseAndAbortWithoutRun: a pipeline that never ran closes promptly and
+// leaves the group, and cannot be run afterwards.
+func TestCloseAndAbortWithoutRun(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, stop := range []string{"close", "abort"} {
+		p, err := pipeline.New(pipeline.Brokers(c.ListenAddrs()...), pipeline.Topics("orders"), pipeline.Group("g-"+stop),
+			pipeline.Sink(okApplier{}), pipeline.Logger(quiet()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if stop == "close" {
+			if err := p.Close(ctx); err != nil {
+				t.Fatalf("Close without Run: %v", err)
+			}
+		} else {
+			p.Abort()
+		}
+		cancel()
+		if err := p.Run(context.Background()); err == nil {
+			t.Fatalf("Run after %s succeeded", stop)
+		}
+	}
+}
+
+// okApplier lands every record as applied.
+type okApplier struct{}
+
+func (okApplier) Apply(_ context.Context, b []sink.Record) ([]sink.Result, error) {
+	res := make([]sink.Result, len(b))
+	for i := range res {
+		res[i] = sink.Result{Key: string(b[i].Key), Outcome: sink.Applied}
+	}
+	return res, nil
+}
