@@ -18,7 +18,7 @@ type PartitionStats struct {
 	Suppressed int64
 	Rejected   int64 // bad records skipped
 	Committed  int64 // last offset committed here; -1 when none
-	Fenced     int64 // commits refused as stale
+	Fenced     int64 // commits refused as stale, by the local fence or the broker
 	Crashed    bool
 }
 

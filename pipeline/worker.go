@@ -321,9 +321,11 @@ func (w *worker) commit() error {
 	held, ok := w.p.store.Held(w.part)
 	local := !ok || held.Epoch != w.epoch
 	stale := errors.Is(err, checkpoint.ErrStaleEpoch) || errors.Is(err, checkpoint.ErrStaleOffset)
+	if stale {
+		w.p.stats.update(w.part, func(s *PartitionStats) { s.Fenced++ })
+	}
 	if stale && local {
 		w.fenced.Store(true)
-		w.p.stats.update(w.part, func(s *PartitionStats) { s.Fenced++ })
 	}
 	w.p.emit(Event{Kind: CommitRefused, Partition: w.part, Epoch: w.epoch, Offset: point, Err: err})
 	if stale && local {
