@@ -1,0 +1,305 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/integration/harness"
+	"github.com/shardpipe/shardpipe/internal/scenario"
+	"github.com/shardpipe/shardpipe/internal/watch"
+	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// childLine is what the zombie child process reports on stdout, one JSON
+// object a line.
+type childLine struct {
+	Kind      string `json:"kind"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Stale     bool   `json:"stale,omitempty"`
+	Err       string `json:"err,omitempty"`
+	Applied   int64  `json:"applied,omitempty"`
+	Supp      int64  `json:"suppressed,omitempty"`
+	Fenced    int64  `json:"fenced,omitempty"`
+}
+
+const zombieChildEnv = "SHARDPIPE_ZOMBIE_CHILD"
+
+// TestZombieSessionTimeout: a consumer process is frozen (SIGSTOP) while it
+// holds a batch on every partition, so it stops heartbeating and the group
+// evicts it when its session times out. A second consumer takes the
+// partitions and finishes them. The frozen process is then woken (SIGCONT)
+// and finishes its batch. Whatever it does, it must not move an offset: each
+// partition's late commit is refused (by the broker or the local fence,
+// counted) or the partition is reported lost first; its late effects are all
+// suppressed; the new owner's offsets stay at the end.
+func TestZombieSessionTimeout(t *testing.T) {
+	t.Parallel()
+	for _, proto := range protocols {
+		t.Run(proto.String(), func(t *testing.T) {
+			t.Parallel()
+			testZombieSession(t, proto)
+		})
+	}
+}
+
+func testZombieSession(t *testing.T, proto pipeline.Protocol) {
+	const parts, perPart = 4, 100
+	env := realEnv(t, proto)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := scenario.CreateTopic(ctx, env.Brokers, env.Topic, parts); err != nil {
+		t.Fatal(err)
+	}
+	if err := scenario.ProduceOrders(ctx, env.Brokers, env.Topic, parts, perPart); err != nil {
+		t.Fatal(err)
+	}
+
+	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestZombieChild$", "-test.count=1")
+	child.Env = append(os.Environ(), zombieChildEnv+"=1", "ZC_BROKERS="+env.Brokers[0], "ZC_TOPIC="+env.Topic,
+		"ZC_GROUP="+env.Group, "ZC_PREFIX="+env.Prefix, "ZC_REDIS="+harness.Redis(t), "ZC_PROTO="+proto.String())
+	child.Stderr = os.Stderr
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan childLine, 1024)
+	go readChild(stdout, lines)
+	var seen []childLine
+	next := func(what string, done func() bool) {
+		t.Helper()
+		for !done() {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("child exited while waiting for %s; it said %+v", what, seen)
+				}
+				seen = append(seen, l)
+			case <-ctx.Done():
+				t.Fatalf("waiting for %s: %v; child said %+v", what, ctx.Err(), seen)
+			}
+		}
+	}
+	count := func(kind string) map[int32]bool {
+		m := map[int32]bool{}
+		for _, l := range seen {
+			if l.Kind == kind {
+				m[l.Partition] = true
+			}
+		}
+		return m
+	}
+	next("the child to hold a batch on every partition", func() bool { return len(count("stalled")) == parts })
+	if err := child.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("child %d frozen while holding a batch on %d partitions", child.Process.Pid, parts)
+
+	log := watch.New()
+	ledger, err := sink.NewLedger(env.Redis, sink.WithPrefix(env.Prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := pipeline.New(pipeline.Brokers(env.Brokers...), pipeline.Topics(env.Topic), pipeline.Group(env.Group),
+		pipeline.Sink(ledger), pipeline.GroupProtocol(proto), pipeline.CommitEvery(10), pipeline.Observe(log.Observer("B")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doneB := make(chan error, 1)
+	go func() { doneB <- b.Run(ctx) }()
+	start := time.Now()
+	if err := log.Wait(ctx, "B to commit every partition to its end", func(evs []watch.Tagged) bool {
+		c := watch.Committed(evs, "B")
+		for n := int32(0); n < parts; n++ {
+			if c[checkpoint.Partition{Topic: env.Topic, Partition: n}] != perPart {
+				return false
+			}
+		}
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("B took over after the frozen child's session expired and finished in %v", time.Since(start).Round(time.Millisecond))
+
+	if err := child.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(stdin, "go\n"); err != nil {
+		t.Fatal(err)
+	}
+	next("the woken child to be refused or to lose each partition", func() bool {
+		refused, lost := count("refused"), count("lost")
+		for n := int32(0); n < parts; n++ {
+			if !refused[n] && !lost[n] {
+				return false
+			}
+		}
+		return true
+	})
+	if _, err := io.WriteString(stdin, "stop\n"); err != nil {
+		t.Fatal(err)
+	}
+	next("the child's stats", func() bool { return len(count("stats")) > 0 })
+	if err := child.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+
+	for _, l := range seen {
+		switch {
+		case l.Kind == "refused" && !l.Stale:
+			t.Errorf("child commit on partition %d refused for a reason other than its stale epoch: %s", l.Partition, l.Err)
+		case l.Kind == "committed":
+			t.Errorf("the woken child committed partition %d to %d", l.Partition, l.Offset)
+		case l.Kind == "stats":
+			t.Logf("woken child: applied=%d suppressed=%d fenced_commits=%d; refused on %v, lost on %v",
+				l.Applied, l.Supp, l.Fenced, keys(count("refused")), keys(count("lost")))
+			if l.Applied != 0 {
+				t.Errorf("the zombie applied %d effects after the new owner had", l.Applied)
+			}
+		}
+	}
+	cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
+	defer ccancel()
+	if err := b.Close(cctx); err != nil {
+		t.Fatal(err)
+	}
+	<-doneB
+	offs, err := harness.NewAdmin(t, env.Brokers).FetchOffsets(ctx, env.Group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := int32(0); n < parts; n++ {
+		if o, _ := offs.Lookup(env.Topic, n); o.At != perPart {
+			t.Errorf("partition %d committed at %d after the zombie woke, want %d", n, o.At, perPart)
+		}
+	}
+	if keys, err := countLedger(ctx, env); err != nil || keys != parts*perPart {
+		t.Errorf("ledger holds %d keys (%v), want %d", keys, err, parts*perPart)
+	}
+}
+
+func keys(m map[int32]bool) []int32 {
+	var out []int32
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func countLedger(ctx context.Context, env scenario.Env) (int, error) {
+	n := 0
+	it := env.Redis.Scan(ctx, 0, env.Prefix+"*", 1000).Iterator()
+	for it.Next(ctx) {
+		n++
+	}
+	return n, it.Err()
+}
+
+func readChild(r io.Reader, out chan<- childLine) {
+	defer close(out)
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var l childLine
+		if b := sc.Bytes(); len(b) > 0 && b[0] == '{' && json.Unmarshal(b, &l) == nil && l.Kind != "" {
+			out <- l
+		}
+	}
+}
+
+// TestZombieChild is the frozen consumer of TestZombieSessionTimeout, run in
+// its own process. It does nothing unless that test started it.
+func TestZombieChild(t *testing.T) {
+	if os.Getenv(zombieChildEnv) != "1" {
+		t.Skip("helper process of TestZombieSessionTimeout")
+	}
+	var mu sync.Mutex
+	enc := json.NewEncoder(os.Stdout)
+	say := func(l childLine) { mu.Lock(); _ = enc.Encode(l); mu.Unlock() }
+	commands := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			commands <- sc.Text()
+		}
+		close(commands)
+	}()
+	wake := make(chan struct{})
+	var stalled sync.Map
+	hook := func(_ context.Context, p checkpoint.Partition, _ int64, _ []sink.Record) {
+		if _, loaded := stalled.LoadOrStore(p, true); loaded {
+			return
+		}
+		say(childLine{Kind: "stalled", Partition: p.Partition})
+		<-wake // deliberately deaf to its context: a frozen process notices nothing
+	}
+	proto, err := pipeline.ParseProtocol(os.Getenv("ZC_PROTO"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := harness.NewRedisClient(t, os.Getenv("ZC_REDIS"))
+	ledger, err := sink.NewLedger(rdb, sink.WithPrefix(os.Getenv("ZC_PREFIX")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pipeline.New(pipeline.Brokers(os.Getenv("ZC_BROKERS")), pipeline.Topics(os.Getenv("ZC_TOPIC")),
+		pipeline.Group(os.Getenv("ZC_GROUP")), pipeline.Sink(ledger), pipeline.GroupProtocol(proto),
+		pipeline.CommitEvery(10), pipeline.SessionTimeout(2*time.Second),
+		pipeline.KafkaOptions(kgo.HeartbeatInterval(400*time.Millisecond)),
+		pipeline.WithHooks(pipeline.Hooks{BeforeApply: hook}),
+		pipeline.Observe(func(e pipeline.Event) {
+			l := childLine{Partition: e.Partition.Partition, Offset: e.Offset}
+			switch e.Kind {
+			case pipeline.Committed:
+				l.Kind = "committed"
+			case pipeline.CommitRefused:
+				l.Kind, l.Err, l.Stale = "refused", fmt.Sprint(e.Err), errors.Is(e.Err, checkpoint.ErrStaleEpoch)
+			case pipeline.Lost:
+				l.Kind = "lost"
+			default:
+				return
+			}
+			say(l)
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	for cmd := range commands {
+		switch cmd {
+		case "go":
+			close(wake)
+		case "stop":
+			if err := p.Close(ctx); err != nil {
+				t.Error(err)
+			}
+			<-done
+			_, applied, supp, _, fenced := pipeline.Totals(p.Stats())
+			say(childLine{Kind: "stats", Applied: applied, Supp: supp, Fenced: fenced})
+			return
+		}
+	}
+}
