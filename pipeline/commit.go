@@ -1,0 +1,87 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+)
+
+// commit moves the partition's offset to the tracker's commit point.
+//
+// A refusal by the local fence (the term was released) ends the worker. A
+// refusal by the broker while the term is still held here, or any other
+// retriable failure, is retried with backoff at the next commit point:
+// franz-go reports a real loss of membership through onLost, which releases
+// the term. A non-retriable broker error (authorisation, say) stops the
+// pipeline.
+func (w *worker) commit() error {
+	if w.tr == nil || !w.tr.Dirty() {
+		return nil
+	}
+	if err := w.ctx.Err(); err != nil {
+		return err // lost or aborted: no commit of this term may land
+	}
+	point := w.tr.CommitPoint()
+	ctx, cancel := context.WithTimeout(context.Background(), w.p.cfg.commitTimeout)
+	defer cancel()
+	err := w.p.store.Commit(ctx, w.part, w.epoch, point)
+	if err == nil {
+		w.tr.Committed(point)
+		w.since, w.retryAt, w.failures = time.Time{}, time.Time{}, 0
+		w.p.stats.update(w.part, func(s *PartitionStats) { s.Committed = point })
+		w.p.emit(Event{Kind: Committed, Partition: w.part, Epoch: w.epoch, Offset: point})
+		return nil
+	}
+	held, ok := w.p.store.Held(w.part)
+	local := !ok || held.Epoch != w.epoch
+	stale := errors.Is(err, checkpoint.ErrStaleEpoch) || errors.Is(err, checkpoint.ErrStaleOffset)
+	if stale {
+		w.p.stats.update(w.part, func(s *PartitionStats) { s.Fenced++ })
+	}
+	if stale && local {
+		w.fenced.Store(true)
+	}
+	w.p.emit(Event{Kind: CommitRefused, Partition: w.part, Epoch: w.epoch, Offset: point, Err: err})
+	if stale && local {
+		w.p.cfg.logger.Warn("commit refused: this worker no longer owns the partition",
+			"partition", w.part.String(), "epoch", w.epoch, "offset", point, "err", err)
+		return errFenced
+	}
+	var ke *kerr.Error
+	if !stale && errors.As(err, &ke) && !ke.Retriable && !errors.Is(ke, kerr.RebalanceInProgress) {
+		return fmt.Errorf("%s epoch %d: commit of offset %d: %w", w.part, w.epoch, point, err)
+	}
+	w.failures++
+	backoff := min(50*time.Millisecond<<min(w.failures, 7), 5*time.Second)
+	w.retryAt = time.Now().Add(backoff)
+	w.p.cfg.logger.Warn("commit failed; retrying", "partition", w.part.String(), "epoch", w.epoch,
+		"offset", point, "failures", w.failures, "retry_in", backoff, "err", err)
+	return nil
+}
+
+// nextCommit says when the policy wants the next commit, no earlier than the
+// backoff after a failed one; false when nothing waits to be committed.
+func (w *worker) nextCommit() (time.Time, bool) {
+	if w.tr == nil || !w.tr.Dirty() {
+		return time.Time{}, false
+	}
+	pol := w.p.cfg.policy
+	var at time.Time
+	switch {
+	case pol.Every > 0 && w.tr.LandedSinceCommit() >= pol.Every:
+		at = w.since
+	case pol.Interval > 0:
+		at = w.since.Add(pol.Interval)
+	default:
+		return time.Time{}, false
+	}
+	if w.retryAt.After(at) {
+		at = w.retryAt
+	}
+	return at, true
+}
