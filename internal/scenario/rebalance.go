@@ -235,4 +235,3 @@ func countKeys(ctx context.Context, env Env, match string) (int, error) {
 	}
 	return n, nil
 }
-
