@@ -48,20 +48,12 @@ const zombieChildEnv = "SHARDPIPE_ZOMBIE_CHILD"
 // counted) or the partition is reported lost first; its late effects are all
 // suppressed; the new owner's offsets stay at the end.
 func TestZombieSessionTimeout(t *testing.T) {
-	t.Parallel()
-	for _, proto := range protocols {
-		t.Run(proto.String(), func(t *testing.T) {
-			t.Parallel()
-			testZombieSession(t, proto)
-		})
-	}
+	eachProtocol(t, 3*time.Minute, testZombieSession)
 }
 
-func testZombieSession(t *testing.T, proto pipeline.Protocol) {
+func testZombieSession(t *testing.T, ctx context.Context, env scenario.Env) {
+	proto := env.Protocol
 	const parts, perPart = 4, 100
-	env := realEnv(t, proto)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	if err := scenario.CreateTopic(ctx, env.Brokers, env.Topic, parts); err != nil {
 		t.Fatal(err)
 	}

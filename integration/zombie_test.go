@@ -25,20 +25,12 @@ import (
 // locally with ErrStaleEpoch and counted, and the broker refuses the same
 // commit sent with A's old epoch. B's committed offsets never move back.
 func TestZombie(t *testing.T) {
-	t.Parallel()
-	for _, proto := range protocols {
-		t.Run(proto.String(), func(t *testing.T) {
-			t.Parallel()
-			testZombie(t, proto)
-		})
-	}
+	eachProtocol(t, 3*time.Minute, testZombie)
 }
 
-func testZombie(t *testing.T, proto pipeline.Protocol) {
+func testZombie(t *testing.T, ctx context.Context, env scenario.Env) {
+	proto := env.Protocol
 	const parts, perPart, every = 4, 100, 10
-	env := realEnv(t, proto)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	if err := scenario.CreateTopic(ctx, env.Brokers, env.Topic, parts); err != nil {
 		t.Fatal(err)
 	}

@@ -70,17 +70,8 @@ func TestCommitFailures(t *testing.T) {
 			produce(t, c.ListenAddrs(), rs...)
 			var seen atomic.Int32
 			failCommits(c, 3, tc.code, &seen)
-			log := watch.New()
-			p, err := pipeline.New(pipeline.Brokers(c.ListenAddrs()...), pipeline.Topics("orders"), pipeline.Group("g"),
-				pipeline.Sink(okApplier{}), pipeline.CommitEvery(5), pipeline.CommitInterval(10*time.Millisecond),
-				pipeline.Logger(quiet()), pipeline.Observe(log.Observer("p")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- p.Run(ctx) }()
+			r := start(t, c.ListenAddrs(), okApplier{}, pipeline.CommitEvery(5), pipeline.CommitInterval(10*time.Millisecond))
+			p, log, done, ctx := r.p, r.log, r.done, r.ctx
 			if tc.fatal {
 				if err := <-done; !errors.Is(err, tc.code) {
 					t.Fatalf("Run = %v, want it to stop on %v", err, tc.code)

@@ -52,6 +52,30 @@ func produce(t *testing.T, brokers []string, recs ...*kgo.Record) {
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// running is a pipeline under test: started on "orders" in group "g", quiet,
+// with its events in log and Run's result on done.
+type running struct {
+	p    *pipeline.Pipeline
+	log  *watch.Log
+	done chan error
+	ctx  context.Context
+}
+
+func start(t *testing.T, brokers []string, a pipeline.Applier, opts ...pipeline.Option) running {
+	t.Helper()
+	log := watch.New()
+	p, err := pipeline.New(append([]pipeline.Option{pipeline.Brokers(brokers...), pipeline.Topics("orders"),
+		pipeline.Group("g"), pipeline.Sink(a), pipeline.Logger(quiet()), pipeline.Observe(log.Observer("p"))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	r := running{p: p, log: log, done: make(chan error, 1), ctx: ctx}
+	go func() { r.done <- p.Run(ctx) }()
+	return r
+}
+
 // TestBadRecordPolicy: a record without a business key stops the pipeline
 // (Stop) with its offset uncommitted, or is skipped and counted (Skip).
 func TestBadRecordPolicy(t *testing.T) {
@@ -71,17 +95,8 @@ func TestBadRecordPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			log := watch.New()
-			p, err := pipeline.New(pipeline.Brokers(env.brokers...), pipeline.Topics("orders"), pipeline.Group("g"),
-				pipeline.Sink(ledger), pipeline.CommitEvery(2), pipeline.OnBadRecord(policy),
-				pipeline.Logger(quiet()), pipeline.Observe(log.Observer("p")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- p.Run(ctx) }()
+			r := start(t, env.brokers, ledger, pipeline.CommitEvery(2), pipeline.OnBadRecord(policy))
+			p, log, done, ctx := r.p, r.log, r.done, r.ctx
 			part := checkpoint.Partition{Topic: "orders"}
 			if policy == pipeline.Stop {
 				err := <-done
@@ -142,17 +157,8 @@ func TestRedisOutageHoldsCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := countingApplier{Applier: ledger, failures: make(chan error, 1)}
-	log := watch.New()
-	p, err := pipeline.New(pipeline.Brokers(env.brokers...), pipeline.Topics("orders"), pipeline.Group("g"),
-		pipeline.Sink(app), pipeline.CommitEvery(10), pipeline.CommitInterval(time.Millisecond),
-		pipeline.Logger(quiet()), pipeline.Observe(log.Observer("p")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
+	r := start(t, env.brokers, app, pipeline.CommitEvery(10), pipeline.CommitInterval(time.Millisecond))
+	p, log, ctx := r.p, r.log, r.ctx
 	for range 3 { // three failed batch attempts in a row
 		select {
 		case err := <-app.failures:
