@@ -26,9 +26,11 @@ type CommitError struct {
 	Err       error
 }
 
+// Error names the partition, the commit asked for and the position that stood.
 func (e *CommitError) Error() string {
 	return fmt.Sprintf("commit %s epoch %d offset %d (current epoch %d offset %d): %v",
 		e.Partition, e.Epoch, e.Offset, e.Current.Epoch, e.Current.Offset, e.Err)
 }
 
+// Unwrap returns ErrStaleEpoch, ErrStaleOffset or the store's error.
 func (e *CommitError) Unwrap() error { return e.Err }

@@ -8,6 +8,7 @@ type Partition struct {
 	Partition int32
 }
 
+// String returns topic/partition.
 func (p Partition) String() string { return fmt.Sprintf("%s/%d", p.Topic, p.Partition) }
 
 // Position is a committed offset and the epoch it was committed under. Offset
@@ -31,6 +32,7 @@ const (
 	StaleOffset
 )
 
+// String returns advance, same, stale-epoch or stale-offset.
 func (v Verdict) String() string {
 	switch v {
 	case Advance:

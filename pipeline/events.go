@@ -28,6 +28,7 @@ const (
 	Rejected
 )
 
+// String returns the kind in lower case, e.g. "commit-refused".
 func (k EventKind) String() string {
 	switch k {
 	case Assigned:

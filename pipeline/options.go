@@ -44,6 +44,7 @@ func ParseProtocol(s string) (Protocol, error) {
 	return 0, fmt.Errorf("group protocol %q: want classic or consumer", s)
 }
 
+// String returns "classic" or "consumer", as ParseProtocol reads them.
 func (p Protocol) String() string {
 	if p == Consumer {
 		return "consumer"
