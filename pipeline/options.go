@@ -63,6 +63,14 @@ const (
 	Skip
 )
 
+// String returns "stop" or "skip".
+func (b BadRecordPolicy) String() string {
+	if b == Skip {
+		return "skip"
+	}
+	return "stop"
+}
+
 // Hooks let tests stop a worker at chosen points. All are nil in production.
 type Hooks struct {
 	// BeforeApply runs before each batch's effects with the worker's epoch.
