@@ -90,8 +90,9 @@ func (w *worker) land(batch []sink.Record, results []sink.Result) error {
 	if w.tr.LandedSinceCommit() > 0 && w.since.IsZero() {
 		w.since = time.Now()
 	}
-	n := int64(len(batch))
+	n, point := int64(len(batch)), w.tr.CommitPoint()
 	w.p.stats.update(w.part, func(s *PartitionStats) {
+		s.Landed = point
 		s.Attempts += n
 		s.Applied += applied
 		s.Suppressed += suppressed

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,7 +174,8 @@ func TestRunProduceStatusOnFakes(t *testing.T) {
 	go func() {
 		done <- execute(ctx, []string{"shardpipe", "run", "--brokers", broker, "--redis", redisAddr, "--topic", "orders",
 			"--group", "g", "--ledger-prefix", "l:", "--effect", "totals", "--totals-hash", "totals",
-			"--commit-every", "50", "--commit-interval", "50ms", "--report-interval", "50ms"}, &bytes.Buffer{}, logs)
+			"--commit-every", "50", "--commit-interval", "50ms", "--report-interval", "50ms",
+			"--metrics-addr", "127.0.0.1:0"}, &bytes.Buffer{}, logs)
 	}()
 	select {
 	case <-logs.hit:
@@ -180,6 +184,7 @@ func TestRunProduceStatusOnFakes(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("no progress line with lag=0 applied=1000 within a minute:\n%s", logs)
 	}
+	scrapeApplied(t, logs.String(), 1000)
 	cancel() // what SIGTERM does through signal.NotifyContext
 	if code := <-done; code != 0 {
 		t.Fatalf("run: exit %d:\n%s", code, logs)
@@ -289,5 +294,37 @@ func TestProduceFromFile(t *testing.T) {
 	code, _, stderr = call(t, nil, "produce", "--brokers", broker, "--topic", "f", "--from", bad)
 	if lines := problemLines(stderr); code != exitUsage || len(lines) != 1 || !strings.Contains(lines[0], "bad.jsonl line 2: orders: bad line: no order_id") {
 		t.Fatalf("exit %d, lines %q", code, lines)
+	}
+}
+
+// scrapeApplied finds run's metrics address in its logs, scrapes /metrics and
+// checks that the applied counters add up to want.
+func scrapeApplied(t *testing.T, logs string, want int) {
+	t.Helper()
+	m := regexp.MustCompile(`msg="serving Prometheus metrics" addr=(\S+)`).FindStringSubmatch(logs)
+	if m == nil {
+		t.Fatalf("no metrics address in the logs:\n%s", logs)
+	}
+	resp, err := http.Get("http://" + m[1] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "shardpipe_effects_applied_total{"); ok {
+			n, err := strconv.Atoi(v[strings.LastIndex(v, " ")+1:])
+			if err != nil {
+				t.Fatalf("metric line %q: %v", line, err)
+			}
+			total += n
+		}
+	}
+	if total != want {
+		t.Fatalf("metrics say %d applied, want %d:\n%s", total, want, body)
 	}
 }

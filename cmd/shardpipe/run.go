@@ -64,6 +64,16 @@ func runAction(ctx context.Context, c *cli.Command) error {
 		<-ctx.Done()
 		stop() // a second signal kills at once
 	}()
+	if rc.metricsAddr != "" {
+		mctx, mstop := context.WithCancel(context.Background())
+		_, served, err := serveMetrics(mctx, rc.metricsAddr, p.Stats, log)
+		if err != nil {
+			mstop()
+			_ = p.Close(context.Background())
+			return failure(err)
+		}
+		defer func() { mstop(); <-served }()
+	}
 	rep := newReporter(p, rc.group, rc.topics, log)
 	repDone := make(chan struct{})
 	repCtx, repStop := context.WithCancel(context.Background())

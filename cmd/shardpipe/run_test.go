@@ -70,6 +70,7 @@ func TestRunRejectsBadSettings(t *testing.T) {
 		{"shutdown-timeout", []string{"--shutdown-timeout", "0s"}, nil, "--shutdown-timeout (SHARDPIPE_SHUTDOWN_TIMEOUT) 0s: must be positive"},
 		{"connect-timeout", []string{"--connect-timeout", "-2s"}, nil, "--connect-timeout (SHARDPIPE_CONNECT_TIMEOUT) -2s: must be positive"},
 		{"report-interval", []string{"--report-interval", "-1s"}, nil, "--report-interval (SHARDPIPE_REPORT_INTERVAL) -1s: must be 0 (off) or more"},
+		{"metrics-addr", []string{"--metrics-addr", "9464"}, nil, `--metrics-addr (SHARDPIPE_METRICS_ADDR) "9464": want host:port or :port`},
 		{"log-format", []string{"--log-format", "yaml"}, nil, `--log-format (SHARDPIPE_LOG_FORMAT) "yaml": want text or json`},
 		{"log-level", []string{"--log-level", "loud"}, nil, `--log-level (SHARDPIPE_LOG_LEVEL) "loud": want debug, info, warn or error`},
 		{"unparsable duration flag", []string{"--ttl", "forever"}, nil, `invalid value "forever" for flag -ttl`},

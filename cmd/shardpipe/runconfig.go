@@ -34,6 +34,7 @@ type runConfig struct {
 	shutdownTimeout time.Duration
 	connectTimeout  time.Duration
 	reportInterval  time.Duration
+	metricsAddr     string
 	logFormat       string
 	logLevel        slog.Level
 }
@@ -140,6 +141,11 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 	rc.reportInterval = c.Duration(fReportInterval)
 	if rc.reportInterval < 0 {
 		bad.addf("%s %v: must be 0 (off) or more", flagRef(fReportInterval), rc.reportInterval)
+	}
+	if rc.metricsAddr = c.String(fMetricsAddr); rc.metricsAddr != "" {
+		if _, port, err := net.SplitHostPort(rc.metricsAddr); err != nil || port == "" {
+			bad.addf("%s %q: want host:port or :port", flagRef(fMetricsAddr), rc.metricsAddr)
+		}
 	}
 	rc.logFormat = logFormat(&bad, c.String(fLogFormat))
 	rc.logLevel = logLevel(&bad, c.String(fLogLevel))

@@ -30,6 +30,7 @@ const (
 	fShutdownTimeout = "shutdown-timeout"
 	fConnectTimeout  = "connect-timeout"
 	fReportInterval  = "report-interval"
+	fMetricsAddr     = "metrics-addr"
 	fLogFormat       = "log-format"
 	fLogLevel        = "log-level"
 )
@@ -78,6 +79,8 @@ func runFlags() []cli.Flag {
 		connectTimeoutFlag(),
 		&cli.DurationFlag{Name: fReportInterval, Value: 10 * time.Second, Sources: fromEnv(fReportInterval),
 			Usage: "how often to log a one-line progress summary (0: never)"},
+		&cli.StringFlag{Name: fMetricsAddr, Sources: fromEnv(fMetricsAddr),
+			Usage: "serve Prometheus metrics (per partition: attempted, applied, suppressed, fenced commits, landed and committed offsets) at http://ADDR/metrics, e.g. :9464 (empty: off)"},
 		&cli.StringFlag{Name: fLogFormat, Value: "text", Sources: fromEnv(fLogFormat),
 			Usage: "log format on stderr: text or json"},
 		&cli.StringFlag{Name: fLogLevel, Value: "info", Sources: fromEnv(fLogLevel),
