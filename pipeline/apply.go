@@ -101,8 +101,8 @@ func (w *worker) land(batch []sink.Record, results []sink.Result) error {
 	return bad
 }
 
-func toSink(r *kgo.Record, epoch int64) sink.Record {
-	s := sink.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: epoch,
+func toSink(r *kgo.Record, epoch int64, member string) sink.Record {
+	s := sink.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: epoch, Member: member,
 		Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
 	if len(r.Headers) > 0 {
 		s.Headers = make([]sink.Header, len(r.Headers))

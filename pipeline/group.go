@@ -13,7 +13,7 @@ import (
 // assignment came with.
 func (p *Pipeline) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
 	<-p.ready
-	_, gen := cl.GroupMetadata()
+	member, gen := cl.GroupMetadata()
 	epoch := int64(gen)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -24,7 +24,7 @@ func (p *Pipeline) onAssigned(_ context.Context, cl *kgo.Client, assigned map[st
 				old.kill()
 			}
 			p.store.Assign(part, epoch)
-			w := newWorker(p, part, epoch)
+			w := newWorker(p, part, epoch, member)
 			p.workers[part] = w
 			p.stats.update(part, func(s *PartitionStats) { s.Epoch, s.Held = epoch, true })
 			go w.run()

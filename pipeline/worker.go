@@ -26,6 +26,7 @@ type worker struct {
 	p      *Pipeline
 	part   checkpoint.Partition
 	epoch  int64
+	member string // group member ID: with epoch it names this term in ledger claims
 	q      *queue
 	ctx    context.Context // canceled when the partition is lost or the pipeline aborts
 	cancel context.CancelFunc
@@ -43,13 +44,13 @@ type worker struct {
 	buf      []sink.Record
 }
 
-func newWorker(p *Pipeline, part checkpoint.Partition, epoch int64) *worker {
+func newWorker(p *Pipeline, part checkpoint.Partition, epoch int64, member string) *worker {
 	ctx, cancel := context.WithCancel(context.Background())
 	tps := map[string][]int32{part.Topic: {part.Partition}}
 	q := newQueue(p.cfg.queueRecords,
 		func() { p.cl.PauseFetchPartitions(tps) },
 		func() { p.cl.ResumeFetchPartitions(tps) })
-	return &worker{p: p, part: part, epoch: epoch, q: q,
+	return &worker{p: p, part: part, epoch: epoch, member: member, q: q,
 		ctx: ctx, cancel: cancel, wake: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -151,7 +152,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 		if err := w.tr.Start(r.Offset); err != nil {
 			return err
 		}
-		batch = append(batch, toSink(r, w.epoch))
+		batch = append(batch, toSink(r, w.epoch, w.member))
 	}
 	w.buf = batch
 	if h := w.p.cfg.hooks.BeforeApply; h != nil {

@@ -24,6 +24,7 @@ type Claim struct {
 	Partition int32     `json:"partition"`
 	Offset    int64     `json:"offset"`
 	Epoch     int64     `json:"epoch"`
+	Member    string    `json:"member,omitempty"`
 	At        time.Time `json:"at"`
 	State     string    `json:"state"`
 	// Owner is the token of the Guard.Do call holding the claim; empty in
@@ -33,7 +34,8 @@ type Claim struct {
 
 // claimFor returns the claim r would write.
 func claimFor(r *Record, state string, at time.Time) Claim {
-	return Claim{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: r.Epoch, At: at.UTC(), State: state}
+	return Claim{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: r.Epoch, Member: r.Member,
+		At: at.UTC(), State: state}
 }
 
 // Encode returns the stored form of c (JSON, about 120 bytes). It panics
@@ -60,8 +62,9 @@ func DecodeClaim(s string) (Claim, error) {
 }
 
 // Names reports whether c was written for r itself: same topic, partition,
-// offset and epoch. The sink counts such a claim as Applied for r (an earlier
-// attempt of the same assignment landed it) and any other as Suppressed.
+// offset, epoch and member. The sink counts such a claim as Applied for r (an
+// earlier attempt of the same term landed it) and any other as Suppressed.
 func (c Claim) Names(r *Record) bool {
-	return c.Topic == r.Topic && c.Partition == r.Partition && c.Offset == r.Offset && c.Epoch == r.Epoch
+	return c.Topic == r.Topic && c.Partition == r.Partition && c.Offset == r.Offset && c.Epoch == r.Epoch &&
+		c.Member == r.Member
 }

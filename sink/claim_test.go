@@ -81,3 +81,29 @@ func TestSlot(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimNames: a claim names a record only for the same topic, partition,
+// offset, epoch and member; epochs repeat across members and groups.
+func TestClaimNames(t *testing.T) {
+	base := Record{Topic: "orders", Partition: 2, Offset: 40, Epoch: 5, Member: "m-a"}
+	c := claimFor(&base, ClaimApplied, time.Now())
+	cases := []struct {
+		name string
+		edit func(r *Record)
+		want bool
+	}{
+		{"same record, same term", func(*Record) {}, true},
+		{"other member, same epoch", func(r *Record) { r.Member = "m-b" }, false},
+		{"same member, next epoch", func(r *Record) { r.Epoch = 6 }, false},
+		{"other offset", func(r *Record) { r.Offset = 41 }, false},
+		{"other partition", func(r *Record) { r.Partition = 3 }, false},
+		{"other topic", func(r *Record) { r.Topic = "payments" }, false},
+	}
+	for _, tc := range cases {
+		r := base
+		tc.edit(&r)
+		if got := c.Names(&r); got != tc.want {
+			t.Errorf("%s: Names = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

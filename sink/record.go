@@ -14,7 +14,12 @@ type Record struct {
 	// Epoch is the fencing epoch of the assignment that processes the
 	// record (the group generation or member epoch). It is stored in the
 	// claim and used to recognise the caller's own earlier claim.
-	Epoch     int64
+	Epoch int64
+	// Member names who processes the record under Epoch: the consumer
+	// group member ID in the pipeline. Epochs alone can repeat across
+	// members (KIP-848 member epochs) and groups; member and epoch
+	// together name one term. Empty is fine outside a group.
+	Member    string
 	Key       []byte
 	Value     []byte
 	Headers   []Header
