@@ -17,6 +17,7 @@ type PartitionStats struct {
 	Applied    int64
 	Suppressed int64
 	Rejected   int64 // bad records skipped
+	Start      int64 // offset the latest term began at (its first record); -1 before any record
 	Landed     int64 // offset below which every effect has landed (the commit point); -1 when none
 	Committed  int64 // last offset committed here; -1 when none
 	Fenced     int64 // commits refused as stale, by the local fence or the broker
@@ -37,7 +38,7 @@ func (s *stats) update(p checkpoint.Partition, fn func(*PartitionStats)) {
 	}
 	ps := s.m[p]
 	if ps == nil {
-		ps = &PartitionStats{Partition: p, Landed: -1, Committed: -1}
+		ps = &PartitionStats{Partition: p, Start: -1, Landed: -1, Committed: -1}
 		s.m[p] = ps
 	}
 	fn(ps)

@@ -141,7 +141,9 @@ func (w *worker) idle() error {
 
 func (w *worker) process(recs []*kgo.Record) error {
 	if w.tr == nil {
-		w.tr = checkpoint.NewTracker(w.part, recs[0].Offset)
+		start := recs[0].Offset
+		w.tr = checkpoint.NewTracker(w.part, start)
+		w.p.stats.update(w.part, func(s *PartitionStats) { s.Start = start })
 	}
 	crash := false
 	if k, ok := w.p.cfg.crash[w.part]; ok && w.attempts+len(recs) >= k {
