@@ -25,6 +25,11 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 		if err == nil {
 			return results, nil
 		}
+		if errors.Is(err, sink.ErrMisconfigured) {
+			// No retry can fix it and skipping would lose effects: stop.
+			return nil, fmt.Errorf("%s epoch %d offsets %d..%d: %w", w.part, w.epoch,
+				batch[0].Offset, batch[len(batch)-1].Offset, err)
+		}
 		if w.ctx.Err() != nil {
 			return nil, w.ctx.Err()
 		}

@@ -186,3 +186,28 @@ func TestRedisOutageHoldsCommits(t *testing.T) {
 		t.Fatalf("applied=%d suppressed=%d, want 50 and 0", applied, suppressed)
 	}
 }
+
+// TestMisconfiguredRedisStops: a reply no retry can fix (the ledger key holds
+// another type) stops the pipeline with an error naming the partition and
+// offsets; what landed before it is committed, nothing past it.
+func TestMisconfiguredRedisStops(t *testing.T) {
+	env := newFake(t, "orders", 1)
+	var rs []*kgo.Record
+	for i := range 10 {
+		rs = append(rs, &kgo.Record{Topic: "orders", Key: []byte(fmt.Sprintf("order-%d", i)), Value: []byte("{}")})
+	}
+	produce(t, env.brokers, rs...)
+	env.mr.HSet("shardpipe:ledger:order-6", "x", "1") // not a string: WRONGTYPE for SET
+	ledger, err := sink.NewLedger(env.rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, env.brokers, ledger, pipeline.CommitEvery(3), pipeline.MaxBatch(3))
+	err = <-r.done
+	if !errors.Is(err, sink.ErrMisconfigured) {
+		t.Fatalf("Run = %v, want ErrMisconfigured", err)
+	}
+	if c := watch.Committed(r.log.Events(), "")[checkpoint.Partition{Topic: "orders"}]; c != 6 {
+		t.Fatalf("committed %d, want 6: the batches before the refused one", c)
+	}
+}

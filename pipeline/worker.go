@@ -81,11 +81,14 @@ func (w *worker) run() {
 	defer close(w.done)
 	defer w.cancel()
 	err := w.loop()
-	if err == nil && w.ctx.Err() == nil {
-		// The final commit of a revoke or drain. A worker fenced by the
+	if w.ctx.Err() == nil && !errors.Is(err, errFenced) {
+		// The final commit of a revoke, a drain or a stop on error: what
+		// landed is committed, nothing past it. A worker fenced by the
 		// revoke timeout tries too, and is refused (and counted) by the
 		// store: that is the zombie's late commit.
-		err = w.commit()
+		if cerr := w.commit(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errFenced) {
 		w.p.fail(err)

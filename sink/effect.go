@@ -32,6 +32,7 @@ type Effect interface {
 func claimScript(effectLua string) *redis.Script {
 	return redis.NewScript(fmt.Sprintf(`local prior = redis.call('GET', KEYS[1])
 if prior then return prior end
+if tonumber(ARGV[2]) < 1 then return redis.error_reply('ERR syntax error: claim TTL below 1ms') end
 local function effect(KEYS, ARGV)
 %s
 end

@@ -32,6 +32,15 @@ var (
 	// worker may run, or have run, the effect as well.
 	ErrLeaseLost = errors.New("sink: guard lease lost")
 
+	// ErrMisconfigured means Redis refused a command for a reason no retry
+	// can fix and the record is not to blame: a key of the wrong type
+	// (WRONGTYPE, a totals field that is not an integer), missing
+	// permissions (NOPERM), a command the server does not know or accept
+	// (Redis older than 7.0), a cluster redirection on a client that is not
+	// a cluster client (MOVED, ASK). Nothing was written for the record;
+	// the caller should stop rather than retry or skip.
+	ErrMisconfigured = errors.New("sink: redis refused the command as configured")
+
 	// ErrBadClaim means a ledger key holds a value that is not a claim
 	// written by this package.
 	ErrBadClaim = errors.New("sink: not a claim")

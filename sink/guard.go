@@ -36,8 +36,13 @@ func NewGuard(c redis.UniversalClient, opts ...Option) (*Guard, error) {
 		c:     c,
 		cfg:   cfg,
 		claim: claimScript(""),
-		// KEYS[1] ledger key, ARGV[1] our pending claim, ARGV[2] done claim, ARGV[3] TTL ms.
-		done: redis.NewScript(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+		// KEYS[1] ledger key, ARGV[1] our pending claim, ARGV[2] done claim,
+		// ARGV[3] TTL ms, ARGV[4] our owner field. Done is written over our
+		// own pending or done claim (a retry whose first reply was lost) or
+		// over nothing (our lease lapsed and nobody claimed since); never
+		// over another owner's claim.
+		done: redis.NewScript(`local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] and not string.find(cur, ARGV[4], 1, true) then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1`),
 		// KEYS[1] ledger key, ARGV[1] our pending claim.
@@ -96,8 +101,12 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 	done := mine
 	done.State, done.At = ClaimDone, time.Now().UTC()
 	// Marking done is attempted even if ctx ended meanwhile: the effect ran.
-	v, err := g.eval(context.WithoutCancel(ctx), r, key, g.done, lk, pending, done.Encode(), g.cfg.ttl.Milliseconds())
+	v, err := g.eval(context.WithoutCancel(ctx), r, key, g.done, lk, pending, done.Encode(), g.cfg.ttl.Milliseconds(),
+		`"owner":"`+mine.Owner+`"`)
 	if err != nil {
+		if !errors.Is(err, ErrUnknown) {
+			err = fmt.Errorf("%w: %w", ErrUnknown, err)
+		}
 		return 0, fmt.Errorf("%w (the effect ran; it is not marked done)", err)
 	}
 	if v != int64(1) {
@@ -117,8 +126,8 @@ func (g *Guard) acquire(ctx context.Context, r *Record, key, lk, pending string)
 			return start, 0, err
 		}
 		prior, ok := v.(string)
-		if !ok {
-			return start, 0, nil // claimed
+		if !ok || prior == pending {
+			return start, 0, nil // claimed, now or by an earlier attempt whose reply was lost
 		}
 		c, err := DecodeClaim(prior)
 		if err != nil {

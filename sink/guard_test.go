@@ -178,18 +178,57 @@ func TestGuardLeaseLost(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		steal func()
+		want  error // nil: Applied and marked done
 	}{
-		{"expired", func() { m.FastForward(time.Second) }},
-		{"taken over", func() { m.FastForward(time.Second); m.Set("shardpipe:guard:o1", `{"state":"pending","owner":"other"}`) }},
+		// The lease lapsed but nobody claimed the key: the effect ran once,
+		// so it is marked done and a replay is suppressed.
+		{"expired, unclaimed", func() { m.FastForward(time.Second) }, nil},
+		{"taken over", func() { m.FastForward(time.Second); m.Set("shardpipe:guard:o1", `{"state":"pending","owner":"other"}`) }, ErrLeaseLost},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m.FlushAll()
 			r := order(0, 1, "o1", "c", 1)
 			out, err := g.Do(ctx, &r, func(context.Context, string) error { tt.steal(); return nil })
-			if !errors.Is(err, ErrLeaseLost) {
-				t.Errorf("Do = %v, %v; want ErrLeaseLost", out, err)
+			if tt.want != nil {
+				if !errors.Is(err, tt.want) {
+					t.Errorf("Do = %v, %v; want %v", out, err, tt.want)
+				}
+				return
+			}
+			if err != nil || out != Applied {
+				t.Fatalf("Do = %v, %v; want applied", out, err)
+			}
+			cl, ok, err := g.Lookup(ctx, "o1")
+			if err != nil || !ok || cl.State != ClaimDone {
+				t.Fatalf("claim %+v, %v, %v; want done", cl, ok, err)
 			}
 		})
+	}
+}
+
+// TestGuardDoneRetry: a retry of the done write whose first reply was lost
+// finds its own done claim and still reports Applied.
+func TestGuardDoneRetry(t *testing.T) {
+	ctx := context.Background()
+	_, c := newRedis(t)
+	g := newGuard(t, c)
+	r := order(0, 1, "o1", "c", 1)
+	var n counter
+	if out, err := g.Do(ctx, &r, n.effect); err != nil || out != Applied {
+		t.Fatalf("Do = %v, %v", out, err)
+	}
+	cl, _, _ := g.Lookup(ctx, "o1")
+	pendingOf := cl
+	pendingOf.State = ClaimPending
+	v, err := g.done.Run(ctx, c, []string{"shardpipe:guard:o1"}, pendingOf.Encode(), cl.Encode(), int64(60000),
+		`"owner":"`+cl.Owner+`"`).Int64()
+	if err != nil || v != 1 {
+		t.Fatalf("done retry over our own done claim = %v, %v; want 1", v, err)
+	}
+	v, err = g.done.Run(ctx, c, []string{"shardpipe:guard:o1"}, pendingOf.Encode(), cl.Encode(), int64(60000),
+		`"owner":"someone-else"`).Int64()
+	if err != nil || v != 0 {
+		t.Fatalf("done by another owner = %v, %v; want 0", v, err)
 	}
 }
 

@@ -92,13 +92,14 @@ func WithPrefix(prefix string) Option {
 
 // WithTTL sets how long a claim (an applied ledger entry, a done guard
 // claim) lives. Exactly-once holds only while the claim lives: a replay
-// older than the TTL applies again. Default 7 days; must be positive.
+// older than the TTL applies again. Default 7 days; at least 1ms (Redis
+// expiries are whole milliseconds).
 // Memory cost: about 200 bytes per claim (Redis MEMORY USAGE, short keys)
 // for the TTL.
 func WithTTL(ttl time.Duration) Option {
 	return option{"WithTTL", both, func(c *config) error {
-		if ttl <= 0 {
-			return fmt.Errorf("ttl %v is not positive", ttl)
+		if ttl < time.Millisecond {
+			return fmt.Errorf("ttl %v is below 1ms, the smallest expiry Redis takes (PX)", ttl)
 		}
 		c.ttl = ttl
 		return nil
@@ -157,11 +158,11 @@ func WithLogger(l *slog.Logger) Option {
 // must exceed the effect's worst-case duration: the effect's context ends
 // when the lease does, and after that another worker may claim and run the
 // effect. Shorter leases let a replay recover sooner after a crash.
-// Default 30s; must be positive.
+// Default 30s; at least 1ms.
 func WithLease(d time.Duration) Option {
 	return option{"WithLease", guardOnly, func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("lease %v is not positive", d)
+		if d < time.Millisecond {
+			return fmt.Errorf("lease %v is below 1ms, the smallest expiry Redis takes (PX)", d)
 		}
 		c.lease = d
 		return nil

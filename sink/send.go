@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -82,7 +83,7 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 			}
 		case final(cerr): // e.g. WRONGTYPE: nothing was written for this record
 			w.done = true
-			w.err = fmt.Errorf("sink: %s ledger key %q: %w", batch[w.idx].at(), w.key, cerr)
+			w.err = fmt.Errorf("sink: %s ledger key %q: %w", batch[w.idx].at(), w.key, classify(cerr))
 		case batchErr == nil: // transient, or the context ended: unknown
 			batchErr = cerr
 		}
@@ -129,6 +130,29 @@ func answer(c redis.Cmder) (prior string, claimed bool, err error) {
 func ownClaim(prior string, r *Record) bool {
 	c, err := DecodeClaim(prior)
 	return err == nil && c.Names(r)
+}
+
+// classify wraps a final server reply with the sentinel the caller branches
+// on: ErrBadValue when the record's own amount overflowed the sum,
+// ErrMisconfigured when the server or its data is set up wrong. Any other
+// final reply (OOM, say) is returned as it is: the caller retries it.
+func classify(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "increment or decrement would overflow"):
+		return fmt.Errorf("%w: %w", ErrBadValue, err)
+	case redis.HasErrorPrefix(err, "MOVED"), redis.HasErrorPrefix(err, "ASK"):
+		return fmt.Errorf("%w: %w", ErrMisconfigured, err)
+	}
+	// Inside a script the reply may carry a prefix ("ERR Error running
+	// script ..."), so these are matched anywhere in the message.
+	for _, s := range []string{"WRONGTYPE", "NOPERM", "CROSSSLOT", "not an integer", "syntax error",
+		"unknown command", "wrong number of arguments"} {
+		if strings.Contains(msg, s) {
+			return fmt.Errorf("%w: %w", ErrMisconfigured, err)
+		}
+	}
+	return err
 }
 
 // final reports whether err is a server reply that rejected this one
