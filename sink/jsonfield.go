@@ -1,9 +1,12 @@
 package sink
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 )
 
 var errNotScalar = errors.New("not a string or number")
@@ -32,6 +35,16 @@ func scalar(field string, raw json.RawMessage) (string, error) {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return "", fmt.Errorf("field %q: %w", field, err)
+		}
+		// encoding/json turns invalid UTF-8 and lone surrogate escapes into
+		// U+FFFD, which would collapse distinct keys into one. Refuse any
+		// U+FFFD the literal did not spell out.
+		if !utf8.Valid(raw) {
+			return "", fmt.Errorf("field %q is not valid UTF-8", field)
+		}
+		spelled := bytes.Count(raw, []byte("\uFFFD")) + bytes.Count(bytes.ToLower(raw), []byte(`\ufffd`))
+		if strings.Count(s, "\uFFFD") != spelled {
+			return "", fmt.Errorf("field %q holds a lone UTF-16 surrogate escape", field)
 		}
 		return s, nil
 	case c == '-' || (c >= '0' && c <= '9'):

@@ -97,6 +97,8 @@ func FuzzKeySource(f *testing.F) {
 	f.Add("json:id", []byte(nil), []byte(`{"id":"","id":"z"}`), "", []byte(nil))
 	f.Add("header:h", []byte(nil), []byte(nil), "h", []byte(""))
 	f.Add("json:a", []byte(nil), []byte(`{"a":[1,2]}`), "", []byte(nil))
+	f.Add("json:id", []byte(nil), []byte(`{"id":"\ud800"}`), "", []byte(nil))
+	f.Add("json:id", []byte(nil), []byte("{\"id\":\"\xff\"}"), "", []byte(nil))
 	f.Fuzz(func(t *testing.T, spec string, key, value []byte, hname string, hvalue []byte) {
 		ks, err := ParseKeySource(spec)
 		if err != nil {
@@ -114,6 +116,42 @@ func FuzzKeySource(f *testing.F) {
 			t.Fatalf("%s: error %v does not wrap ErrNoKey", ks, err)
 		case err != nil && got != "":
 			t.Fatalf("%s: key %q with error %v", ks, got, err)
+		case err == nil && ks.String() != "key" && !strings.HasPrefix(ks.String(), "header:") &&
+			strings.Count(got, "\uFFFD") > strings.Count(strings.ToLower(string(value)), `\ufffd`)+strings.Count(string(value), "\uFFFD"):
+			t.Fatalf("%s: key %q has a U+FFFD the value did not spell out: distinct keys would collapse", ks, got)
 		}
 	})
+}
+
+// TestJSONKeyRefusesReplacedRunes: invalid UTF-8 and lone surrogate escapes
+// would all decode to U+FFFD and collapse into one business key; they are
+// refused, while a spelled-out U+FFFD is a key like any other.
+func TestJSONKeyRefusesReplacedRunes(t *testing.T) {
+	ks, err := ParseKeySource("json:id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		value string
+		want  string // "" = ErrNoKey
+	}{
+		{`{"id":"\ud800"}`, ""},
+		{`{"id":"a\udbffb"}`, ""},
+		{"{\"id\":\"\xff\"}", ""},
+		{`{"id":"\ufffd"}`, "\uFFFD"},
+		{"{\"id\":\"\uFFFD\"}", "\uFFFD"},
+		{`{"id":"\ud83d\ude00"}`, "\U0001F600"},
+	}
+	for _, tc := range cases {
+		got, err := ks.Extract(&Record{Topic: "t", Value: []byte(tc.value)})
+		if tc.want == "" {
+			if !errors.Is(err, ErrNoKey) {
+				t.Errorf("%q: key %q, %v; want ErrNoKey", tc.value, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: key %q, %v; want %q", tc.value, got, err, tc.want)
+		}
+	}
 }
