@@ -49,18 +49,25 @@ func metricDefs() []metricDef {
 			func(s pipeline.PartitionStats) float64 { return float64(s.Landed) }},
 		{"shardpipe_committed_offset", "Last offset this process committed (-1: none yet).", prometheus.GaugeValue,
 			func(s pipeline.PartitionStats) float64 { return float64(s.Committed) }},
-		{"shardpipe_uncommitted_records", "Offsets landed but not yet committed: what a crash now would replay.", prometheus.GaugeValue,
-			func(s pipeline.PartitionStats) float64 {
-				if s.Landed < 0 {
-					return 0
-				}
-				return float64(s.Landed - max(s.Committed, 0))
-			}},
+		{"shardpipe_uncommitted_records", "Offsets landed in this term but not yet committed: what a crash now would replay (0 when not held).", prometheus.GaugeValue,
+			func(s pipeline.PartitionStats) float64 { return float64(uncommitted(s)) }},
 		{"shardpipe_partition_epoch", "Fencing epoch of the latest term (generation or member epoch).", prometheus.GaugeValue,
 			func(s pipeline.PartitionStats) float64 { return float64(s.Epoch) }},
 		{"shardpipe_partition_held", "1 while the partition is assigned to this process.", prometheus.GaugeValue,
 			func(s pipeline.PartitionStats) float64 { return b2f(s.Held) }},
 	}
+}
+
+// uncommitted is how many offsets of the current term have landed past the
+// last commit: Landed minus the later of the last commit and the term's
+// start. A term that began at a high offset after a restart or a
+// reassignment counts from its start, not from 0; a partition this process
+// no longer holds has nothing of its own to replay.
+func uncommitted(s pipeline.PartitionStats) int64 {
+	if !s.Held || s.Landed < 0 {
+		return 0
+	}
+	return max(s.Landed-max(s.Committed, s.Start), 0)
 }
 
 func b2f(b bool) float64 {
