@@ -10,15 +10,18 @@ import (
 )
 
 // redisTarget is a parsed --redis: how to connect, and a name for messages
-// without secrets.
+// without secrets. Exactly one of single and clusterOpts is set.
 type redisTarget struct {
-	opts    *redis.UniversalOptions
-	cluster bool
-	desc    string
+	single      *redis.Options        // one node: host:port or a redis:// URL
+	clusterOpts *redis.ClusterOptions // Redis Cluster: a node list, or --redis-cluster
+	cluster     bool
+	desc        string
 }
 
 // parseRedis reads host:port, a redis:// or rediss:// URL, or a comma list
 // of cluster nodes. cluster forces Redis Cluster for a single address or URL.
+// A URL's query options (protocol, timeouts, pool size, retries, client
+// name...) are go-redis's own; an unknown one is an error.
 func parseRedis(spec string, cluster bool) (redisTarget, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
@@ -28,14 +31,19 @@ func parseRedis(spec string, cluster bool) (redisTarget, error) {
 		return parseRedisURL(spec, cluster)
 	}
 	addrs := splitList([]string{spec})
+	if len(addrs) == 0 {
+		return redisTarget{}, errors.New("no address in the list; want host:port, a redis:// URL or a comma-separated node list")
+	}
 	for _, a := range addrs {
 		if msg := hostPortProblem(a); msg != "" {
 			return redisTarget{}, fmt.Errorf("address %q: %s", a, msg)
 		}
 	}
-	cluster = cluster || len(addrs) > 1
-	return redisTarget{opts: &redis.UniversalOptions{Addrs: addrs, IsClusterMode: cluster},
-		cluster: cluster, desc: strings.Join(addrs, ",")}, nil
+	desc := strings.Join(addrs, ",")
+	if cluster || len(addrs) > 1 {
+		return redisTarget{clusterOpts: &redis.ClusterOptions{Addrs: addrs}, cluster: true, desc: desc}, nil
+	}
+	return redisTarget{single: &redis.Options{Addr: addrs[0]}, desc: desc}, nil
 }
 
 func parseRedisURL(spec string, cluster bool) (redisTarget, error) {
@@ -45,15 +53,13 @@ func parseRedisURL(spec string, cluster bool) (redisTarget, error) {
 		if err != nil {
 			return redisTarget{}, fmt.Errorf("cluster URL: %w", err)
 		}
-		return redisTarget{opts: &redis.UniversalOptions{Addrs: o.Addrs, Username: o.Username,
-			Password: o.Password, TLSConfig: o.TLSConfig, IsClusterMode: true}, cluster: true, desc: desc}, nil
+		return redisTarget{clusterOpts: o, cluster: true, desc: desc}, nil
 	}
 	o, err := redis.ParseURL(spec)
 	if err != nil {
 		return redisTarget{}, fmt.Errorf("URL: %w", err)
 	}
-	return redisTarget{opts: &redis.UniversalOptions{Addrs: []string{o.Addr}, Username: o.Username,
-		Password: o.Password, DB: o.DB, TLSConfig: o.TLSConfig}, desc: desc}, nil
+	return redisTarget{single: o, desc: desc}, nil
 }
 
 // redactURL hides a password in a redis URL for messages.
@@ -73,7 +79,12 @@ func redactURL(s string) string {
 // Context deadlines bound every call, also a read from a server that
 // accepted the connection and does not answer.
 func (t redisTarget) client() redis.UniversalClient {
-	o := *t.opts
+	if t.clusterOpts != nil {
+		o := *t.clusterOpts
+		o.ContextTimeoutEnabled = true
+		return redis.NewClusterClient(&o)
+	}
+	o := *t.single
 	o.ContextTimeoutEnabled = true
-	return redis.NewUniversalClient(&o)
+	return redis.NewClient(&o)
 }

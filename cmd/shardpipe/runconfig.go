@@ -143,8 +143,8 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 		bad.addf("%s %v: must be 0 (off) or more", flagRef(fReportInterval), rc.reportInterval)
 	}
 	if rc.metricsAddr = c.String(fMetricsAddr); rc.metricsAddr != "" {
-		if _, port, err := net.SplitHostPort(rc.metricsAddr); err != nil || port == "" {
-			bad.addf("%s %q: want host:port or :port", flagRef(fMetricsAddr), rc.metricsAddr)
+		if msg := listenAddrProblem(rc.metricsAddr); msg != "" {
+			bad.addf("%s %q: %s", flagRef(fMetricsAddr), rc.metricsAddr, msg)
 		}
 	}
 	rc.logFormat = logFormat(&bad, c.String(fLogFormat))
@@ -217,6 +217,20 @@ func hostPortProblem(addr string) string {
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 1 || n > 65535 {
 		return fmt.Sprintf("port %q is not a number from 1 to 65535", port)
+	}
+	return ""
+}
+
+// listenAddrProblem says what is wrong with an address to listen on, or "":
+// host:port or :port, the port a number from 0 (any free port) to 65535.
+func listenAddrProblem(addr string) string {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return "want host:port or :port"
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return fmt.Sprintf("port %q is not a number from 0 to 65535", port)
 	}
 	return ""
 }
