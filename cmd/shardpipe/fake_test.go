@@ -287,13 +287,30 @@ func TestProduceFromFile(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 
-	bad := filepath.Join(dir, "bad.jsonl")
-	if err := os.WriteFile(bad, []byte("{\"order_id\":\"a\"}\n{\"customer\":\"x\"}\n"), 0o644); err != nil {
-		t.Fatal(err)
+	// A bad line is a usage error while nothing was sent; after records
+	// were sent, the topic holds part of the file: a failure saying how much.
+	bads := []struct {
+		name, content string
+		code          int
+		want          string
+	}{
+		{"first line", "{\"customer\":\"x\"}\n{\"order_id\":\"a\"}\n", exitUsage,
+			"bad.jsonl line 1: orders: bad line: no order_id"},
+		{"after blank lines", "\n\n{\"customer\":\"x\"}\n", exitUsage, "bad.jsonl line 3: orders: bad line: no order_id"},
+		{"after records", "{\"order_id\":\"a\"}\n{\"order_id\":\"b\"}\n\n{\"customer\":\"x\"}\n{\"order_id\":\"c\"}\n", exitFailure,
+			"bad.jsonl line 4: orders: bad line: no order_id (a non-empty string or number); stopped at this line after sending 2 records (2 acknowledged)"},
 	}
-	code, _, stderr = call(t, nil, "produce", "--brokers", broker, "--topic", "f", "--from", bad)
-	if lines := problemLines(stderr); code != exitUsage || len(lines) != 1 || !strings.Contains(lines[0], "bad.jsonl line 2: orders: bad line: no order_id") {
-		t.Fatalf("exit %d, lines %q", code, lines)
+	for _, tt := range bads {
+		t.Run(tt.name, func(t *testing.T) {
+			bad := filepath.Join(t.TempDir(), "bad.jsonl")
+			if err := os.WriteFile(bad, []byte(tt.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, _, stderr := call(t, nil, "produce", "--brokers", broker, "--topic", "f", "--from", bad)
+			if lines := problemLines(stderr); code != tt.code || len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
+				t.Fatalf("exit %d, lines %q; want exit %d and one line containing %q", code, lines, tt.code, tt.want)
+			}
+		})
 	}
 }
 

@@ -24,6 +24,7 @@ const (
 	fSeed        = "seed"
 	fFrom        = "from"
 	fSummaryJSON = "summary-json"
+	fDelivery    = "delivery-timeout"
 )
 
 func produceCommand() *cli.Command {
@@ -46,7 +47,9 @@ Examples:
 			"of unique orders; --duplicates adds count x ratio re-sends of earlier orders (same order_id, same\n" +
 			"content). The same --seed gives the same records. Records are keyed by order_id, so the\n" +
 			"default partitioner (murmur2, as Kafka's Java client) puts an order on the same partition\n" +
-			"every time. A progress bar on a terminal, a plain line every second otherwise.",
+			"every time. A progress bar on a terminal, a plain line every second otherwise. A record the\n" +
+			"brokers have not acknowledged within --delivery-timeout fails the run (exit 1). SIGINT or\n" +
+			"SIGTERM stops after waiting for what was sent; a second one kills at once.",
 		Flags: []cli.Flag{
 			brokersFlag(),
 			&cli.StringFlag{Name: fTopic, Sources: fromEnv(fTopic), Usage: "topic to write to (required)"},
@@ -64,6 +67,8 @@ Examples:
 				Usage: "read orders as JSON lines from FILE, or - for stdin, instead of making them"},
 			&cli.StringFlag{Name: fSummaryJSON, Sources: fromEnv(fSummaryJSON), TakesFile: true,
 				Usage: "write the expected result (unique orders, totals per customer) as JSON to FILE, or - for stdout"},
+			&cli.DurationFlag{Name: fDelivery, Value: 30 * time.Second, Sources: fromEnv(fDelivery),
+				Usage: "how long a record may wait for the brokers' acknowledgement before produce fails (exit 1) instead of retrying"},
 			connectTimeoutFlag(),
 		},
 		Action: produceAction,
@@ -81,6 +86,7 @@ type produceConfig struct {
 	from        string
 	summary     string
 	connect     time.Duration
+	delivery    time.Duration
 }
 
 func loadProduceConfig(c *cli.Command) (produceConfig, error) {
@@ -117,6 +123,7 @@ func loadProduceConfig(c *cli.Command) (produceConfig, error) {
 		pc.replication = int16(n)
 	}
 	pc.connect = positive(&bad, c, fConnectTimeout)
+	pc.delivery = positive(&bad, c, fDelivery)
 	seed := c.Uint64(fSeed)
 	if seed == 0 {
 		seed = rand.Uint64N(1<<31) + 1
@@ -147,8 +154,12 @@ func produceAction(ctx context.Context, c *cli.Command) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal kills at once
+	}()
 	start := time.Now()
-	sum, err := produce(ctx, pc, next, total, stderr)
+	sum, err := produce(ctx, pc, next, total, stderr, stop)
 	if err != nil {
 		return err
 	}

@@ -93,10 +93,19 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 }
 
 // produce sends every record of next, paced to pc.rate, and returns what
-// was acknowledged. It stops at the first failed record.
-func produce(ctx context.Context, pc produceConfig, next func() (orders.Line, error), total int64, stderr io.Writer) (orders.Summary, error) {
+// was acknowledged. It stops at the first failed record, and at the first
+// bad input line: a usage error when nothing was sent before it, a failure
+// saying how much was sent otherwise. A record not acknowledged within
+// pc.delivery fails. When ctx ends it stops sending, calls interrupted (so
+// that a second signal kills at once) and waits for the records in flight.
+func produce(ctx context.Context, pc produceConfig, next func() (orders.Line, error), total int64, stderr io.Writer,
+	interrupted func()) (orders.Summary, error) {
 	var sum orders.Summary
-	cl, err := kgo.NewClient(kgo.SeedBrokers(pc.brokers...), kgo.DefaultProduceTopic(pc.topic))
+	// The delivery timeout also fails records in flight to a broker that
+	// went away: their fate is unknown, so a failed run may have written
+	// some of them. produce never re-sends a failed record itself.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(pc.brokers...), kgo.DefaultProduceTopic(pc.topic),
+		kgo.RecordDeliveryTimeout(pc.delivery), kgo.AllowIdempotentProduceCancellation())
 	if err != nil {
 		return sum, failure(fmt.Errorf("kafka client: %w", err))
 	}
@@ -104,7 +113,10 @@ func produce(ctx context.Context, pc produceConfig, next func() (orders.Line, er
 	prog := newProgress(stderr, total, time.Second)
 	var (
 		mu      sync.Mutex
-		sendErr error
+		sendErr error // the first failed record; under mu
+		lineErr error // a bad input line; only this goroutine
+		sent    int   // records handed to the client
+		dropped int   // records cancelled by an interrupt; under mu
 	)
 	start := time.Now()
 	var timer *time.Timer
@@ -114,7 +126,7 @@ func produce(ctx context.Context, pc produceConfig, next func() (orders.Line, er
 			break
 		}
 		if err != nil {
-			sendErr = usageErr(err.Error())
+			lineErr = err
 			break
 		}
 		if pc.rate > 0 {
@@ -128,12 +140,20 @@ func produce(ctx context.Context, pc produceConfig, next func() (orders.Line, er
 		if failed || ctx.Err() != nil {
 			break
 		}
+		sent++
 		cl.Produce(ctx, &kgo.Record{Key: []byte(l.Key), Value: l.Value}, func(r *kgo.Record, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				if sendErr == nil {
-					sendErr = failure(fmt.Errorf("produce order %s: %w", l.Key, err))
+				switch {
+				case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+					dropped++ // interrupted: not a failure of its own
+				case sendErr != nil:
+				case errors.Is(err, kgo.ErrRecordTimeout):
+					sendErr = fmt.Errorf("produce order %s: not acknowledged within %s %v (brokers down or unreachable?): %w",
+						l.Key, flagRef(fDelivery), pc.delivery, err)
+				default:
+					sendErr = fmt.Errorf("produce order %s: %w", l.Key, err)
 				}
 				return
 			}
@@ -141,18 +161,37 @@ func produce(ctx context.Context, pc produceConfig, next func() (orders.Line, er
 			prog.add()
 		})
 	}
-	flushCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := cl.Flush(flushCtx); err != nil && sendErr == nil {
-		sendErr = failure(fmt.Errorf("flush: %w", err))
+	if ctx.Err() != nil {
+		interrupted()
+		prog.printf("produce: interrupted: no more records are sent; waiting up to %v for those in flight; interrupt again to quit at once\n",
+			pc.delivery)
 	}
+	// Records fail after pc.delivery at the latest; the margin covers a
+	// batch in flight when that expires.
+	flushCtx, cancel := context.WithTimeout(context.Background(), pc.delivery+10*time.Second)
+	defer cancel()
+	flushErr := cl.Flush(flushCtx)
 	prog.close(flushCtx)
 	mu.Lock()
 	defer mu.Unlock()
-	if sendErr == nil && ctx.Err() != nil {
-		sendErr = failure(fmt.Errorf("interrupted after %d acknowledged records", sum.Records))
+	if sendErr == nil && flushErr != nil {
+		sendErr = fmt.Errorf("flush: %w", flushErr)
 	}
-	return sum, sendErr
+	switch {
+	case lineErr != nil && sent == 0 && sendErr == nil:
+		return sum, usageErr(lineErr.Error())
+	case lineErr != nil:
+		lines := []string{fmt.Sprintf("%v; stopped at this line after sending %d records (%d acknowledged)", lineErr, sent, sum.Records)}
+		if sendErr != nil {
+			lines = append(lines, sendErr.Error())
+		}
+		return sum, &exitError{code: exitFailure, lines: lines}
+	case sendErr != nil:
+		return sum, failure(sendErr)
+	case ctx.Err() != nil:
+		return sum, failure(fmt.Errorf("interrupted after %d acknowledged records (%d more cancelled, unsent or unconfirmed)", sum.Records, dropped))
+	}
+	return sum, nil
 }
 
 // pace waits until at, or until ctx ends.

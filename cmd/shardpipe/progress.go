@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,7 @@ type progress struct {
 	w     io.Writer
 	total int64 // -1: unknown
 	acked atomic.Int64
+	mu    sync.Mutex // serializes lines on w
 	stop  chan struct{}
 	done  chan struct{}
 }
@@ -54,12 +56,22 @@ func (p *progress) lines(interval time.Duration) {
 			return
 		case <-t.C:
 			if p.total >= 0 {
-				fmt.Fprintf(p.w, "produce: %d/%d records acknowledged\n", p.acked.Load(), p.total)
+				p.printf("produce: %d/%d records acknowledged\n", p.acked.Load(), p.total)
 			} else {
-				fmt.Fprintf(p.w, "produce: %d records acknowledged\n", p.acked.Load())
+				p.printf("produce: %d records acknowledged\n", p.acked.Load())
 			}
 		}
 	}
+}
+
+// printf writes a line on w, not interleaved with the progress lines.
+func (p *progress) printf(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+	fmt.Fprintf(p.w, format, args...)
 }
 
 // add counts one acknowledged record. Safe for concurrent use.

@@ -90,12 +90,16 @@ func statusAction(ctx context.Context, c *cli.Command) error {
 	if c.Bool(fJSON) {
 		b, err := json.MarshalIndent(st, "", "  ")
 		if err != nil {
-			return failure(err)
+			return failure(fmt.Errorf("status as JSON: %w", err))
 		}
-		_, err = fmt.Fprintf(c.Root().Writer, "%s\n", b)
-		return err
+		if _, err := fmt.Fprintf(c.Root().Writer, "%s\n", b); err != nil {
+			return failure(fmt.Errorf("write status: %w", err))
+		}
+		return nil
 	}
-	printStatus(c.Root().Writer, st)
+	if err := printStatus(c.Root().Writer, st); err != nil {
+		return failure(fmt.Errorf("write status: %w", err))
+	}
 	return nil
 }
 
@@ -218,8 +222,10 @@ func own(owners map[string]map[int32]string, topic string, p int32, member strin
 	owners[topic][p] = member
 }
 
-// printStatus writes st as a header and a table.
-func printStatus(w io.Writer, st groupStatus) {
+// printStatus writes st as a header and a table, and returns the first
+// write error.
+func printStatus(out io.Writer, st groupStatus) error {
+	w := &stickyWriter{w: out}
 	epoch := "n/a (classic groups do not report their generation)"
 	if st.Epoch != nil {
 		epoch = fmt.Sprint(*st.Epoch)
@@ -246,4 +252,20 @@ func printStatus(w io.Writer, st groupStatus) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\n", p.Topic, p.Partition, committed, p.LogEnd, p.Lag, member)
 	}
 	_ = tw.Flush()
+	return w.err
+}
+
+// stickyWriter keeps the first write error and drops every write after it.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
 }
