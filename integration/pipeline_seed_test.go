@@ -60,28 +60,36 @@ func TestSeedParity(t *testing.T) {
 }
 
 // TestRebalance: two consumers share 8 partitions and 20,000 orders; a third
-// joins mid-stream and one leaves. Every order is applied exactly once (the
-// ledger and the totals arithmetic agree), suppressed equals replays, and no
-// committed offset ever decreased.
+// joins mid-stream and one leaves, gracefully or as a crash (no final
+// commit). Every order is applied exactly once (the ledger and the totals
+// arithmetic agree), suppressed equals replays, and no committed offset ever
+// decreased.
 func TestRebalance(t *testing.T) {
-	eachProtocol(t, 5*time.Minute, func(t *testing.T, ctx context.Context, env scenario.Env) {
-		proto := env.Protocol
-		res, err := scenario.Rebalance(ctx, env, scenario.RebalanceConfig{Partitions: 8, Orders: 20000})
-		if err != nil {
-			t.Fatal(err)
+	for _, crash := range []bool{false, true} {
+		name := "graceful-leave"
+		if crash {
+			name = "crash-leave"
 		}
-		t.Logf("%s (real broker, %s protocol)", res.Line(), proto)
-		if res.Applied != 20000 || res.LedgerKeys != 20000 || !res.TotalsOK {
-			t.Errorf("not exactly once: %s", res.Line())
-		}
-		if res.Suppressed != res.Replays {
-			t.Errorf("suppressed %d != replays %d", res.Suppressed, res.Replays)
-		}
-		if res.Decreases != 0 {
-			t.Errorf("committed offsets decreased %d times", res.Decreases)
-		}
-		if res.Assigned <= 8 {
-			t.Errorf("only %d assignments: the join and the leave moved no partition", res.Assigned)
-		}
-	})
+		t.Run(name, func(t *testing.T) {
+			eachProtocol(t, 5*time.Minute, func(t *testing.T, ctx context.Context, env scenario.Env) {
+				res, err := scenario.Rebalance(ctx, env, scenario.RebalanceConfig{Partitions: 8, Orders: 20000, CrashLeave: crash})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s (real broker, %s protocol, %s)", res.Line(), env.Protocol, name)
+				if res.Applied != 20000 || res.LedgerKeys != 20000 || !res.TotalsOK {
+					t.Errorf("not exactly once: %s", res.Line())
+				}
+				if res.Suppressed != res.Replays {
+					t.Errorf("suppressed %d != replays %d", res.Suppressed, res.Replays)
+				}
+				if res.Decreases != 0 {
+					t.Errorf("committed offsets decreased %d times", res.Decreases)
+				}
+				if res.Assigned <= 8 {
+					t.Errorf("only %d assignments: the join and the leave moved no partition", res.Assigned)
+				}
+			})
+		})
+	}
 }

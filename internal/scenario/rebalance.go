@@ -20,6 +20,10 @@ type RebalanceConfig struct {
 	Orders      int   // default 20,000, produced in three equal waves
 	CommitEvery int   // default 100
 	Customers   int   // distinct customers in the totals hash; default 13
+	// CrashLeave makes the first consumer leave as a crash would (no drain,
+	// no final commit) instead of gracefully: its landed but uncommitted
+	// records are replayed by the others and must all be suppressed.
+	CrashLeave bool
 }
 
 // RebalanceResult is what the rebalance scenario measured.
@@ -158,7 +162,12 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	if err := wave(2); err != nil {
 		return res, err
 	}
-	if err := closeAndWait(consumers[0], dones[0]); err != nil { // c1 leaves during wave 3
+	if cfg.CrashLeave { // c1 leaves during wave 3
+		consumers[0].Abort()
+		if err := <-dones[0]; err != nil {
+			return res, err
+		}
+	} else if err := closeAndWait(consumers[0], dones[0]); err != nil {
 		return res, err
 	}
 	dones[0] = nil
