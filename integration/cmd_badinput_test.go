@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"errors"
-	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -21,7 +20,7 @@ func TestCmdBadInput(t *testing.T) {
 	bin := buildShardpipe(t)
 	topic := harness.CreateTopic(t, brokers, 1)
 	b := strings.Join(brokers, ",")
-	dead := closedAddr(t)
+	dead := harness.ClosedAddr(t)
 	tests := []struct {
 		name string
 		args []string
@@ -81,16 +80,4 @@ func TestCmdBadInput(t *testing.T) {
 			t.Logf("exit %d in %v: %s", tt.code, took.Round(time.Millisecond), lines[0])
 		})
 	}
-}
-
-// closedAddr returns 127.0.0.1:N where nothing listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/shardpipe/shardpipe/integration/harness"
 	"github.com/shardpipe/shardpipe/internal/orders"
 )
 
@@ -34,18 +35,6 @@ func fakes(t *testing.T) (broker, redisAddr string, mr *miniredis.Miniredis) {
 	return c.ListenAddrs()[0], mr.Addr(), mr
 }
 
-// closedPort returns 127.0.0.1:N where nothing listens.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
-}
-
 // TestRunUnavailable: an unreachable broker, an unreachable Redis and a
 // missing topic each give exit 3 and one line naming the problem, within the
 // connect timeout.
@@ -54,7 +43,7 @@ func TestRunUnavailable(t *testing.T) {
 	if code, _, stderr := call(t, nil, "produce", "--brokers", broker, "--topic", "orders", "--partitions", "2", "--count", "10"); code != 0 {
 		t.Fatalf("produce: exit %d: %s", code, stderr)
 	}
-	dead, silent := closedPort(t), silentPort(t)
+	dead, silent := harness.ClosedAddr(t), silentPort(t)
 	tests := []struct {
 		name, broker, redis, topic, want string
 	}{
@@ -243,7 +232,7 @@ func TestStatusMissing(t *testing.T) {
 		want string
 	}{
 		{"group", []string{"--brokers", broker, "--group", "ghost"}, `group "ghost" does not exist`},
-		{"broker", []string{"--brokers", closedPort(t), "--connect-timeout", "1s"}, "cannot reach a broker"},
+		{"broker", []string{"--brokers", harness.ClosedAddr(t), "--connect-timeout", "1s"}, "cannot reach a broker"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -264,4 +265,17 @@ func KafkaVersion(t testing.TB, brokers []string) string {
 		t.Fatalf("harness: broker version: %v", err)
 	}
 	return v
+}
+
+// ClosedAddr returns 127.0.0.1:N where nothing listens, for tests of
+// unreachable servers.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr
 }
