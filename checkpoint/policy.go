@@ -14,16 +14,26 @@ type Policy struct {
 	Interval time.Duration
 }
 
-// Due reports whether a commit is due with landed records uncommitted, the
-// oldest of them landed at since.
+// Next says when the next commit is due with landed records uncommitted, the
+// oldest of them landed at since: since itself once Every have landed, else
+// since+Interval. It reports false when nothing has landed or no trigger
+// is on.
+func (p Policy) Next(landed int, since time.Time) (time.Time, bool) {
+	switch {
+	case landed <= 0:
+		return time.Time{}, false
+	case p.Every > 0 && landed >= p.Every:
+		return since, true
+	case p.Interval > 0:
+		return since.Add(p.Interval), true
+	}
+	return time.Time{}, false
+}
+
+// Due reports whether a commit is due at now: Next has come.
 func (p Policy) Due(landed int, since, now time.Time) bool {
-	if landed <= 0 {
-		return false
-	}
-	if p.Every > 0 && landed >= p.Every {
-		return true
-	}
-	return p.Interval > 0 && now.Sub(since) >= p.Interval
+	at, ok := p.Next(landed, since)
+	return ok && !now.Before(at)
 }
 
 // Room is how many more records may land before the count trigger fires: a

@@ -70,18 +70,9 @@ func (w *worker) nextCommit() (time.Time, bool) {
 	if w.tr == nil || !w.tr.Dirty() {
 		return time.Time{}, false
 	}
-	pol := w.p.cfg.policy
-	var at time.Time
-	switch {
-	case pol.Every > 0 && w.tr.LandedSinceCommit() >= pol.Every:
-		at = w.since
-	case pol.Interval > 0:
-		at = w.since.Add(pol.Interval)
-	default:
-		return time.Time{}, false
-	}
-	if w.retryAt.After(at) {
+	at, ok := w.p.cfg.policy.Next(w.tr.LandedSinceCommit(), w.since)
+	if ok && w.retryAt.After(at) {
 		at = w.retryAt
 	}
-	return at, true
+	return at, ok
 }

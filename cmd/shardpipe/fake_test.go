@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -311,17 +309,9 @@ func scrapeApplied(t *testing.T, logs string, want int) {
 	if m == nil {
 		t.Fatalf("no metrics address in the logs:\n%s", logs)
 	}
-	resp, err := http.Get("http://" + m[1] + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := scrape(t, m[1])
 	total := 0
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(body, "\n") {
 		if v, ok := strings.CutPrefix(line, "shardpipe_effects_applied_total{"); ok {
 			n, err := strconv.Atoi(v[strings.LastIndex(v, " ")+1:])
 			if err != nil {

@@ -29,15 +29,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cancel(); <-done }()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := scrape(t, addr)
 	for _, want := range []string{
 		`shardpipe_records_attempted_total{partition="0",topic="orders"} 40`,
 		`shardpipe_effects_applied_total{partition="0",topic="orders"} 33`,
@@ -53,7 +45,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		"# TYPE shardpipe_effects_applied_total counter",
 		"# TYPE shardpipe_committed_offset gauge",
 	} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
@@ -86,4 +78,19 @@ func TestUncommitted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scrape returns the text of http://addr/metrics.
+func scrape(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }
