@@ -1,4 +1,4 @@
-package integration
+package integration_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
-	"github.com/shardpipe/shardpipe/integration/harness"
+	"github.com/shardpipe/shardpipe/integration"
 )
 
 // TestRedisCheckpointConcurrent: many committers with different epochs race on
@@ -18,8 +18,8 @@ import (
 // epoch's highest offset, and refuse every commit the rules refuse.
 func TestRedisCheckpointConcurrent(t *testing.T) {
 	t.Parallel()
-	rdb := harness.NewRedisClient(t, harness.Redis(t))
-	store := checkpoint.NewRedis(rdb, harness.RedisPrefix(t, rdb))
+	rdb := integration.NewRedisClient(t, integration.Redis(t))
+	store := checkpoint.NewRedis(rdb, integration.RedisPrefix(t, rdb))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p := checkpoint.Partition{Topic: "orders", Partition: 7}
@@ -68,19 +68,19 @@ func TestRedisCheckpointConcurrent(t *testing.T) {
 // from an older epoch.
 func TestKafkaCheckpointFence(t *testing.T) {
 	t.Parallel()
-	brokers := harness.Kafka(t)
-	topic := harness.CreateTopic(t, brokers, 1)
-	group := harness.Group(t)
+	brokers := integration.Kafka(t)
+	topic := integration.CreateTopic(t, brokers, 1)
+	group := integration.Group(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	prod := harness.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
+	prod := integration.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
 	for range 30 {
 		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	assigned := make(chan struct{}, 1)
-	cl := harness.NewKafkaClient(t, brokers, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
+	cl := integration.NewKafkaClient(t, brokers, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
 			select {

@@ -1,4 +1,4 @@
-package integration
+package integration_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardpipe/shardpipe/integration/harness"
+	"github.com/shardpipe/shardpipe/integration"
 )
 
 // TestCmdBadInput runs the binary with bad flags and environment, an
@@ -16,11 +16,11 @@ import (
 // servers: each gives its one-line error and exit code within a bounded time.
 func TestCmdBadInput(t *testing.T) {
 	t.Parallel()
-	brokers, addr := harness.Kafka(t), harness.Redis(t)
+	brokers, addr := integration.Kafka(t), integration.Redis(t)
 	bin := buildShardpipe(t)
-	topic := harness.CreateTopic(t, brokers, 1)
+	topic := integration.CreateTopic(t, brokers, 1)
 	b := strings.Join(brokers, ",")
-	dead := harness.ClosedAddr(t)
+	dead := integration.ClosedAddr(t)
 	tests := []struct {
 		name string
 		args []string

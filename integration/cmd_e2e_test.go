@@ -1,4 +1,4 @@
-package integration
+package integration_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardpipe/shardpipe/integration/harness"
+	"github.com/shardpipe/shardpipe/integration"
 )
 
 // TestCmdStopAndRestart runs the shardpipe binary as separate processes on
@@ -21,7 +21,7 @@ import (
 // status shows lag 0.
 func TestCmdStopAndRestart(t *testing.T) {
 	t.Parallel()
-	brokers, addr := harness.Kafka(t), harness.Redis(t)
+	brokers, addr := integration.Kafka(t), integration.Redis(t)
 	bin := buildShardpipe(t)
 	tests := []struct {
 		name        string
@@ -46,10 +46,10 @@ func stopAndRestart(t *testing.T, bin string, brokers []string, addr string, sig
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	topic := harness.CreateTopic(t, brokers, 4)
-	rdb := harness.NewRedisClient(t, addr)
-	prefix := harness.RedisPrefix(t, rdb)
-	group, hash := harness.Group(t), prefix+"totals"
+	topic := integration.CreateTopic(t, brokers, 4)
+	rdb := integration.NewRedisClient(t, addr)
+	prefix := integration.RedisPrefix(t, rdb)
+	group, hash := integration.Group(t), prefix+"totals"
 	b := strings.Join(brokers, ",")
 	runArgs := []string{"run", "--brokers", b, "--topic", topic, "--group", group, "--redis", addr,
 		"--ledger-prefix", prefix, "--effect", "totals", "--totals-hash", hash,

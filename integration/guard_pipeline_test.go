@@ -1,4 +1,4 @@
-package integration
+package integration_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
-	"github.com/shardpipe/shardpipe/integration/harness"
+	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -22,12 +22,12 @@ import (
 // retry waits out the lease, and the effect runs exactly once.
 func TestGuardedPipelineCrashAfterClaim(t *testing.T) {
 	t.Parallel()
-	brokers, rdb := harness.Kafka(t), harness.NewRedisClient(t, harness.Redis(t))
-	topic := harness.CreateTopic(t, brokers, 1)
-	prefix := harness.RedisPrefix(t, rdb)
+	brokers, rdb := integration.Kafka(t), integration.NewRedisClient(t, integration.Redis(t))
+	topic := integration.CreateTopic(t, brokers, 1)
+	prefix := integration.RedisPrefix(t, rdb)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	prod := harness.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
+	prod := integration.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
 	if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte("pay-1"), Value: []byte("{}")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestGuardedPipelineCrashAfterClaim(t *testing.T) {
 		return nil
 	}
 	log := watch.New()
-	p, err := pipeline.New(pipeline.Brokers(brokers...), pipeline.Topics(topic), pipeline.Group(harness.Group(t)),
+	p, err := pipeline.New(pipeline.Brokers(brokers...), pipeline.Topics(topic), pipeline.Group(integration.Group(t)),
 		pipeline.Sink(pipeline.Guarded(g, effect)), pipeline.CommitEvery(1), pipeline.Observe(log.Observer("p")))
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package integration
+package integration_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardpipe/shardpipe/integration/harness"
+	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -17,7 +17,7 @@ import (
 // integer, is a misconfiguration that stops the pipeline.
 func TestSinkFinalRepliesRealRedis(t *testing.T) {
 	t.Parallel()
-	rdb := harness.NewRedisClient(t, harness.Redis(t))
+	rdb := integration.NewRedisClient(t, integration.Redis(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cases := []struct {
@@ -34,7 +34,7 @@ func TestSinkFinalRepliesRealRedis(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			prefix := harness.RedisPrefix(t, rdb)
+			prefix := integration.RedisPrefix(t, rdb)
 			if err := tc.setup(prefix); err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package integration
+package integration_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardpipe/shardpipe/integration/harness"
+	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -28,8 +28,8 @@ func sinkOrder(p int32, off, epoch int64, id, customer string, cents int64) sink
 
 func TestSinkLedgerRealRedis(t *testing.T) {
 	t.Parallel()
-	rdb := harness.NewRedisClient(t, harness.Redis(t))
-	prefix := harness.RedisPrefix(t, rdb)
+	rdb := integration.NewRedisClient(t, integration.Redis(t))
+	prefix := integration.RedisPrefix(t, rdb)
 	ctx := context.Background()
 	l, err := sink.NewLedger(rdb, sink.WithPrefix(prefix), sink.WithTTL(time.Hour))
 	if err != nil {
@@ -73,8 +73,8 @@ func (u uniqueTotals) Lua() string { return u.Totals.Lua() + " -- " + u.tag }
 
 func TestSinkTotalsConcurrentRealRedis(t *testing.T) {
 	t.Parallel()
-	rdb := harness.NewRedisClient(t, harness.Redis(t))
-	prefix := harness.RedisPrefix(t, rdb) + "{ledger}:" // one slot, as on Cluster
+	rdb := integration.NewRedisClient(t, integration.Redis(t))
+	prefix := integration.RedisPrefix(t, rdb) + "{ledger}:" // one slot, as on Cluster
 	ctx := context.Background()
 	effect := uniqueTotals{sink.Totals{Hash: prefix + "totals", GroupField: "customer", AmountField: "amount_cents"}, rand.Text()}
 	l, err := sink.NewLedger(rdb, sink.WithPrefix(prefix), sink.WithEffect(effect))
@@ -134,8 +134,8 @@ func TestSinkTotalsConcurrentRealRedis(t *testing.T) {
 
 func TestSinkWrongTypeLeavesNoClaimRealRedis(t *testing.T) {
 	t.Parallel()
-	rdb := harness.NewRedisClient(t, harness.Redis(t))
-	prefix := harness.RedisPrefix(t, rdb)
+	rdb := integration.NewRedisClient(t, integration.Redis(t))
+	prefix := integration.RedisPrefix(t, rdb)
 	ctx := context.Background()
 	if err := rdb.Set(ctx, prefix+"totals", "a string", 0).Err(); err != nil {
 		t.Fatal(err)
@@ -159,8 +159,8 @@ func TestSinkWrongTypeLeavesNoClaimRealRedis(t *testing.T) {
 
 func TestSinkGuardLeaseRealRedis(t *testing.T) {
 	t.Parallel()
-	rdb := harness.NewRedisClient(t, harness.Redis(t))
-	prefix := harness.RedisPrefix(t, rdb)
+	rdb := integration.NewRedisClient(t, integration.Redis(t))
+	prefix := integration.RedisPrefix(t, rdb)
 	ctx := context.Background()
 	const lease = 300 * time.Millisecond
 	retry := sink.WithRetry(sink.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 5})

@@ -1,4 +1,4 @@
-package integration
+package integration_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/shardpipe/shardpipe/integration/harness"
+	"github.com/shardpipe/shardpipe/integration"
 )
 
 // TestSmoke proves the servers are real: 1,000 keyed records on a 4-partition
@@ -17,23 +17,23 @@ import (
 // second pass over the same records (a new group) is fully suppressed.
 func TestSmoke(t *testing.T) {
 	t.Parallel()
-	brokers, addr := harness.Kafka(t), harness.Redis(t)
+	brokers, addr := integration.Kafka(t), integration.Redis(t)
 	t.Logf("kafka broker version (as reported by the broker): %s; brokers %v; redis %s",
-		harness.KafkaVersion(t, brokers), brokers, addr)
+		integration.KafkaVersion(t, brokers), brokers, addr)
 
 	const (
 		partitions = 4
 		records    = 1000
 	)
-	topic := harness.CreateTopic(t, brokers, partitions)
-	rdb := harness.NewRedisClient(t, addr)
-	prefix := harness.RedisPrefix(t, rdb)
+	topic := integration.CreateTopic(t, brokers, partitions)
+	rdb := integration.NewRedisClient(t, addr)
+	prefix := integration.RedisPrefix(t, rdb)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
 	// Produce 1,000 records keyed by order ID; the default partitioner hashes keys (murmur2).
-	producer := harness.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
+	producer := integration.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
 	batch := make([]*kgo.Record, 0, records)
 	for i := range records {
 		batch = append(batch, &kgo.Record{
@@ -78,7 +78,7 @@ func TestSmoke(t *testing.T) {
 // suppressed because the key already existed.
 func consumeAndApply(ctx context.Context, t *testing.T, brokers []string, rdb redis.UniversalClient, topic, prefix string, want int, kip848 bool) (applied, suppressed int) {
 	t.Helper()
-	group := harness.Group(t)
+	group := integration.Group(t)
 	opts := []kgo.Opt{
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
@@ -89,7 +89,7 @@ func consumeAndApply(ctx context.Context, t *testing.T, brokers []string, rdb re
 	if kip848 {
 		opts = append(opts, kgo.ServerSideBalancer())
 	}
-	cl := harness.NewKafkaClient(t, brokers, opts...)
+	cl := integration.NewKafkaClient(t, brokers, opts...)
 	defer cl.LeaveGroup()
 
 	type po struct {
@@ -130,7 +130,7 @@ func consumeAndApply(ctx context.Context, t *testing.T, brokers []string, rdb re
 	if kip848 {
 		// Prove the broker runs this group on the KIP-848 consumer protocol:
 		// ConsumerGroupDescribe only knows consumer-protocol groups.
-		adm := harness.NewAdmin(t, brokers)
+		adm := integration.NewAdmin(t, brokers)
 		described, err := adm.DescribeConsumerGroups(ctx, group)
 		if err == nil {
 			err = described.Error()

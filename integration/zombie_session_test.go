@@ -1,4 +1,4 @@
-package integration
+package integration_test
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
-	"github.com/shardpipe/shardpipe/integration/harness"
+	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/internal/scenario"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
@@ -57,13 +57,13 @@ func testZombieSession(t *testing.T, ctx context.Context, env scenario.Env) {
 	if err := scenario.CreateTopic(ctx, env.Brokers, env.Topic, parts); err != nil {
 		t.Fatal(err)
 	}
-	if err := scenario.ProduceOrders(ctx, env.Brokers, env.Topic, parts, perPart); err != nil {
+	if _, err := scenario.ProduceOrders(ctx, env.Brokers, env.Topic, parts, perPart); err != nil {
 		t.Fatal(err)
 	}
 
 	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestZombieChild$", "-test.count=1")
 	child.Env = append(os.Environ(), zombieChildEnv+"=1", "ZC_BROKERS="+env.Brokers[0], "ZC_TOPIC="+env.Topic,
-		"ZC_GROUP="+env.Group, "ZC_PREFIX="+env.Prefix, "ZC_REDIS="+harness.Redis(t), "ZC_PROTO="+proto.String())
+		"ZC_GROUP="+env.Group, "ZC_PREFIX="+env.Prefix, "ZC_REDIS="+integration.Redis(t), "ZC_PROTO="+proto.String())
 	child.Stderr = os.Stderr
 	stdin, err := child.StdinPipe()
 	if err != nil {
@@ -177,7 +177,7 @@ func testZombieSession(t *testing.T, ctx context.Context, env scenario.Env) {
 		t.Fatal(err)
 	}
 	<-doneB
-	offs, err := harness.NewAdmin(t, env.Brokers).FetchOffsets(ctx, env.Group)
+	offs, err := integration.NewAdmin(t, env.Brokers).FetchOffsets(ctx, env.Group)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestZombieChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb := harness.NewRedisClient(t, os.Getenv("ZC_REDIS"))
+	rdb := integration.NewRedisClient(t, os.Getenv("ZC_REDIS"))
 	ledger, err := sink.NewLedger(rdb, sink.WithPrefix(os.Getenv("ZC_PREFIX")))
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/shardpipe/shardpipe/integration/harness"
+	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/internal/orders"
 )
 
@@ -41,7 +41,7 @@ func TestRunUnavailable(t *testing.T) {
 	if code, _, stderr := call(t, nil, "produce", "--brokers", broker, "--topic", "orders", "--partitions", "2", "--count", "10"); code != 0 {
 		t.Fatalf("produce: exit %d: %s", code, stderr)
 	}
-	dead, silent := harness.ClosedAddr(t), silentPort(t)
+	dead, silent := integration.ClosedAddr(t), silentPort(t)
 	tests := []struct {
 		name, broker, redis, topic, want string
 	}{
@@ -230,7 +230,7 @@ func TestStatusMissing(t *testing.T) {
 		want string
 	}{
 		{"group", []string{"--brokers", broker, "--group", "ghost"}, `group "ghost" does not exist`},
-		{"broker", []string{"--brokers", harness.ClosedAddr(t), "--connect-timeout", "1s"}, "cannot reach a broker"},
+		{"broker", []string{"--brokers", integration.ClosedAddr(t), "--connect-timeout", "1s"}, "cannot reach a broker"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

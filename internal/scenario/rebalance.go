@@ -21,6 +21,11 @@ type RebalanceConfig struct {
 	CommitEvery int   // default 100
 	Customers   int   // distinct customers in the totals hash; default 13
 	// CrashLeave makes the first consumer leave as a crash would (no drain,
+	// no final commit) right after a batch of the third wave landed and
+	// before it was committed, instead of gracefully. Those records, and any
+	// others it landed but had not committed, are replayed by the others and
+	// must all be suppressed.
+	// (Without CrashLeave it leaves gracefully.)
 	// no final commit) instead of gracefully: its landed but uncommitted
 	// records are replayed by the others and must all be suppressed.
 	CrashLeave bool
@@ -37,6 +42,7 @@ type RebalanceResult struct {
 	TotalsOK   bool  // the totals hash equals the sums computed from the orders
 	Decreases  int   // committed offsets seen going backwards (events and broker polls)
 	Assigned   int   // partition assignments over the run
+	Outcome
 }
 
 // Line prints the result in one line.
@@ -77,6 +83,7 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 			cust := "c" + strconv.Itoa(i%cfg.Customers)
 			amount := int64(100 + i%997)
 			want[cust] += amount
+			res.Keys = append(res.Keys, id)
 			recs = append(recs, &kgo.Record{Key: []byte(id),
 				Value: fmt.Appendf(nil, `{"order_id":%q,"customer":%q,"amount_cents":%d}`, id, cust, amount)})
 		}
@@ -104,8 +111,20 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	mon := startMonitor(env)
 	defer mon.stop()
 	hash := env.Prefix + "totals"
+	crash := newLandedGate(2 * (cfg.Orders / 3))
 	start := func(tag string) (*pipeline.Pipeline, <-chan error, error) {
-		p, err := env.totalsPipeline(tag, hash, cfg.CommitEvery)
+		env := env
+		if tag == "c1" && cfg.CrashLeave {
+			inner := env.Wrap
+			env.Wrap = func(a pipeline.Applier) pipeline.Applier {
+				if inner != nil {
+					a = inner(a)
+				}
+				return crash.wrap(a)
+			}
+		}
+		p, err := env.consumer(tag, func() (pipeline.Applier, error) { return env.totals(hash) },
+			[]pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(200 * time.Millisecond)})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -162,7 +181,12 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	if err := wave(2); err != nil {
 		return res, err
 	}
-	if cfg.CrashLeave { // c1 leaves during wave 3
+	if cfg.CrashLeave { // c1 dies during wave 3, holding a landed, uncommitted batch
+		select {
+		case <-crash.landed:
+		case <-ctx.Done():
+			return res, fmt.Errorf("waiting for c1 to land a third-wave batch: %w", ctx.Err())
+		}
 		consumers[0].Abort()
 		if err := <-dones[0]; err != nil {
 			return res, err
@@ -179,12 +203,8 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	}
 	mon.stop()
 
-	for _, p := range consumers {
-		a, ap, s, _, _ := pipeline.Totals(p.Stats())
-		res.Attempts += a
-		res.Applied += ap
-		res.Suppressed += s
-	}
+	res.collect(env, consumers...)
+	res.Attempts, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)
 	res.Replays = res.Attempts - int64(cfg.Orders)
 	res.Decreases = mon.decreases + eventDecreases(env.Log.Events())
 	for _, e := range env.Log.Events() {
@@ -224,13 +244,9 @@ func (c RebalanceConfig) withDefaults() RebalanceConfig {
 	return c
 }
 
-func (env Env) totalsPipeline(tag, hash string, every int) (*pipeline.Pipeline, error) {
-	ledger, err := sink.NewLedger(env.Redis, sink.WithPrefix(env.Prefix),
+func (env Env) totals(hash string) (pipeline.Applier, error) {
+	return sink.NewLedger(env.Redis, sink.WithPrefix(env.Prefix),
 		sink.WithEffect(sink.Totals{Hash: hash, GroupField: "customer", AmountField: "amount_cents"}))
-	if err != nil {
-		return nil, err
-	}
-	return env.newPipeline(tag, ledger, pipeline.CommitEvery(every), pipeline.CommitInterval(200*time.Millisecond))
 }
 
 func countKeys(ctx context.Context, env Env, match string) (int, error) {

@@ -1,4 +1,4 @@
-package harness
+package integration
 
 import (
 	"regexp"

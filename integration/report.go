@@ -1,0 +1,142 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+// Report is what a scenario measured, for a test to assert on. Counts sum
+// every consumer the scenario ran.
+type Report struct {
+	Scenario string
+	Protocol pipeline.Protocol
+	Topic    string
+	Group    string
+	Prefix   string // the ledger's key prefix
+	// Keys is every business key the scenario produced, once each.
+	Keys []string
+	// Attempts, Applied, Suppressed, Rejected and Fenced are the pipelines'
+	// own counters (pipeline.PartitionStats): records attempted, effects
+	// applied, effects suppressed as replays, bad records, and commits
+	// refused because the partition had moved on.
+	Attempts, Applied, Suppressed, Rejected, Fenced int64
+	// Committed is the group's committed offset per partition, read from the
+	// broker after the scenario; LogEnd is each partition's end offset.
+	Committed map[checkpoint.Partition]int64
+	LogEnd    map[checkpoint.Partition]int64
+	// Applications counts, per business key, the records the sink reported
+	// applied. EffectCalls counts Setup.Effect's successful calls per key
+	// (nil when the Setup has no Effect).
+	Applications map[string]int
+	EffectCalls  map[string]int
+	// Scenario figures: exactly one is set, by the scenario that ran.
+	Crash     *CrashFigures
+	Rebalance *RebalanceFigures
+	Zombie    *ZombieFigures
+	Replay    *ReplayFigures
+}
+
+// ExactlyOnce returns nil when every produced business key was applied
+// exactly once (and, with an Effect, its effect ran exactly once), nothing
+// else was applied, and every partition's committed offset reached its log
+// end. Otherwise the error lists the first violations.
+func (r *Report) ExactlyOnce() error {
+	var bad []string
+	want := make(map[string]bool, len(r.Keys))
+	for _, k := range r.Keys {
+		want[k] = true
+	}
+	check := func(what string, m map[string]int) {
+		for _, k := range r.Keys {
+			if n := m[k]; n != 1 {
+				bad = append(bad, fmt.Sprintf("%s %q %d times", what, k, n))
+			}
+		}
+		for k, n := range m {
+			if !want[k] {
+				bad = append(bad, fmt.Sprintf("%s %q %d times, but no such record was produced", what, k, n))
+			}
+		}
+	}
+	check("applied", r.Applications)
+	if r.EffectCalls != nil {
+		check("effect ran for", r.EffectCalls)
+	}
+	for p, end := range r.LogEnd {
+		if c, ok := r.Committed[p]; !ok || c != end {
+			bad = append(bad, fmt.Sprintf("%s committed %d, log end %d", p, c, end))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	more := ""
+	if len(bad) > 10 {
+		more = fmt.Sprintf(" (and %d more)", len(bad)-10)
+		bad = bad[:10]
+	}
+	return fmt.Errorf("%s (%s): not exactly once: %s%s", r.Scenario, r.Protocol, strings.Join(bad, "; "), more)
+}
+
+// RequireExactlyOnce fails the test unless ExactlyOnce holds.
+func (r *Report) RequireExactlyOnce(t testing.TB) {
+	t.Helper()
+	if err := r.ExactlyOnce(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// String prints the report's counts in one line.
+func (r *Report) String() string {
+	return fmt.Sprintf("%s (%s): keys=%d attempts=%d applied=%d suppressed=%d rejected=%d fenced=%d",
+		r.Scenario, r.Protocol, len(r.Keys), r.Attempts, r.Applied, r.Suppressed, r.Rejected, r.Fenced)
+}
+
+// finish fills the counts and the broker's offsets into a report.
+func (rn *run) finish(t testing.TB, name string, keys []string, stats []pipeline.PartitionStats) *Report {
+	t.Helper()
+	r := &Report{Scenario: name, Protocol: rn.env.Protocol, Topic: rn.env.Topic, Group: rn.env.Group,
+		Prefix: rn.env.Prefix, Keys: keys, Applications: rn.counts.snapshot(), EffectCalls: rn.effects.snapshot()}
+	r.Attempts, r.Applied, r.Suppressed, r.Rejected, r.Fenced = pipeline.Totals(stats)
+	var err error
+	if r.Committed, r.LogEnd, err = offsets(rn.ctx, NewAdmin(t, rn.env.Brokers), rn.env.Group, rn.env.Topic); err != nil {
+		t.Fatalf("integration: %s: %v", name, err)
+	}
+	return r
+}
+
+// offsets reads group's committed offsets and topic's end offsets.
+func offsets(ctx context.Context, adm *kadm.Client, group, topic string) (committed, ends map[checkpoint.Partition]int64, err error) {
+	offs, err := adm.FetchOffsets(ctx, group)
+	if err == nil {
+		err = offs.Error()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("committed offsets of %s: %w", group, err)
+	}
+	le, err := adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = le.Error()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	committed, ends = map[checkpoint.Partition]int64{}, map[checkpoint.Partition]int64{}
+	le.Each(func(o kadm.ListedOffset) {
+		p := checkpoint.Partition{Topic: o.Topic, Partition: o.Partition}
+		ends[p] = o.Offset
+		if c, ok := offs.Lookup(o.Topic, o.Partition); ok {
+			committed[p] = c.At
+		}
+	})
+	return committed, ends, nil
+}

@@ -1,0 +1,169 @@
+package integration_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/scenario"
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+// protocols runs fn as a parallel subtest per group protocol with a Setup on
+// the real servers.
+func protocols(t *testing.T, fn func(t *testing.T, s integration.Setup)) {
+	t.Parallel()
+	for _, proto := range []pipeline.Protocol{pipeline.Classic, pipeline.Consumer} {
+		t.Run(proto.String(), func(t *testing.T) {
+			t.Parallel()
+			fn(t, integration.Setup{Brokers: integration.Kafka(t), Redis: integration.Redis(t), Protocol: proto})
+		})
+	}
+}
+
+// TestSeedParity is the seed chapter's crash-and-resume test on the real
+// broker and Redis: 4 partitions x 250 orders, commit every 10, partition 0's
+// worker dies after 37 attempts between effect and commit, a fresh consumer
+// resumes from the committed 30 and the ledger suppresses the 7 replays.
+func TestSeedParity(t *testing.T) {
+	protocols(t, func(t *testing.T, s integration.Setup) {
+		r := integration.CrashBeforeCommit(t.Context(), t, s, integration.CrashConfig{})
+		line := fmt.Sprintf("shard0=%d crash_attempts=%d checkpoint=%d replay=%d applied=%d suppressed=%d",
+			scenario.SeedPerPart, r.Crash.CrashAttempts, r.Crash.Checkpoint, r.Crash.Replayed, r.Applied, r.Suppressed)
+		t.Logf("%s (real broker, %s protocol)", line, s.Protocol)
+		const want = "shard0=250 crash_attempts=37 checkpoint=30 replay=7 applied=1000 suppressed=7"
+		if line != want {
+			t.Errorf("got  %s\nwant %s", line, want)
+		}
+		r.RequireExactlyOnce(t)
+	})
+}
+
+// TestRebalance: two consumers share 8 partitions and 20,000 orders; a third
+// joins mid-stream and one leaves, gracefully or as a crash (no final
+// commit). Every order is applied exactly once (the ledger and the totals
+// arithmetic agree), suppressed equals replays, and no committed offset ever
+// decreased.
+func TestRebalance(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		name := "graceful-leave"
+		if crash {
+			name = "crash-leave"
+		}
+		t.Run(name, func(t *testing.T) {
+			protocols(t, func(t *testing.T, s integration.Setup) {
+				r := integration.Rebalance(t.Context(), t, s, integration.RebalanceConfig{CrashLeave: crash})
+				f := r.Rebalance
+				t.Logf("%s replays=%d assignments=%d decreases=%d totals_ok=%t (%s)", r, f.Replays, f.Assignments,
+					f.OffsetDecreases, f.TotalsOK, name)
+				r.RequireExactlyOnce(t) // each order's effect landed once, per the ledger's answers
+				if !f.TotalsOK {
+					t.Error("the totals hash does not equal the sums over the orders")
+				}
+				if r.Applied+r.Suppressed != r.Attempts {
+					t.Errorf("applied %d + suppressed %d != attempts %d", r.Applied, r.Suppressed, r.Attempts)
+				}
+				if crash && r.Suppressed == 0 {
+					t.Error("the crashed member's landed, uncommitted batch was not replayed")
+				}
+				if !crash && (r.Applied != 20000 || r.Suppressed != 0) {
+					t.Errorf("graceful leave: applied %d suppressed %d, want 20000 and 0", r.Applied, r.Suppressed)
+				}
+				if f.OffsetDecreases != 0 {
+					t.Errorf("committed offsets decreased %d times", f.OffsetDecreases)
+				}
+				if f.Assignments <= 8 {
+					t.Errorf("only %d assignments: the join and the leave moved no partition", f.Assignments)
+				}
+			})
+		})
+	}
+}
+
+// TestZombie: consumer A stalls while holding a batch on every partition; B
+// joins and the partitions that move to B are revoked from A past A's revoke
+// deadline, so A is fenced for them. B processes them to the end. A then wakes:
+// its late effects are suppressed by the ledger, its commits are refused
+// locally with ErrStaleEpoch and counted, and the broker refuses the same
+// commit sent with A's old epoch. B's committed offsets never move back.
+func TestZombie(t *testing.T) {
+	protocols(t, func(t *testing.T, s integration.Setup) {
+		r := integration.Zombie(t.Context(), t, s, integration.ZombieConfig{})
+		z := r.Zombie
+		t.Logf("%s moved=%v zombie: attempts=%d applied=%d suppressed=%d fenced=%d broker=%v", r, z.Moved,
+			z.ZombieAttempts, z.ZombieApplied, z.ZombieSuppressed, z.ZombieFenced, z.BrokerRefusal)
+		r.RequireExactlyOnce(t)
+		if z.ZombieAttempts == 0 || z.ZombieApplied != 0 || z.ZombieSuppressed != z.ZombieAttempts ||
+			z.ZombieFenced < int64(len(z.Moved)) {
+			t.Errorf("the zombie's late batch was not all suppressed and fenced: %+v", z)
+		}
+		for _, err := range z.Refusals {
+			if !errors.Is(err, checkpoint.ErrStaleEpoch) {
+				t.Errorf("refused commit: %v, want ErrStaleEpoch", err)
+			}
+		}
+		b := z.BrokerRefusal
+		if !errors.Is(b, kerr.IllegalGeneration) && !errors.Is(b, kerr.StaleMemberEpoch) &&
+			!errors.Is(b, kerr.UnknownMemberID) && !errors.Is(b, kerr.FencedMemberEpoch) {
+			t.Errorf("broker answered %v to a commit with the zombie's old epoch", b)
+		}
+	})
+}
+
+// TestReplay: a topic processed to its end is replayed from offset 50 by a
+// group whose offsets were moved back: every replayed effect is suppressed.
+func TestReplay(t *testing.T) {
+	protocols(t, func(t *testing.T, s integration.Setup) {
+		r := integration.Replay(t.Context(), t, s, integration.ReplayConfig{From: 50})
+		f := r.Replay
+		t.Logf("%s replayed=%d replay_applied=%d replay_suppressed=%d", r, f.Replayed, f.Applied, f.Suppressed)
+		r.RequireExactlyOnce(t)
+		if f.Replayed != 4*150 || f.Applied != 0 || f.Suppressed != f.Replayed {
+			t.Errorf("replay: %+v, want 600 replayed, all suppressed", f)
+		}
+		for p, c := range f.Committed {
+			if c != 200 {
+				t.Errorf("replay group committed %d on %s, want 200", c, p)
+			}
+		}
+	})
+}
+
+// The helpers below serve the process-level zombie test, which drives
+// scenario.Env directly.
+
+// eachProtocol runs fn as a parallel subtest per group protocol, with the real
+// servers and names unique to the subtest, and a context bounded by limit.
+func eachProtocol(t *testing.T, limit time.Duration, fn func(t *testing.T, ctx context.Context, env scenario.Env)) {
+	t.Parallel()
+	for _, proto := range []pipeline.Protocol{pipeline.Classic, pipeline.Consumer} {
+		t.Run(proto.String(), func(t *testing.T) {
+			t.Parallel()
+			env := realEnv(t, proto)
+			ctx, cancel := context.WithTimeout(context.Background(), limit)
+			defer cancel()
+			fn(t, ctx, env)
+		})
+	}
+}
+
+// realEnv gives a scenario the real servers and names unique to t.
+func realEnv(t *testing.T, proto pipeline.Protocol) scenario.Env {
+	t.Helper()
+	brokers, addr := integration.Kafka(t), integration.Redis(t)
+	rdb := integration.NewRedisClient(t, addr)
+	topic := integration.Topic(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = integration.NewAdmin(t, brokers).DeleteTopics(ctx, topic)
+	})
+	return scenario.Env{Brokers: brokers, Redis: rdb, Topic: topic, Group: integration.Group(t),
+		Prefix: integration.RedisPrefix(t, rdb), Protocol: proto}
+}

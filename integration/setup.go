@@ -1,0 +1,158 @@
+package integration
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/shardpipe/shardpipe/internal/scenario"
+	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// Setup is the pipeline under test: where it runs, how it is configured and
+// what it does per record. A scenario starts several pipelines from it (a
+// consumer that crashes and one that resumes, members that join and leave),
+// each with its own Applier built from the fields below.
+//
+// The records a scenario produces are orders: the record key is the order
+// ID, which is also the business key, and the value is JSON such as
+// {"order_id":"order-0-0007","customer":"c0","amount_cents":107}.
+type Setup struct {
+	// Brokers and Redis locate the servers, usually Kafka(t) and Redis(t).
+	Brokers []string
+	Redis   string
+	// Protocol is the consumer group protocol (pipeline.Classic or
+	// pipeline.Consumer, KIP-848).
+	Protocol pipeline.Protocol
+	// Options configure every pipeline after the scenario's own commit
+	// policy (so your CommitEvery, CommitInterval, MaxBatch, timeouts and
+	// Kafka options apply). The scenario sets brokers, topic, group, sink,
+	// logger and observer itself, and adds what it needs last (a crash point,
+	// a stall hook).
+	Options []pipeline.Option
+	// Effect is your per-record handler. When set, each consumer applies
+	// records through a sink.Guard (claim, effect, done) made with
+	// GuardOptions, and the report counts Effect's successful calls per
+	// business key.
+	Effect       pipeline.ExternalEffect
+	GuardOptions []sink.Option
+	// Sink, when set, builds each consumer's Applier instead (for example a
+	// Ledger with your sink.Effect, or, to prove a scenario bites, an Applier
+	// with no ledger at all). prefix is the scenario's fresh key prefix.
+	// With neither Effect nor Sink, consumers use a sink.Ledger (record mode).
+	Sink func(rdb redis.UniversalClient, prefix string) (pipeline.Applier, error)
+	// Logger receives the pipelines' logs (default: discarded).
+	Logger *slog.Logger
+	// Timeout bounds the whole scenario (default 3 minutes).
+	Timeout time.Duration
+}
+
+// run holds one scenario run's environment and counters.
+type run struct {
+	env     scenario.Env
+	ctx     context.Context
+	cancel  context.CancelFunc
+	counts  *counter
+	effects *counter // nil without Setup.Effect
+}
+
+// start makes the scenario environment: fresh names, a Redis client, the
+// sink factory and the counting wrapper. Everything is cleaned up with t.
+func (s Setup) start(ctx context.Context, t testing.TB) *run {
+	t.Helper()
+	if len(s.Brokers) == 0 || s.Redis == "" {
+		t.Fatal("integration: Setup needs Brokers and Redis (integration.Kafka(t), integration.Redis(t))")
+	}
+	if s.Effect != nil && s.Sink != nil {
+		t.Fatal("integration: Setup takes Effect or Sink, not both")
+	}
+	rdb := NewRedisClient(t, s.Redis)
+	r := &run{counts: newCounter()}
+	topic := Topic(t)
+	t.Cleanup(func() { deleteTopic(t, s.Brokers, topic) })
+	r.env = scenario.Env{Brokers: s.Brokers, Redis: rdb, Topic: topic, Group: Group(t),
+		Prefix: RedisPrefix(t, rdb), Protocol: s.Protocol, Logger: s.Logger, Options: s.Options}
+	r.env.Wrap = func(a pipeline.Applier) pipeline.Applier { return countingApplier{a, r.counts} }
+	switch {
+	case s.Sink != nil:
+		r.env.NewSink = func(string) (pipeline.Applier, error) { return s.Sink(rdb, r.env.Prefix) }
+	case s.Effect != nil:
+		r.effects = newCounter()
+		effect := countingEffect(s.Effect, r.effects)
+		r.env.NewSink = func(string) (pipeline.Applier, error) {
+			g, err := sink.NewGuard(rdb, append([]sink.Option{sink.WithPrefix(r.env.Prefix)}, s.GuardOptions...)...)
+			if err != nil {
+				return nil, err
+			}
+			return pipeline.Guarded(g, effect), nil
+		}
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = 3 * time.Minute
+	}
+	r.ctx, r.cancel = context.WithTimeout(ctx, timeout)
+	t.Cleanup(r.cancel)
+	return r
+}
+
+// counter counts per business key; safe for concurrent use.
+type counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func newCounter() *counter { return &counter{n: map[string]int{}} }
+
+func (c *counter) add(key string) {
+	c.mu.Lock()
+	c.n[key]++
+	c.mu.Unlock()
+}
+
+func (c *counter) snapshot() map[string]int {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.n))
+	for k, v := range c.n {
+		out[k] = v
+	}
+	return out
+}
+
+// countingApplier counts the records its Applier reports as applied.
+type countingApplier struct {
+	pipeline.Applier
+	c *counter
+}
+
+func (a countingApplier) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
+	res, err := a.Applier.Apply(ctx, batch)
+	if err == nil {
+		for _, r := range res {
+			if r.Err == nil && r.Outcome == sink.Applied {
+				a.c.add(r.Key)
+			}
+		}
+	}
+	return res, err
+}
+
+// countingEffect counts the effect's successful calls per business key.
+func countingEffect(e pipeline.ExternalEffect, c *counter) pipeline.ExternalEffect {
+	return func(ctx context.Context, key string, r *sink.Record) error {
+		err := e(ctx, key, r)
+		if err == nil {
+			c.add(key)
+		}
+		return err
+	}
+}

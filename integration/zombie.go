@@ -1,0 +1,55 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/scenario"
+)
+
+// ZombieConfig sizes Zombie. Zero fields take the defaults: 4 partitions of
+// 100 records, a commit every 10, a 2 s revoke timeout for the stalled member.
+type ZombieConfig struct {
+	Partitions    int32
+	PerPartition  int
+	CommitEvery   int // Setup.Options may override it
+	RevokeTimeout time.Duration
+}
+
+// ZombieFigures are Zombie's own figures.
+type ZombieFigures struct {
+	// Moved lists the partitions that moved from the stalled member to the
+	// new one.
+	Moved []checkpoint.Partition
+	// The zombie's figures on the moved partitions after it woke: its stale
+	// batches' attempts, applied (must be 0) and suppressed effects, and its
+	// refused commits (each wrapping checkpoint.ErrStaleEpoch).
+	ZombieAttempts, ZombieApplied, ZombieSuppressed, ZombieFenced int64
+	Refusals                                                      []error
+	// BrokerRefusal is the broker's answer when the zombie's old member ID
+	// and epoch commit a moved partition directly, bypassing shardpipe's
+	// own fence (nil would mean the broker accepted it).
+	BrokerRefusal error
+}
+
+// Zombie runs a zombie commit after the partition moved: member A stalls in
+// the middle of a batch on every partition; member B joins and the
+// partitions that move to B are revoked from A past its revoke deadline, so
+// A is fenced for them; B processes them to the end. Then A wakes and
+// finishes its stale batches: its effects must be suppressed and its commits
+// refused, so B's committed offsets stay. A few seconds on a local broker.
+func Zombie(ctx context.Context, t testing.TB, s Setup, cfg ZombieConfig) *Report {
+	t.Helper()
+	rn := s.start(ctx, t)
+	res, err := scenario.Zombie(rn.ctx, rn.env, scenario.ZombieConfig(cfg))
+	if err != nil {
+		t.Fatalf("integration: zombie scenario: %v", err)
+	}
+	r := rn.finish(t, "zombie", res.Keys, res.Stats)
+	r.Zombie = &ZombieFigures{Moved: res.Moved, ZombieAttempts: res.ZombieAttempts, ZombieApplied: res.ZombieApplied,
+		ZombieSuppressed: res.ZombieSuppressed, ZombieFenced: res.ZombieFenced, Refusals: res.Refusals,
+		BrokerRefusal: res.BrokerRefusal}
+	return r
+}

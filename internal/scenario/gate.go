@@ -1,0 +1,53 @@
+package scenario
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// landedGate makes a consumer die between effect and commit at a chosen
+// moment: the first batch holding an order numbered from or later is
+// applied (its effects land), then the gate closes landed and holds the
+// worker inside Apply until the consumer is aborted, so that batch is never
+// committed by it.
+type landedGate struct {
+	from   int
+	once   sync.Once
+	landed chan struct{}
+}
+
+func newLandedGate(from int) *landedGate { return &landedGate{from: from, landed: make(chan struct{})} }
+
+func (g *landedGate) wrap(a pipeline.Applier) pipeline.Applier { return gated{a, g} }
+
+type gated struct {
+	pipeline.Applier
+	g *landedGate
+}
+
+func (a gated) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
+	res, err := a.Applier.Apply(ctx, batch)
+	if err != nil || !a.g.reached(batch) {
+		return res, err
+	}
+	a.g.once.Do(func() { close(a.g.landed) })
+	<-ctx.Done() // hold the landed batch until the consumer dies
+	return nil, ctx.Err()
+}
+
+// reached reports whether batch holds an order numbered g.from or later
+// (keys as Rebalance writes them: order-NNNNNN).
+func (g *landedGate) reached(batch []sink.Record) bool {
+	for _, r := range batch {
+		n, err := strconv.Atoi(strings.TrimPrefix(string(r.Key), "order-"))
+		if err == nil && n >= g.from {
+			return true
+		}
+	}
+	return false
+}

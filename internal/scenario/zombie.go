@@ -1,0 +1,258 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/watch"
+	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// ZombieConfig sizes the zombie scenario. Zero fields take the defaults.
+type ZombieConfig struct {
+	Partitions    int32         // default 4
+	PerPartition  int           // default 100
+	CommitEvery   int           // default 10; env.Options may override it
+	RevokeTimeout time.Duration // how long A's stalled batch may delay a revoke, default 2s
+}
+
+// ZombieResult is what the zombie scenario measured.
+type ZombieResult struct {
+	Moved []checkpoint.Partition // partitions that moved from A to B while A stalled
+	// ZombieApplied, ZombieSuppressed and ZombieFenced sum A's figures over
+	// the moved partitions: its late batch and its refused commits.
+	ZombieAttempts, ZombieApplied, ZombieSuppressed, ZombieFenced int64
+	// Refusals holds A's refused commits on the moved partitions; each must
+	// wrap checkpoint.ErrStaleEpoch.
+	Refusals []error
+	// BrokerRefusal is what the broker answered when A's old member and
+	// epoch tried to commit a moved partition directly (nil: it accepted).
+	BrokerRefusal      error
+	ZombieMember       string
+	ZombieEpoch        int32
+	Applied            int64
+	Suppressed         int64
+	CommittedAfterWake map[checkpoint.Partition]int64 // broker's committed offsets of the moved partitions at the end
+	Outcome
+}
+
+func (c ZombieConfig) withDefaults() ZombieConfig {
+	if c.Partitions == 0 {
+		c.Partitions = 4
+	}
+	if c.PerPartition == 0 {
+		c.PerPartition = 100
+	}
+	if c.CommitEvery == 0 {
+		c.CommitEvery = 10
+	}
+	if c.RevokeTimeout == 0 {
+		c.RevokeTimeout = 2 * time.Second
+	}
+	return c
+}
+
+// Zombie: consumer A stalls while holding a batch on every partition; B joins
+// and the partitions that move to B are revoked from A past A's revoke
+// deadline, so A is fenced for them. B processes them to the end. Then A
+// wakes and finishes its stale batch: its effects must be suppressed and its
+// commits refused, locally and by the broker, and B's offsets must stay.
+func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error) {
+	cfg = cfg.withDefaults()
+	var res ZombieResult
+	if env.Log == nil {
+		env.Log = watch.New()
+	}
+	if err := CreateTopic(ctx, env.Brokers, env.Topic, cfg.Partitions); err != nil {
+		return res, err
+	}
+	keys, err := ProduceOrders(ctx, env.Brokers, env.Topic, cfg.Partitions, cfg.PerPartition)
+	if err != nil {
+		return res, err
+	}
+	res.Keys = keys
+	end := int64(cfg.PerPartition)
+
+	release := make(chan struct{})
+	stall := newStaller(release, int(cfg.Partitions))
+	defaults := []pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
+	a, err := env.consumer("A", env.ledger, defaults, pipeline.WithHooks(pipeline.Hooks{BeforeApply: stall.hook}),
+		pipeline.RevokeTimeout(cfg.RevokeTimeout))
+	if err != nil {
+		return res, err
+	}
+	doneA := runAsync(ctx, a)
+	closed := false
+	defer func() {
+		if !closed { // an early return: stop both consumers at once
+			a.Abort()
+			<-doneA
+		}
+	}()
+	for range cfg.Partitions {
+		select {
+		case <-stall.stalled:
+		case <-ctx.Done():
+			return res, fmt.Errorf("waiting for A to stall on every partition: %w", ctx.Err())
+		}
+	}
+	res.ZombieMember, res.ZombieEpoch = a.Client().GroupMetadata()
+
+	b, err := env.consumer("B", env.ledger, defaults)
+	if err != nil {
+		return res, err
+	}
+	doneB := runAsync(ctx, b)
+	defer func() {
+		if !closed {
+			b.Abort()
+			<-doneB
+		}
+	}()
+	err = env.Log.Wait(ctx, "B to own partitions and commit them to the end", func(evs []watch.Tagged) bool {
+		res.Moved = res.Moved[:0]
+		for _, e := range evs {
+			if e.Tag == "B" && e.Kind == pipeline.Assigned {
+				res.Moved = append(res.Moved, e.Partition)
+			}
+		}
+		c := watch.Committed(evs, "B")
+		for _, p := range res.Moved {
+			if c[p] != end {
+				return false
+			}
+		}
+		return len(res.Moved) > 0
+	})
+	if err != nil {
+		return res, err
+	}
+
+	close(release) // A wakes up holding its stale batches
+	err = env.Log.Wait(ctx, "A's late commits on the moved partitions to be refused", func(evs []watch.Tagged) bool {
+		for _, p := range res.Moved {
+			if !watch.Has(evs, "A", pipeline.CommitRefused, p) {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return res, err
+	}
+	if res.BrokerRefusal, err = staleCommit(ctx, env, res.ZombieMember, res.ZombieEpoch, res.Moved[0]); err != nil {
+		return res, err
+	}
+	closed = true
+	errA, errB := closeAndWait(a, doneA), closeAndWait(b, doneB)
+	if errA != nil {
+		return res, errA
+	}
+	if errB != nil {
+		return res, errB
+	}
+	res.collect(env, a, b)
+	for _, e := range res.Events {
+		if e.Tag == "A" && e.Kind == pipeline.CommitRefused {
+			res.Refusals = append(res.Refusals, e.Err)
+		}
+	}
+	moved := map[checkpoint.Partition]bool{}
+	for _, p := range res.Moved {
+		moved[p] = true
+	}
+	for _, s := range a.Stats() {
+		if moved[s.Partition] {
+			res.ZombieAttempts += s.Attempts
+			res.ZombieApplied += s.Applied
+			res.ZombieSuppressed += s.Suppressed
+			res.ZombieFenced += s.Fenced
+		}
+	}
+	_, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)
+	res.CommittedAfterWake, err = committed(ctx, env, res.Moved)
+	return res, err
+}
+
+// staller blocks the first batch of each partition until release closes.
+type staller struct {
+	release <-chan struct{}
+	stalled chan struct{}
+	mu      sync.Mutex
+	seen    map[checkpoint.Partition]bool
+}
+
+func newStaller(release <-chan struct{}, parts int) *staller {
+	return &staller{release: release, stalled: make(chan struct{}, parts), seen: map[checkpoint.Partition]bool{}}
+}
+
+func (s *staller) hook(ctx context.Context, p checkpoint.Partition, _ int64, _ []sink.Record) {
+	s.mu.Lock()
+	first := !s.seen[p]
+	s.seen[p] = true
+	s.mu.Unlock()
+	if !first {
+		return
+	}
+	s.stalled <- struct{}{}
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+	}
+}
+
+// staleCommit sends an OffsetCommit for p as member/epoch and returns the
+// broker's answer for the partition.
+func staleCommit(ctx context.Context, env Env, member string, epoch int32, p checkpoint.Partition) (error, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	topics, err := kadm.NewClient(cl).ListTopics(ctx, p.Topic)
+	if err != nil {
+		return nil, err
+	}
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.MemberID, req.Generation = env.Group, member, epoch
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic, rt.TopicID = p.Topic, topics[p.Topic].ID
+	rp := kmsg.NewOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset = p.Partition, 5
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, fmt.Errorf("stale OffsetCommit for %s: %w", p, err)
+	}
+	return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode), nil
+}
+
+// committed reads the group's committed offsets of parts from the broker.
+func committed(ctx context.Context, env Env, parts []checkpoint.Partition) (map[checkpoint.Partition]int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	offs, err := kadm.NewClient(cl).FetchOffsets(ctx, env.Group)
+	if err != nil {
+		return nil, fmt.Errorf("fetch committed offsets of %s: %w", env.Group, err)
+	}
+	out := map[checkpoint.Partition]int64{}
+	for _, p := range parts {
+		if o, ok := offs.Lookup(p.Topic, p.Partition); ok {
+			out[p] = o.At
+		}
+	}
+	return out, nil
+}
