@@ -18,12 +18,17 @@ BENCHFLAGS ?= -run '^$$' -bench . -benchmem
 test:
 	scripts/with-services.sh $(MAKE) --no-print-directory vet test-integration
 
+# Modules under examples/ import shardpipe as a user would (their own go.mod).
+EXAMPLES := examples/orderhandler
+
 vet:
 	$(GO) vet ./...
+	for m in $(EXAMPLES); do (cd $$m && $(GO) vet ./...); done
 
 # test-integration expects KAFKA_BROKERS and REDIS_ADDR in the environment (see `make test`).
 test-integration:
 	SHARDPIPE_REQUIRE_INTEGRATION=1 $(GO) test $(TESTFLAGS) ./...
+	for m in $(EXAMPLES); do (cd $$m && SHARDPIPE_REQUIRE_INTEGRATION=1 $(GO) test $(TESTFLAGS) ./...); done
 
 services-start:
 	scripts/services.sh start

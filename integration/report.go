@@ -33,7 +33,9 @@ type Report struct {
 	Committed map[checkpoint.Partition]int64
 	LogEnd    map[checkpoint.Partition]int64
 	// Applications counts, per business key, the records the sink reported
-	// applied. EffectCalls counts Setup.Effect's successful calls per key
+	// applied. A key in a batch whose Apply failed (the outcome unknown, for
+	// example when a consumer died mid-batch) that a sink later reported
+	// suppressed counts as applied once by that batch. EffectCalls counts Setup.Effect's successful calls per key
 	// (nil when the Setup has no Effect).
 	Applications map[string]int
 	EffectCalls  map[string]int

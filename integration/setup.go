@@ -101,18 +101,46 @@ func (s Setup) start(ctx context.Context, t testing.TB) *run {
 	return r
 }
 
-// counter counts per business key; safe for concurrent use.
+// counter counts per business key; safe for concurrent use. It also
+// remembers keys of batches whose outcome was unknown (Apply failed, say
+// because the consumer died mid-batch) and keys a sink reported suppressed:
+// a key that no call reported applied, that sat in an unknown batch and that
+// a sink later suppressed was applied by that unknown batch, once.
 type counter struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu         sync.Mutex
+	n          map[string]int
+	unknown    map[string]bool
+	suppressed map[string]bool
 }
 
-func newCounter() *counter { return &counter{n: map[string]int{}} }
+func newCounter() *counter {
+	return &counter{n: map[string]int{}, unknown: map[string]bool{}, suppressed: map[string]bool{}}
+}
 
 func (c *counter) add(key string) {
 	c.mu.Lock()
 	c.n[key]++
 	c.mu.Unlock()
+}
+
+func (c *counter) results(batch []sink.Record, res []sink.Result, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		for _, r := range batch {
+			c.unknown[string(r.Key)] = true
+		}
+		return
+	}
+	for _, r := range res {
+		switch {
+		case r.Err != nil:
+		case r.Outcome == sink.Applied:
+			c.n[r.Key]++
+		case r.Outcome == sink.Suppressed:
+			c.suppressed[r.Key] = true
+		}
+	}
 }
 
 func (c *counter) snapshot() map[string]int {
@@ -125,6 +153,11 @@ func (c *counter) snapshot() map[string]int {
 	for k, v := range c.n {
 		out[k] = v
 	}
+	for k := range c.unknown {
+		if out[k] == 0 && c.suppressed[k] {
+			out[k] = 1
+		}
+	}
 	return out
 }
 
@@ -136,13 +169,7 @@ type countingApplier struct {
 
 func (a countingApplier) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
 	res, err := a.Applier.Apply(ctx, batch)
-	if err == nil {
-		for _, r := range res {
-			if r.Err == nil && r.Outcome == sink.Applied {
-				a.c.add(r.Key)
-			}
-		}
-	}
+	a.c.results(batch, res, err)
 	return res, err
 }
 

@@ -33,18 +33,17 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 	results := make([]sink.Result, len(batch))
 	for i := range batch {
 		r := &batch[i]
-		var key string
-		out, err := a.g.Do(ctx, r, func(ctx context.Context, k string) error {
-			key = k
-			return a.effect(ctx, k, r)
-		})
+		key, err := a.g.Key(r)
+		if err == nil {
+			var out sink.Outcome
+			out, err = a.g.Do(ctx, r, func(ctx context.Context, k string) error { return a.effect(ctx, k, r) })
+			results[i] = sink.Result{Key: key, Outcome: out}
+		}
 		switch {
 		case errors.Is(err, sink.ErrNoKey) || errors.Is(err, sink.ErrBadValue):
-			results[i].Err = err
+			results[i] = sink.Result{Key: key, Err: err}
 		case err != nil:
 			return nil, err
-		default:
-			results[i] = sink.Result{Key: key, Outcome: out}
 		}
 	}
 	return results, nil

@@ -115,6 +115,10 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 	return Applied, nil
 }
 
+// Key returns the business key Do uses for r, from the Guard's key source;
+// the error wraps ErrNoKey or ErrBadValue. It costs no round trip.
+func (g *Guard) Key(r *Record) (string, error) { return g.cfg.keys.Extract(r) }
+
 // acquire claims lk, waiting out a live foreign claim. It returns when
 // the claim is ours (outcome 0, and a time no later than the claim was
 // written) or with the outcome for a key already done.

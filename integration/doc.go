@@ -1,0 +1,64 @@
+// Package integration is a kit for testing a shardpipe pipeline, yours or
+// ours, on real Kafka and Redis: servers in one call, fresh names per test,
+// and the faults that make effects land twice or not at all, as functions
+// that return a report to assert on.
+//
+// # Servers
+//
+// Kafka(t) and Redis(t) return real servers' addresses: from KAFKA_BROKERS
+// and REDIS_ADDR when set, else from containers started once per test binary
+// when a Docker engine answers (testcontainers-go), else the test is skipped
+// with a how-to (failed when SHARDPIPE_REQUIRE_INTEGRATION=1, as in CI). A
+// test may opt in to in-process stand-ins instead of skipping:
+//
+//	brokers := integration.Kafka(t, integration.OrEmbedded(embedded.Servers{}))
+//
+// The stand-ins (kfake and miniredis, in integration/embedded) log a warning:
+// they prove your handler's logic, not the servers' behaviour.
+//
+// Topic, Group and KeyPrefix give names unique to the test and the run;
+// CreateTopic, NewKafkaClient, NewAdmin, NewRedisClient and RedisPrefix
+// create and clean up with t.Cleanup, so tests run in parallel and repeat
+// with -count=N against the same servers.
+//
+// # Scenarios
+//
+// A Setup describes your pipeline: the servers, the group protocol, your
+// pipeline options (commit policy, batch size, timeouts) and your effect,
+// a pipeline.ExternalEffect run through a sink.Guard, or your own Applier.
+// Each scenario produces orders on a fresh topic, runs the consumers the
+// fault needs, and returns a Report:
+//
+//   - CrashBeforeCommit: a worker dies after its effects landed and before
+//     their offsets were committed; another consumer resumes (the seed
+//     chapter's test, any size and crash point).
+//   - Rebalance: members join and leave (gracefully or by crashing) while
+//     records arrive.
+//   - Zombie: a stalled member wakes after its partitions moved and tries to
+//     apply and commit its stale batch.
+//   - Replay: a processed range is consumed again after its group's offsets
+//     were moved back.
+//
+// Report.RequireExactlyOnce fails the test unless every produced business
+// key was applied exactly once (and your effect ran exactly once), nothing
+// else was applied, and every partition's committed offset reached its end.
+// Reports also carry the pipelines' attempts, applied, suppressed and fenced
+// counts and each scenario's own figures (Report.Crash, Report.Zombie, ...).
+//
+//	func TestOrderHandler(t *testing.T) {
+//		s := integration.Setup{
+//			Brokers: integration.Kafka(t), Redis: integration.Redis(t),
+//			Options: []pipeline.Option{pipeline.CommitEvery(50)},
+//			Effect:  myHandler, // func(ctx, key string, r *sink.Record) error
+//		}
+//		r := integration.CrashBeforeCommit(t.Context(), t, s, integration.CrashConfig{CrashAfter: 120})
+//		r.RequireExactlyOnce(t)
+//	}
+//
+// Every scenario is known to bite: with the ledger switched off each one
+// reports keys applied twice (see the package's TestScenariosBite).
+//
+// Cost: each scenario takes seconds on a local broker (Rebalance with its
+// defaults, 10-20 s) and creates one topic and one or two groups; topics and
+// ledger keys are deleted when the test ends.
+package integration
