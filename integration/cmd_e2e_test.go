@@ -47,6 +47,7 @@ func stopAndRestart(t *testing.T, bin string, brokers []string, addr string, sig
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	topic := harness.CreateTopic(t, brokers, 4)
+	harness.CreateDeadLetterTopic(t, brokers, topic, 4)
 	rdb := harness.NewRedisClient(t, addr)
 	prefix := harness.RedisPrefix(t, rdb)
 	group, hash := harness.Group(t), prefix+"totals"
