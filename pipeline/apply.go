@@ -191,6 +191,9 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutcome, error) {
 	backoff := 100 * time.Millisecond
 	for {
+		if w.fenced.Load() {
+			return 0, errFenced // the term is over: the next owner dead-letters it
+		}
 		out, err := w.p.dlq.deliver(w.ctx, w.owner(), r, cause, attempts)
 		if err == nil {
 			w.p.cfg.logger.Warn("poison record dead-lettered", "partition", w.part.String(), "epoch", w.epoch,

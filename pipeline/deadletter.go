@@ -163,6 +163,8 @@ func (d *deadLetters) deliver(ctx context.Context, owner string, r *sink.Record,
 				}
 				return dlqReplayed, nil
 			}
+			now = time.Now() // the scan took time: the lease starts now
+			mine.At, mine.Until = now.UTC(), now.Add(d.cfg.Lease).UTC()
 			if ok, err := d.marks.swap(ctx, key, raw, mine); err != nil || !ok {
 				if err != nil {
 					return 0, err
