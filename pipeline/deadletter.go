@@ -42,12 +42,13 @@ const (
 // write happened: it reads the dead-letter partition from the marker's
 // claim time (less a minute of clock slack) to its end, looking for a record
 // with the same source headers, and writes only when there is none. A live
-// foreign lease is waited for. A write is only started with most of the
-// lease left and must end before it lapses. The one window left is a
-// process frozen (SIGSTOP) between that check and the bytes reaching the
-// broker for longer than the lease: it may write after a successor has
-// looked. The markers cost two Redis round trips per poison record and
-// live for TTL.
+// foreign lease is waited for. A write must end within 80% of the lease: a
+// record not yet sent by then is failed by franz-go, so a consumer frozen
+// (SIGSTOP, a VM pause) before sending does not write late. What is left: a
+// request already on its way that the broker takes longer than the lease to
+// append (franz-go keeps retrying an idempotent write it may have sent), or
+// clocks of two hosts more than a fifth of the lease apart. The markers cost
+// two Redis round trips per poison record and live for TTL.
 type DeadLetterConfig struct {
 	// Redis holds the markers. Required.
 	Redis redis.UniversalClient
@@ -58,7 +59,7 @@ type DeadLetterConfig struct {
 	// TTL is how long a marker lives (default 7 days): a replay older than
 	// this writes the record again. Match the ledger's TTL.
 	TTL time.Duration
-	// Lease bounds one write (default 15s): a successor waits this long for
+	// Lease bounds one write (default 30s): a successor waits this long for
 	// a claim whose owner died mid-write.
 	Lease time.Duration
 }
@@ -68,7 +69,7 @@ func (d *DeadLetterConfig) validate() error {
 		d.TTL = 7 * 24 * time.Hour
 	}
 	if d.Lease == 0 {
-		d.Lease = 15 * time.Second
+		d.Lease = 30 * time.Second
 	}
 	switch {
 	case d.Redis == nil:
