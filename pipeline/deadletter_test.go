@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -34,31 +32,6 @@ func dlqEnv(t *testing.T) fakeEnv {
 	rc := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = rc.Close() })
 	return fakeEnv{brokers: c.ListenAddrs(), rc: rc, mr: mr}
-}
-
-// offsetCounter counts how often each offset was handed to the sink.
-type offsetCounter struct {
-	pipeline.Applier
-	mu sync.Mutex
-	n  map[int64]int
-}
-
-func (c *offsetCounter) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, error) {
-	c.mu.Lock()
-	if c.n == nil {
-		c.n = make(map[int64]int)
-	}
-	for _, r := range b {
-		c.n[r.Offset]++
-	}
-	c.mu.Unlock()
-	return c.Applier.Apply(ctx, b)
-}
-
-func (c *offsetCounter) count(off int64) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[off]
 }
 
 // orderRecords returns 10 orders for the totals effect; offset 4 has no key
@@ -88,42 +61,6 @@ func totalsLedger(t *testing.T, rc redis.UniversalClient) *sink.Ledger {
 		t.Fatal(err)
 	}
 	return l
-}
-
-// readAll returns every record of topic's partition 0 up to its end.
-func readAll(t *testing.T, brokers []string, topic string) []*kgo.Record {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, _ := ends.Lookup(topic, 0)
-	var out []*kgo.Record
-	for int64(len(out)) < end.Offset {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("reading %s: %v", topic, ctx.Err())
-		}
-		fs.EachRecord(func(r *kgo.Record) { out = append(out, r) })
-	}
-	return out
-}
-
-func header(r *kgo.Record, key string) string {
-	for _, h := range r.Headers {
-		if h.Key == key {
-			return string(h.Value)
-		}
-	}
-	return ""
 }
 
 // TestPoisonStop: without dead letters a poison record is attempted
