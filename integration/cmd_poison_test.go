@@ -65,3 +65,38 @@ func TestCmdRetentionAndPoison(t *testing.T) {
 		t.Fatalf("%s holds %d records, want 1", dlq, n)
 	}
 }
+
+// TestCmdPoisonStop runs the binary with --on-poison stop on the real broker
+// and Redis: a record without a business key at offset 3 ends run with exit 1
+// and a line naming the partition, offset and cause, and the group's
+// committed offset stays at 3, just before it.
+func TestCmdPoisonStop(t *testing.T) {
+	t.Parallel()
+	brokers, addr := harness.Kafka(t), harness.Redis(t)
+	bin := buildShardpipe(t)
+	topic := harness.CreateTopic(t, brokers, 1)
+	group := harness.Group(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prod := harness.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
+	for i, k := range []string{"a", "b", "c", "", "d"} {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte(k), Value: []byte("{}")}).FirstErr(); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	rdb := harness.NewRedisClient(t, addr)
+	run := start(t, "run", bin, "run", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--group", group,
+		"--redis", addr, "--ledger-prefix", harness.RedisPrefix(t, rdb), "--on-poison", "stop",
+		"--poison-attempts", "2", "--commit-every", "1", "--log-format", "json")
+	if code := run.wait(ctx); code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", code, run.output())
+	}
+	want := topic + "/0 epoch "
+	out := run.output()
+	if !strings.Contains(out, want) || !strings.Contains(out, "offset 3 after 2 attempts: pipeline: poison record: sink: no business key") {
+		t.Fatalf("output does not name %s offset 3 and the cause:\n%s", topic+"/0", out)
+	}
+	if c := statusJSON(ctx, t, bin, brokers, group, topic).committed()[0]; c != 3 {
+		t.Fatalf("committed %d, want 3 (just before the poison record)", c)
+	}
+}
