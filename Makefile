@@ -12,11 +12,27 @@ TESTFLAGS ?= -race -count=1 -v
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHFLAGS ?= -run '^$$' -bench . -benchmem
 
-.PHONY: test vet test-integration services-start services-stop services-status lint bench
+# How long each fuzz target runs under `make fuzz`; `make test` runs them for TEST_FUZZTIME.
+FUZZTIME ?= 10s
+TEST_FUZZTIME ?= 3s
+# package:target for every Go fuzz target.
+FUZZ_TARGETS := ./sink:FuzzKeySource ./sink:FuzzKeySourceRoundTrip ./sink:FuzzTotalsArgs \
+	./cmd/shardpipe:FuzzRunConfig ./cmd/shardpipe:FuzzParseRedis
 
-## test: start Kafka and Redis (reusing running ones), go vet, go test with integration required, stop what was started
+.PHONY: test vet test-integration fuzz services-start services-stop services-status lint bench
+
+## test: start Kafka and Redis (reusing running ones), go vet, go test with integration required, stop what was started; then each fuzz target briefly
 test:
 	scripts/with-services.sh $(MAKE) --no-print-directory vet test-integration
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
+
+## fuzz: run each fuzz target for FUZZTIME (record decoding, business keys, run configuration)
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg="$${t%%:*}"; name="$${t##*:}"; \
+		echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+	done
 
 # Modules under examples/ import shardpipe as a user would (their own go.mod).
 EXAMPLES := examples/orderhandler

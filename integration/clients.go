@@ -39,7 +39,20 @@ func NewAdmin(t testing.TB, brokers []string) *kadm.Client {
 // leader, and deletes the topic when the test ends.
 func CreateTopic(t testing.TB, brokers []string, partitions int32) string {
 	t.Helper()
-	topic := Topic(t)
+	return CreateNamedTopic(t, brokers, Topic(t), partitions)
+}
+
+// CreateDeadLetterTopic creates topic's dead-letter topic, topic+".dlq" (where
+// run's default --on-poison dlq writes), as CreateTopic does, and returns its
+// name.
+func CreateDeadLetterTopic(t testing.TB, brokers []string, topic string, partitions int32) string {
+	t.Helper()
+	return CreateNamedTopic(t, brokers, topic+".dlq", partitions)
+}
+
+// CreateNamedTopic is CreateTopic with a name of the caller's choice.
+func CreateNamedTopic(t testing.TB, brokers []string, topic string, partitions int32) string {
+	t.Helper()
 	adm := NewAdmin(t, brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

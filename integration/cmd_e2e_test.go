@@ -47,6 +47,7 @@ func stopAndRestart(t *testing.T, bin string, brokers []string, addr string, sig
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	topic := integration.CreateTopic(t, brokers, 4)
+	integration.CreateDeadLetterTopic(t, brokers, topic, 4)
 	rdb := integration.NewRedisClient(t, addr)
 	prefix := integration.RedisPrefix(t, rdb)
 	group, hash := integration.Group(t), prefix+"totals"

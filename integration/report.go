@@ -23,11 +23,12 @@ type Report struct {
 	Prefix   string // the ledger's key prefix
 	// Keys is every business key the scenario produced, once each.
 	Keys []string
-	// Attempts, Applied, Suppressed, Rejected and Fenced are the pipelines'
+	// Attempts, Applied, Suppressed, DeadLettered and Fenced are the pipelines'
 	// own counters (pipeline.PartitionStats): records attempted, effects
-	// applied, effects suppressed as replays, bad records, and commits
+	// applied, effects suppressed as replays, poison records written to the
+	// dead-letter topic, and commits
 	// refused because the partition had moved on.
-	Attempts, Applied, Suppressed, Rejected, Fenced int64
+	Attempts, Applied, Suppressed, DeadLettered, Fenced int64
 	// Committed is the group's committed offset per partition, read from the
 	// broker after the scenario; LogEnd is each partition's end offset.
 	Committed map[checkpoint.Partition]int64
@@ -99,8 +100,8 @@ func (r *Report) RequireExactlyOnce(t testing.TB) {
 
 // String prints the report's counts in one line.
 func (r *Report) String() string {
-	return fmt.Sprintf("%s (%s): keys=%d attempts=%d applied=%d suppressed=%d rejected=%d fenced=%d",
-		r.Scenario, r.Protocol, len(r.Keys), r.Attempts, r.Applied, r.Suppressed, r.Rejected, r.Fenced)
+	return fmt.Sprintf("%s (%s): keys=%d attempts=%d applied=%d suppressed=%d dead_lettered=%d fenced=%d",
+		r.Scenario, r.Protocol, len(r.Keys), r.Attempts, r.Applied, r.Suppressed, r.DeadLettered, r.Fenced)
 }
 
 // finish fills the counts and the broker's offsets into a report.
@@ -108,7 +109,7 @@ func (rn *run) finish(t testing.TB, name string, keys []string, stats []pipeline
 	t.Helper()
 	r := &Report{Scenario: name, Protocol: rn.env.Protocol, Topic: rn.env.Topic, Group: rn.env.Group,
 		Prefix: rn.env.Prefix, Keys: keys, Applications: rn.counts.snapshot(), EffectCalls: rn.effects.snapshot()}
-	r.Attempts, r.Applied, r.Suppressed, r.Rejected, r.Fenced = pipeline.Totals(stats)
+	r.Attempts, r.Applied, r.Suppressed, r.DeadLettered, r.Fenced = pipeline.Totals(stats)
 	var err error
 	if r.Committed, r.LogEnd, err = offsets(rn.ctx, NewAdmin(t, rn.env.Brokers), rn.env.Group, rn.env.Topic); err != nil {
 		t.Fatalf("integration: %s: %v", name, err)

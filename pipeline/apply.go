@@ -12,6 +12,9 @@ import (
 
 // apply runs the batch's effects, again and again while their outcome is
 // unknown: the sink's claims are idempotent, so a retry never applies twice.
+// The backoff doubles from 100ms to 5s and the warning is rate limited, so a
+// Redis outage costs a few calls and one log line every few seconds per
+// partition; the commit point stays before the batch meanwhile.
 func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 	backoff := 100 * time.Millisecond
 	for {
@@ -36,17 +39,49 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 		if w.fenced.Load() {
 			return nil, errFenced
 		}
-		w.p.cfg.logger.Warn("sink failed, retrying the batch; its offsets stay uncommitted",
-			"partition", w.part.String(), "epoch", w.epoch, "first_offset", batch[0].Offset,
-			"last_offset", batch[len(batch)-1].Offset, "retry_in", backoff, "err", err)
-		select {
-		case <-time.After(backoff):
-		case <-w.ctx.Done():
-			return nil, w.ctx.Err()
+		w.warn("sink failed, retrying the batch; its offsets stay uncommitted",
+			"first_offset", batch[0].Offset, "last_offset", batch[len(batch)-1].Offset,
+			"committed", w.committed(), "retry_in", backoff, "err", err)
+		if err := w.sleep(backoff); err != nil {
+			return nil, err
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
 }
+
+// sleep waits d, or fails when the worker's term ends first.
+func (w *worker) sleep(d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+	if w.fenced.Load() {
+		return errFenced
+	}
+	return nil
+}
+
+// warn logs a retry warning for the partition at most once every
+// warnEvery, counting the retries it did not log.
+func (w *worker) warn(msg string, attrs ...any) {
+	if time.Since(w.lastWarn) < warnEvery {
+		w.unlogged++
+		return
+	}
+	w.lastWarn = time.Now()
+	attrs = append([]any{"partition", w.part.String(), "epoch", w.epoch, "unlogged_retries", w.unlogged}, attrs...)
+	w.unlogged = 0
+	w.p.cfg.logger.Warn(msg, attrs...)
+}
+
+// warnEvery is the least time between two retry warnings of one partition.
+const warnEvery = 5 * time.Second
+
+// committed returns the offset this term last committed, -1 for none.
+func (w *worker) committed() int64 { return w.lastCommit }
 
 // transient returns the first per-record error that says nothing about the
 // record itself (a Redis error reply such as OOM): the batch's effects are then
@@ -60,29 +95,36 @@ func transient(results []sink.Result) error {
 	return nil
 }
 
-// badRecord reports whether err is the record's own fault, for the bad-record
-// policy.
+// badRecord reports whether err is the record's own fault: a poison record.
 func badRecord(err error) bool {
 	return errors.Is(err, sink.ErrNoKey) || errors.Is(err, sink.ErrBadValue) || errors.Is(err, sink.ErrCrossSlot)
 }
 
-// land marks known effects landed and counts them. A refused record stops the
-// partition under the Stop policy, before it is landed.
-func (w *worker) land(batch []sink.Record, results []sink.Result) error {
-	var applied, suppressed, rejected int64
+// land marks known effects landed and counts them. A poison record (its
+// attempts spent) is dead-lettered first, or stops the partition, unlanded,
+// when no DeadLetters are configured.
+func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) error {
+	var applied, suppressed, dead, replays int64
 	var bad error
 	for i, res := range results {
 		off := batch[i].Offset
 		if res.Err != nil {
-			if w.p.cfg.badRecords == Stop {
+			if w.p.dlq == nil {
 				if bad == nil {
-					bad = fmt.Errorf("%s epoch %d offset %d: %w: %w", w.part, w.epoch, off, ErrBadRecord, res.Err)
+					bad = fmt.Errorf("%s epoch %d offset %d after %d attempts: %w: %w",
+						w.part, w.epoch, off, attempts, ErrPoison, res.Err)
 				}
 				continue
 			}
-			rejected++
-			w.p.cfg.logger.Warn("skipping bad record", "partition", w.part.String(), "offset", off, "err", res.Err)
-			w.p.emit(Event{Kind: Rejected, Partition: w.part, Epoch: w.epoch, Offset: off, Err: res.Err})
+			out, err := w.deadLetter(&batch[i], res.Err, attempts)
+			if err != nil {
+				return err
+			}
+			if out == dlqWritten {
+				dead++
+			} else {
+				replays++
+			}
 		} else if res.Outcome == sink.Applied {
 			applied++
 		} else {
@@ -101,7 +143,8 @@ func (w *worker) land(batch []sink.Record, results []sink.Result) error {
 		s.Attempts += n
 		s.Applied += applied
 		s.Suppressed += suppressed
-		s.Rejected += rejected
+		s.DeadLettered += dead
+		s.DeadLetterReplays += replays
 	})
 	return bad
 }

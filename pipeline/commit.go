@@ -32,6 +32,7 @@ func (w *worker) commit() error {
 	err := w.p.store.Commit(ctx, w.part, w.epoch, point)
 	if err == nil {
 		w.tr.Committed(point)
+		w.lastCommit = point
 		w.since, w.retryAt, w.failures = time.Time{}, time.Time{}, 0
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Committed = point })
 		w.p.emit(Event{Kind: Committed, Partition: w.part, Epoch: w.epoch, Offset: point})

@@ -18,4 +18,15 @@
 // On revoke a worker finishes its in-flight batch and commits synchronously
 // before the rebalance goes on. On loss it stops without committing. Close
 // drains the queues, commits and leaves the group.
+//
+// A poison record (the sink cannot decode its business key or effect input)
+// is applied again, alone, PoisonAttempts times in all with capped backoff;
+// then, with DeadLetters, it is written to a dead-letter topic exactly once
+// (see DeadLetterConfig) and landed, or else it stops the pipeline with
+// ErrPoison, its offset uncommitted. A partition never stalls for good on one
+// record and no record is dropped silently.
+//
+// While the sink cannot reach Redis, the partition's batch is retried with a
+// backoff capped at 5s and a warning at most every 5s; nothing is committed
+// past it, and the partition resumes by itself when Redis answers.
 package pipeline

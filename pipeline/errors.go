@@ -6,9 +6,11 @@ var (
 	// ErrInjectedCrash is the error of a worker killed by the CrashAfter
 	// fault hook, between its effects and its commit.
 	ErrInjectedCrash = errors.New("pipeline: injected crash")
-	// ErrBadRecord wraps a record the sink refused (no usable business key,
-	// a value the effect cannot read) under the Stop policy.
-	ErrBadRecord = errors.New("pipeline: bad record")
+	// ErrPoison wraps a poison record (one the sink cannot decode: no usable
+	// business key, a value the effect cannot read) that stopped the
+	// pipeline after its attempts, when no DeadLetters are configured. The
+	// partition's committed offset stays before it.
+	ErrPoison = errors.New("pipeline: poison record")
 
 	// errFenced ends a worker whose term is over; it is not a pipeline failure.
 	errFenced = errors.New("pipeline: worker fenced")

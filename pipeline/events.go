@@ -24,8 +24,9 @@ const (
 	CommitRefused
 	// Crashed: the CrashAfter fault hook killed the worker.
 	Crashed
-	// Rejected: a bad record was skipped (Err says why).
-	Rejected
+	// DeadLettered: a poison record was written to its dead-letter topic
+	// (Err is the cause; Offset the source offset).
+	DeadLettered
 )
 
 // String returns the kind in lower case, e.g. "commit-refused".
@@ -43,8 +44,8 @@ func (k EventKind) String() string {
 		return "commit-refused"
 	case Crashed:
 		return "crashed"
-	case Rejected:
-		return "rejected"
+	case DeadLettered:
+		return "dead-lettered"
 	}
 	return fmt.Sprintf("event(%d)", k)
 }

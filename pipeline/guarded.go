@@ -16,9 +16,9 @@ type ExternalEffect func(ctx context.Context, key string, r *sink.Record) error
 // Guarded adapts a sink.Guard and an external effect to an Applier: each
 // record of a batch runs through Guard.Do in order (one claim, the effect and
 // one done write per record, so a batch costs about three round trips per
-// record plus the effect). A record without a usable key is handed to the
-// bad-record policy. Any other failure (the effect's error, Redis, a lost
-// lease) makes the batch's outcome unknown: the pipeline applies it again,
+// record plus the effect). A record without a usable key is a poison
+// record: retried, then dead-lettered or stopping the pipeline. Any other
+// failure (the effect's error, Redis, a lost lease) makes the batch's outcome unknown: the pipeline applies it again,
 // and records already done are recognised as this term's own work.
 func Guarded(g *sink.Guard, effect ExternalEffect) Applier {
 	return guarded{g: g, effect: effect}

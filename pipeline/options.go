@@ -52,25 +52,6 @@ func (p Protocol) String() string {
 	return "classic"
 }
 
-// BadRecordPolicy says what to do with a record the sink refuses.
-type BadRecordPolicy uint8
-
-const (
-	// Stop halts the pipeline with an error wrapping ErrBadRecord; the
-	// partition's offset stays before the record, so nothing is lost.
-	Stop BadRecordPolicy = iota
-	// Skip logs the record, counts it as rejected and moves past it.
-	Skip
-)
-
-// String returns "stop" or "skip".
-func (b BadRecordPolicy) String() string {
-	if b == Skip {
-		return "skip"
-	}
-	return "stop"
-}
-
 // Hooks let tests stop a worker at chosen points. All are nil in production.
 type Hooks struct {
 	// BeforeApply runs before each batch's effects with the worker's epoch.
@@ -92,7 +73,8 @@ type config struct {
 	commitTimeout  time.Duration
 	shutdown       time.Duration
 	sessionTimeout time.Duration
-	badRecords     BadRecordPolicy
+	poisonAttempts int
+	deadLetters    *DeadLetterConfig // nil: a poison record stops the pipeline
 	logger         *slog.Logger
 	observer       func(Event)
 	hooks          Hooks
@@ -157,8 +139,17 @@ func ShutdownTimeout(d time.Duration) Option { return func(c *config) { c.shutdo
 // franz-go's 45s). The consumer protocol takes it from the broker.
 func SessionTimeout(d time.Duration) Option { return func(c *config) { c.sessionTimeout = d } }
 
-// OnBadRecord sets the policy for records the sink refuses (default Stop).
-func OnBadRecord(p BadRecordPolicy) Option { return func(c *config) { c.badRecords = p } }
+// PoisonAttempts sets how many times in all a poison record (one the sink
+// cannot decode: sink.ErrNoKey, ErrBadValue, ErrCrossSlot) is applied, with
+// capped backoff between attempts, before it is dead-lettered or stops the
+// pipeline (default 3). Each extra attempt costs one sink call for the
+// batch's poison records and up to 2s of the partition's time.
+func PoisonAttempts(n int) Option { return func(c *config) { c.poisonAttempts = n } }
+
+// DeadLetters makes poison records go to a dead-letter topic once their
+// attempts are spent, instead of stopping the pipeline (the default): see
+// DeadLetterConfig for the record written and how it lands exactly once.
+func DeadLetters(d DeadLetterConfig) Option { return func(c *config) { c.deadLetters = &d } }
 
 // Logger sets the structured logger (default slog.Default()).
 func Logger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
@@ -191,12 +182,13 @@ func KafkaOptions(opts ...kgo.Opt) Option {
 
 func newConfig(opts []Option) (config, error) {
 	c := config{
-		startEarliest: true,
-		policy:        checkpoint.Policy{Every: 100, Interval: 5 * time.Second},
-		maxBatch:      500,
-		revokeTimeout: 20 * time.Second,
-		commitTimeout: 15 * time.Second,
-		shutdown:      30 * time.Second,
+		startEarliest:  true,
+		policy:         checkpoint.Policy{Every: 100, Interval: 5 * time.Second},
+		maxBatch:       500,
+		revokeTimeout:  20 * time.Second,
+		commitTimeout:  15 * time.Second,
+		shutdown:       30 * time.Second,
+		poisonAttempts: 3,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -229,6 +221,14 @@ func newConfig(opts []Option) (config, error) {
 	for p, k := range c.crash {
 		if k < 1 {
 			errs = append(errs, fmt.Errorf("crash after %d attempts on %s: want at least 1", k, p))
+		}
+	}
+	if c.poisonAttempts < 1 {
+		errs = append(errs, fmt.Errorf("poison attempts %d: want at least 1", c.poisonAttempts))
+	}
+	if c.deadLetters != nil {
+		if err := c.deadLetters.validate(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.revokeTimeout <= 0 || c.shutdown <= 0 {

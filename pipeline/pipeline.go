@@ -21,6 +21,7 @@ type Pipeline struct {
 	cl    *kgo.Client
 	store *checkpoint.Kafka
 	stats stats
+	dlq   *deadLetters // nil: poison records stop the pipeline
 
 	mu      sync.Mutex
 	workers map[checkpoint.Partition]*worker
@@ -74,14 +75,20 @@ func New(opts ...Option) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: kafka client: %w", err)
 	}
+	if cfg.deadLetters != nil {
+		if p.dlq, err = newDeadLetters(cfg); err != nil {
+			cl.Close()
+			return nil, err
+		}
+	}
 	p.cl = cl
 	p.store = checkpoint.NewKafka(cl)
 	close(p.ready)
 	return p, nil
 }
 
-// Run consumes until ctx ends, Close is called, or a record the sink refuses
-// stops it (Stop policy). It then drains every partition's queue within the
+// Run consumes until ctx ends, Close is called, or a poison record stops it
+// (no DeadLetters configured). It then drains every partition's queue within the
 // shutdown timeout, commits, and leaves the group. It returns nil after a
 // requested stop and the first fatal error otherwise. Call it once.
 func (p *Pipeline) Run(ctx context.Context) error {
@@ -163,9 +170,12 @@ func (p *Pipeline) shutdown() {
 		}
 	}
 	p.cl.Close() // leaves the group; onRevoked releases what is left
-	attempts, applied, suppressed, rejected, fenced := Totals(p.stats.snapshot())
+	if p.dlq != nil {
+		p.dlq.close()
+	}
+	attempts, applied, suppressed, deadLettered, fenced := Totals(p.stats.snapshot())
 	p.cfg.logger.Info("pipeline stopped", "aborted", aborted, "attempts", attempts, "applied", applied,
-		"suppressed", suppressed, "rejected", rejected, "fenced_commits", fenced)
+		"suppressed", suppressed, "dead_lettered", deadLettered, "fenced_commits", fenced)
 }
 
 // Close stops Run: it drains, commits and leaves the group, waiting until Run
@@ -207,6 +217,9 @@ func (p *Pipeline) closeUnstarted() bool {
 		return false
 	}
 	p.cl.Close()
+	if p.dlq != nil {
+		p.dlq.close()
+	}
 	close(p.runDone)
 	return true
 }

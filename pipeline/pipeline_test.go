@@ -76,54 +76,6 @@ func start(t *testing.T, brokers []string, a pipeline.Applier, opts ...pipeline.
 	return r
 }
 
-// TestBadRecordPolicy: a record without a business key stops the pipeline
-// (Stop) with its offset uncommitted, or is skipped and counted (Skip).
-func TestBadRecordPolicy(t *testing.T) {
-	for _, policy := range []pipeline.BadRecordPolicy{pipeline.Stop, pipeline.Skip} {
-		t.Run(fmt.Sprint(policy), func(t *testing.T) {
-			env := newFake(t, "orders", 1)
-			var rs []*kgo.Record
-			for i := range 10 {
-				key := []byte(fmt.Sprintf("order-%d", i))
-				if i == 4 {
-					key = nil // no business key
-				}
-				rs = append(rs, &kgo.Record{Topic: "orders", Key: key, Value: []byte("{}")})
-			}
-			produce(t, env.brokers, rs...)
-			ledger, err := sink.NewLedger(env.rc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := start(t, env.brokers, ledger, pipeline.CommitEvery(2), pipeline.OnBadRecord(policy))
-			p, log, done, ctx := r.p, r.log, r.done, r.ctx
-			part := checkpoint.Partition{Topic: "orders"}
-			if policy == pipeline.Stop {
-				err := <-done
-				if !errors.Is(err, pipeline.ErrBadRecord) || !errors.Is(err, sink.ErrNoKey) {
-					t.Fatalf("Run = %v, want ErrBadRecord wrapping ErrNoKey", err)
-				}
-				if c := watch.Committed(log.Events(), "")[part]; c != 4 {
-					t.Fatalf("committed %d, want 4 (just before the bad record)", c)
-				}
-				return
-			}
-			if err := log.Wait(ctx, "commit to the end", func(evs []watch.Tagged) bool {
-				return watch.Committed(evs, "")[part] == 10
-			}); err != nil {
-				t.Fatal(err)
-			}
-			if err := p.Close(ctx); err != nil {
-				t.Fatal(err)
-			}
-			_, applied, _, rejected, _ := pipeline.Totals(p.Stats())
-			if applied != 9 || rejected != 1 {
-				t.Fatalf("applied=%d rejected=%d, want 9 and 1", applied, rejected)
-			}
-		})
-	}
-}
-
 // countingApplier counts the sink's failed calls and signals each one.
 type countingApplier struct {
 	pipeline.Applier

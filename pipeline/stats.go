@@ -16,12 +16,16 @@ type PartitionStats struct {
 	Attempts   int64 // records whose effects were attempted
 	Applied    int64
 	Suppressed int64
-	Rejected   int64 // bad records skipped
-	Start      int64 // offset the latest term began at (its first record); -1 before any record
-	Landed     int64 // offset below which every effect has landed (the commit point); -1 when none
-	Committed  int64 // last offset committed here; -1 when none
-	Fenced     int64 // commits refused as stale, by the local fence or the broker
-	Crashed    bool
+	// DeadLettered counts poison records this pipeline wrote to the
+	// dead-letter topic; DeadLetterReplays those it found already there (a
+	// replay after a crash or rebalance), which are not written again.
+	DeadLettered      int64
+	DeadLetterReplays int64
+	Start             int64 // offset the latest term began at (its first record); -1 before any record
+	Landed            int64 // offset below which every effect has landed (the commit point); -1 when none
+	Committed         int64 // last offset committed here; -1 when none
+	Fenced            int64 // commits refused as stale, by the local fence or the broker
+	Crashed           bool
 }
 
 // stats keeps PartitionStats behind one mutex; workers update once per batch.
@@ -59,12 +63,12 @@ func (s *stats) snapshot() []PartitionStats {
 }
 
 // Totals sums the counters over partitions.
-func Totals(ps []PartitionStats) (attempts, applied, suppressed, rejected, fenced int64) {
+func Totals(ps []PartitionStats) (attempts, applied, suppressed, deadLettered, fenced int64) {
 	for _, p := range ps {
 		attempts += p.Attempts
 		applied += p.Applied
 		suppressed += p.Suppressed
-		rejected += p.Rejected
+		deadLettered += p.DeadLettered
 		fenced += p.Fenced
 	}
 	return

@@ -36,12 +36,16 @@ type worker struct {
 	mode   atomic.Int32
 	fenced atomic.Bool // the term ended without this worker: no commit may land
 
-	tr       *checkpoint.Tracker
-	since    time.Time // when the oldest uncommitted record landed
-	retryAt  time.Time // no commit before this, after a failed one
-	failures int       // commits failed in a row
-	attempts int
-	buf      []sink.Record
+	tr         *checkpoint.Tracker
+	since      time.Time // when the oldest uncommitted record landed
+	retryAt    time.Time // no commit before this, after a failed one
+	failures   int       // commits failed in a row
+	attempts   int
+	buf        []sink.Record
+	lastWarn   time.Time // the last retry warning (rate limited by warn)
+	unlogged   int       // retries not logged since
+	lastCommit int64     // offset this term last committed, -1 for none
+
 }
 
 func newWorker(p *Pipeline, part checkpoint.Partition, epoch int64, member string) *worker {
@@ -51,7 +55,7 @@ func newWorker(p *Pipeline, part checkpoint.Partition, epoch int64, member strin
 		func() { p.cl.PauseFetchPartitions(tps) },
 		func() { p.cl.ResumeFetchPartitions(tps) })
 	return &worker{p: p, part: part, epoch: epoch, member: member, q: q,
-		ctx: ctx, cancel: cancel, wake: make(chan struct{}), done: make(chan struct{})}
+		ctx: ctx, cancel: cancel, wake: make(chan struct{}), done: make(chan struct{}), lastCommit: -1}
 }
 
 // stop asks the worker to exit in mode; a stronger mode wins.
@@ -167,8 +171,12 @@ func (w *worker) process(recs []*kgo.Record) error {
 	if err != nil {
 		return err
 	}
+	tries, err := w.retryPoison(batch, results)
+	if err != nil {
+		return err
+	}
 	w.attempts += len(batch)
-	if err := w.land(batch, results); err != nil {
+	if err := w.land(batch, results, tries); err != nil {
 		return err
 	}
 	if crash {

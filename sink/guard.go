@@ -171,7 +171,7 @@ func (g *Guard) eval(ctx context.Context, r *Record, key string, s *redis.Script
 		if !retryable(err) || attempt >= g.cfg.retry.Attempts {
 			break
 		}
-		g.cfg.log.WarnContext(ctx, "sink: redis error, retrying", "attempt", attempt, "record", r.at(), "err", err)
+		g.cfg.log.DebugContext(ctx, "sink: redis error, retrying", "attempt", attempt, "record", r.at(), "err", err)
 		if serr := sleep(ctx, g.cfg.retry.delay(attempt)); serr != nil {
 			err = errors.Join(serr, err)
 			break

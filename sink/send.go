@@ -43,7 +43,9 @@ func (l *Ledger) send(ctx context.Context, batch []Record, todo []*write) error 
 		if !(retryable(err) || isNoScriptErr(err)) || attempt >= l.cfg.retry.Attempts {
 			break
 		}
-		l.cfg.log.WarnContext(ctx, "sink: redis error, retrying", "attempt", attempt,
+		// Debug: during an outage this fires every backoff step; the
+		// pipeline logs the batch's retries at warn, rate limited.
+		l.cfg.log.DebugContext(ctx, "sink: redis error, retrying", "attempt", attempt,
 			"records", len(pending), "first", batch[pending[0].idx].at(), "err", err)
 		if serr := sleep(ctx, l.cfg.retry.delay(attempt)); serr != nil {
 			last = errors.Join(serr, last)

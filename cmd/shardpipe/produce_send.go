@@ -8,13 +8,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/internal/orders"
+	"github.com/shardpipe/shardpipe/pipeline"
 )
 
 // source returns the record source: the generator or JSON lines.
@@ -59,18 +62,24 @@ func (pc produceConfig) source(stdin io.Reader) (next func() (orders.Line, error
 	}, -1, closeFn, nil
 }
 
-// ensureTopic checks the topic exists, creating it when --partitions is set.
+// ensureTopic checks the topic exists. With --partitions it creates it when
+// missing, and also its dead-letter topic <topic>.dlq (what run's default
+// --on-poison dlq writes to) with as many partitions, when that is missing.
 func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, pc.connect)
 	defer cancel()
-	found, missing, err := topicPartitions(ctx, pc.brokers, []string{pc.topic})
+	names := []string{pc.topic}
+	if pc.partitions > 0 && !strings.HasSuffix(pc.topic, ".dlq") {
+		names = append(names, pipeline.DeadLetterTopic("", pc.topic))
+	}
+	found, missing, err := topicPartitions(ctx, pc.brokers, names)
 	if err != nil {
 		return unavailableErr(brokerProblem(pc.brokers, pc.connect, err))
 	}
+	if n, ok := found[pc.topic]; ok && pc.partitions > 0 && int32(n) != pc.partitions {
+		fmt.Fprintf(stderr, "produce: topic %s exists with %d partitions (not changed to %d)\n", pc.topic, n, pc.partitions)
+	}
 	if len(missing) == 0 {
-		if pc.partitions > 0 && int32(found[pc.topic]) != pc.partitions {
-			fmt.Fprintf(stderr, "produce: topic %s exists with %d partitions (not changed to %d)\n", pc.topic, found[pc.topic], pc.partitions)
-		}
 		return nil
 	}
 	if pc.partitions == 0 {
@@ -81,14 +90,19 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 		return failure(err)
 	}
 	defer cl.Close()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, pc.partitions, pc.replication, nil, pc.topic)
-	if err == nil {
-		err = resp.Err
+	for _, name := range missing {
+		resp, err := kadm.NewClient(cl).CreateTopic(ctx, pc.partitions, pc.replication, nil, name)
+		if err == nil {
+			err = resp.Err
+		}
+		if errors.Is(err, kerr.TopicAlreadyExists) {
+			continue // created meanwhile, by another producer
+		}
+		if err != nil {
+			return failure(fmt.Errorf("create topic %s with %d partitions: %w", name, pc.partitions, err))
+		}
+		fmt.Fprintf(stderr, "produce: created topic %s with %d partitions\n", name, pc.partitions)
 	}
-	if err != nil {
-		return failure(fmt.Errorf("create topic %s with %d partitions: %w", pc.topic, pc.partitions, err))
-	}
-	fmt.Fprintf(stderr, "produce: created topic %s with %d partitions\n", pc.topic, pc.partitions)
 	return nil
 }
 

@@ -50,7 +50,7 @@ func (r *reporter) loop(ctx context.Context, interval time.Duration) {
 // the counters since start.
 func (r *reporter) report(ctx context.Context, interval time.Duration) {
 	stats := r.p.Stats()
-	attempts, applied, suppressed, rejected, fenced := pipeline.Totals(stats)
+	attempts, applied, suppressed, deadLettered, fenced := pipeline.Totals(stats)
 	now := time.Now()
 	rate := float64(attempts-r.lastAttempts) / now.Sub(r.lastAt).Seconds()
 	r.lastAt, r.lastAttempts = now, attempts
@@ -72,14 +72,14 @@ func (r *reporter) report(ctx context.Context, interval time.Duration) {
 	} else {
 		attrs = append(attrs, "lag", totalLag(lags))
 	}
-	attrs = append(attrs, "applied", applied, "suppressed", suppressed, "rejected", rejected,
+	attrs = append(attrs, "applied", applied, "suppressed", suppressed, "dead_lettered", deadLettered,
 		"fenced_commits", fenced, "partitions", held)
 	r.log.Info("progress", attrs...)
 }
 
 // final logs the totals when run ends.
 func (r *reporter) final() {
-	attempts, applied, suppressed, rejected, fenced := pipeline.Totals(r.p.Stats())
+	attempts, applied, suppressed, deadLettered, fenced := pipeline.Totals(r.p.Stats())
 	r.log.Info("summary", "attempts", attempts, "applied", applied, "suppressed", suppressed,
-		"rejected", rejected, "fenced_commits", fenced)
+		"dead_lettered", deadLettered, "fenced_commits", fenced)
 }

@@ -54,6 +54,9 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	if err := preflight(ctx, rc.brokers, rc.topics, rdb, rc.redis.desc, rc.connectTimeout); err != nil {
 		return err
 	}
+	if err := checkRunTopics(ctx, rc, log); err != nil {
+		return err
+	}
 	p, err := newPipeline(rc, rdb, log)
 	if err != nil {
 		return failure(err)
@@ -103,12 +106,16 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger) (*pi
 		pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
 		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol),
 		pipeline.CommitEvery(rc.commitEvery), pipeline.CommitInterval(rc.commitInterval),
-		pipeline.MaxBatch(rc.maxBatch), pipeline.OnBadRecord(rc.badRecords),
+		pipeline.MaxBatch(rc.maxBatch), pipeline.PoisonAttempts(rc.poisonAttempts),
 		pipeline.ShutdownTimeout(rc.shutdownTimeout), pipeline.SessionTimeout(rc.sessionTimeout),
 		pipeline.Logger(log),
 	}
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
+	}
+	if rc.deadLetter {
+		popts = append(popts, pipeline.DeadLetters(pipeline.DeadLetterConfig{
+			Redis: rdb, Prefix: rc.prefix, Topic: rc.dlqTopic, TTL: rc.ttl}))
 	}
 	p, err := pipeline.New(popts...)
 	if err != nil {

@@ -29,7 +29,9 @@ type runConfig struct {
 	maxBatch        int
 	protocol        pipeline.Protocol
 	startLatest     bool
-	badRecords      pipeline.BadRecordPolicy
+	deadLetter      bool   // --on-poison dlq
+	dlqTopic        string // "": <topic>.dlq
+	poisonAttempts  int
 	sessionTimeout  time.Duration
 	shutdownTimeout time.Duration
 	connectTimeout  time.Duration
@@ -127,13 +129,26 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 	default:
 		bad.addf("%s %q: want earliest or latest", flagRef(fStart), s)
 	}
-	switch s := c.String(fOnBadRecord); s {
+	switch s := c.String(fOnPoison); s {
+	case "dlq":
+		rc.deadLetter = true
 	case "stop":
-		rc.badRecords = pipeline.Stop
-	case "skip":
-		rc.badRecords = pipeline.Skip
 	default:
-		bad.addf("%s %q: want stop or skip", flagRef(fOnBadRecord), s)
+		bad.addf("%s %q: want dlq or stop", flagRef(fOnPoison), s)
+	}
+	if rc.dlqTopic = strings.TrimSpace(c.String(fDLQTopic)); rc.dlqTopic != "" {
+		if msg := topicProblem(rc.dlqTopic); msg != "" {
+			bad.addf("%s %q: %s", flagRef(fDLQTopic), rc.dlqTopic, msg)
+		}
+		for _, t := range rc.topics {
+			if t == rc.dlqTopic {
+				bad.addf("%s %q: also consumed (%s); dead letters would be read back as input", flagRef(fDLQTopic), t, flagRef(fTopic))
+			}
+		}
+	}
+	rc.poisonAttempts = int(c.Int(fPoisonAttempts))
+	if rc.poisonAttempts < 1 || rc.poisonAttempts > 100 {
+		bad.addf("%s %d: want 1 to 100", flagRef(fPoisonAttempts), rc.poisonAttempts)
 	}
 	rc.sessionTimeout = positive(&bad, c, fSessionTimeout)
 	rc.shutdownTimeout = positive(&bad, c, fShutdownTimeout)

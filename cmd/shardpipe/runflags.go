@@ -25,7 +25,9 @@ const (
 	fMaxBatch        = "max-batch"
 	fGroupProtocol   = "group-protocol"
 	fStart           = "start"
-	fOnBadRecord     = "on-bad-record"
+	fOnPoison        = "on-poison"
+	fDLQTopic        = "dlq-topic"
+	fPoisonAttempts  = "poison-attempts"
 	fSessionTimeout  = "session-timeout"
 	fShutdownTimeout = "shutdown-timeout"
 	fConnectTimeout  = "connect-timeout"
@@ -70,8 +72,12 @@ func runFlags() []cli.Flag {
 			Usage: "consumer group protocol: classic, or consumer (KIP-848, Kafka 4.0+)"},
 		&cli.StringFlag{Name: fStart, Value: "earliest", Sources: fromEnv(fStart),
 			Usage: "where a group with no committed offset starts: earliest or latest"},
-		&cli.StringFlag{Name: fOnBadRecord, Value: "stop", Sources: fromEnv(fOnBadRecord),
-			Usage: "a record without a usable key or value: stop (exit 1, offset stays before it) or skip (log and move on)"},
+		&cli.StringFlag{Name: fOnPoison, Value: "dlq", Sources: fromEnv(fOnPoison),
+			Usage: "a poison record (no usable key, a value the effect cannot read), once its attempts are spent: dlq (write it to the dead-letter topic, once, then commit past it) or stop (exit 1, offset stays before it)"},
+		&cli.StringFlag{Name: fDLQTopic, Sources: fromEnv(fDLQTopic),
+			Usage: "dead-letter topic for every consumed topic (empty: <topic>.dlq for each); it must exist"},
+		&cli.IntFlag{Name: fPoisonAttempts, Value: 3, Sources: fromEnv(fPoisonAttempts),
+			Usage: "attempts in all for a poison record, with backoff from 100ms to 2s between them, before --on-poison applies"},
 		&cli.DurationFlag{Name: fSessionTimeout, Value: 45 * time.Second, Sources: fromEnv(fSessionTimeout),
 			Usage: "classic protocol: a member that stops heartbeating (a killed process) leaves the group after this; the broker's group.min/max.session.timeout.ms bound it"},
 		&cli.DurationFlag{Name: fShutdownTimeout, Value: 30 * time.Second, Sources: fromEnv(fShutdownTimeout),

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// parseRun parses a run command line with run's flags and returns what
+// loadRunConfig makes of it, or the parse error; it never connects.
+func parseRun(args []string) (runConfig, error) {
+	var (
+		rc   runConfig
+		lerr error
+	)
+	cmd := &cli.Command{Name: "run", Flags: runFlags(), Writer: io.Discard, ErrWriter: io.Discard,
+		Action: func(_ context.Context, c *cli.Command) error {
+			rc, lerr = loadRunConfig(c)
+			return nil
+		}}
+	if err := cmd.Run(context.Background(), append([]string{"run"}, args...)); err != nil {
+		return rc, err
+	}
+	return rc, lerr
+}
+
+// FuzzRunConfig: any values of the flags that carry free text give either a
+// usage error with one non-empty line per problem, or a configuration that
+// holds run's invariants.
+func FuzzRunConfig(f *testing.F) {
+	f.Add("orders", "127.0.0.1:6379", "key", "168h", "dlq", "", "3", "100")
+	f.Add("a,b", "redis://u:pw@h:1/2", "json:id", "1ms", "stop", "dead", "1", "0")
+	f.Add("orders", "h1:1,h2:2", "header:x", "0s", "skip", "orders", "0", "-1")
+	f.Add(" ", "rediss://h:1?dial_timeout=1s", "json:", "1us", "", "a b", "101", "x")
+	f.Fuzz(func(t *testing.T, topic, redisSpec, keyFrom, ttl, onPoison, dlq, attempts, every string) {
+		t.Setenv("SHARDPIPE_TOPIC", "") // flags only; the environment may hold anything
+		args := []string{"--topic=" + topic, "--redis=" + redisSpec, "--key-from=" + keyFrom, "--ttl=" + ttl,
+			"--on-poison=" + onPoison, "--dlq-topic=" + dlq, "--poison-attempts=" + attempts, "--commit-every=" + every}
+		rc, err := parseRun(args)
+		if err != nil {
+			var ee *exitError
+			if errors.As(err, &ee) {
+				if ee.code != exitUsage || len(ee.lines) == 0 {
+					t.Fatalf("%q: exit %d with %d lines, want a usage error", args, ee.code, len(ee.lines))
+				}
+				for _, l := range ee.lines {
+					if strings.TrimSpace(l) == "" {
+						t.Fatalf("%q: an empty problem line in %q", args, ee.lines)
+					}
+				}
+			}
+			return // else urfave/cli's own parse error, reported as usage by execute
+		}
+		switch {
+		case len(rc.topics) == 0:
+			t.Fatalf("%q: accepted with no topic", args)
+		case rc.ttl < time.Millisecond:
+			t.Fatalf("%q: accepted ttl %v", args, rc.ttl)
+		case rc.poisonAttempts < 1 || rc.poisonAttempts > 100:
+			t.Fatalf("%q: accepted %d poison attempts", args, rc.poisonAttempts)
+		case rc.commitEvery < 0 || rc.maxBatch < 1:
+			t.Fatalf("%q: accepted commit-every %d, max-batch %d", args, rc.commitEvery, rc.maxBatch)
+		case rc.deadLetter != (onPoison == "dlq"):
+			t.Fatalf("%q: dead letters %v", args, rc.deadLetter)
+		case (rc.redis.single == nil) == (rc.redis.clusterOpts == nil) || rc.redis.cluster != (rc.redis.clusterOpts != nil):
+			t.Fatalf("%q: redis target %+v is not exactly one of single and cluster", args, rc.redis)
+		}
+		for _, tp := range append(append([]string{}, rc.topics...), rc.dlqTopic) {
+			if tp != "" && topicProblem(tp) != "" {
+				t.Fatalf("%q: accepted illegal topic %q", args, tp)
+			}
+			if tp == rc.dlqTopic && tp != "" && strings.Contains(","+strings.Join(rc.topics, ",")+",", ","+tp+",") {
+				t.Fatalf("%q: dead-letter topic %q is also consumed", args, tp)
+			}
+		}
+		if again, err := sink.ParseKeySource(rc.keys.String()); err != nil || again != rc.keys {
+			t.Fatalf("%q: key source %v does not round-trip: %v", args, rc.keys, err)
+		}
+	})
+}
+
+// FuzzParseRedis: any --redis value parses to exactly one of a single-node
+// and a cluster target, or fails; a cluster comes from --redis-cluster or a
+// list; and the description used in messages never shows a URL's password.
+func FuzzParseRedis(f *testing.F) {
+	f.Add("127.0.0.1:6379", false)
+	f.Add("redis://user:s3cret@h:6379/1", false)
+	f.Add("rediss://:pw@h:1?addr=h2:2", true)
+	f.Add("a:1, b:2,", false)
+	f.Add("redis://h:1/0?unknown=1", false)
+	f.Add("[::1]:6379", false)
+	f.Fuzz(func(t *testing.T, spec string, cluster bool) {
+		rt, err := parseRedis(spec, cluster)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatalf("%q: empty error", spec)
+			}
+			return
+		}
+		if (rt.single == nil) == (rt.clusterOpts == nil) || rt.cluster != (rt.clusterOpts != nil) {
+			t.Fatalf("%q: target %+v is not exactly one of single and cluster", spec, rt)
+		}
+		if cluster && !rt.cluster {
+			t.Fatalf("%q with --redis-cluster: a single-node target", spec)
+		}
+		if rt.desc == "" {
+			t.Fatalf("%q: empty description", spec)
+		}
+		if u, err := url.Parse(spec); err == nil && u.User != nil && strings.Contains(spec, "://") {
+			if pw, ok := u.User.Password(); ok && pw != "" && pw != "xxxxx" && strings.Contains(rt.desc, ":"+url.PathEscape(pw)+"@") {
+				t.Fatalf("%q: description %q shows the password", spec, rt.desc)
+			}
+		}
+	})
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestWarnRetention: one warning naming the topic, its retention and the
+// TTL when the retention is longer than the TTL or infinite; none otherwise.
+func TestWarnRetention(t *testing.T) {
+	broker, _, _ := fakes(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ttl := 2 * time.Hour
+	tests := []struct {
+		topic, retentionMS string
+		want               string // "" for no warning
+	}{
+		{"shorter", "3600000", ""},
+		{"equal", "7200000", ""},
+		{"longer", "10800000", "topic=longer retention=3h0m0s ttl=2h0m0s"},
+		{"infinite", "-1", "topic=infinite retention=infinite ttl=2h0m0s"},
+	}
+	for _, tt := range tests {
+		v := tt.retentionMS
+		resp, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"retention.ms": &v}, tt.topic)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil {
+			t.Fatalf("create %s: %v", tt.topic, err)
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.topic, func(t *testing.T) {
+			var buf bytes.Buffer
+			warnRetention(ctx, adm, []string{tt.topic}, ttl, slog.New(slog.NewTextHandler(&buf, nil)))
+			lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+			if tt.want == "" {
+				if buf.Len() != 0 {
+					t.Fatalf("logged %q, want nothing", buf.String())
+				}
+				return
+			}
+			if len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], tt.want) {
+				t.Fatalf("logged %q, want one warning containing %q", lines, tt.want)
+			}
+		})
+	}
+}
+
+// TestRunMissingDeadLetterTopic: with --on-poison dlq (the default) a
+// missing dead-letter topic gives exit 3 and one line naming it.
+func TestRunMissingDeadLetterTopic(t *testing.T) {
+	broker, redisAddr, _ := fakes(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).CreateTopic(context.Background(), 1, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{nil, `kafka: dead-letter topic "orders.dlq" does not exist`},
+		{[]string{"--dlq-topic", "dead"}, `kafka: dead-letter topic "dead" does not exist`},
+	} {
+		args := append([]string{"run", "--brokers", broker, "--redis", redisAddr, "--topic", "orders", "--connect-timeout", "5s"}, tt.args...)
+		code, _, stderr := call(t, nil, args...)
+		lines := problemLines(stderr)
+		if code != exitUnavailable || len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
+			t.Fatalf("%v: exit %d, lines %q; want exit %d and one line containing %q", tt.args, code, lines, exitUnavailable, tt.want)
+		}
+	}
+}

@@ -1,0 +1,247 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// Headers a dead-letter record carries after the source record's own.
+const (
+	HeaderError           = "shardpipe-error"            // the cause, as text
+	HeaderSourceTopic     = "shardpipe-source-topic"     // the source record's topic
+	HeaderSourcePartition = "shardpipe-source-partition" // its partition, decimal
+	HeaderSourceOffset    = "shardpipe-source-offset"    // its offset, decimal
+	HeaderAttempts        = "shardpipe-attempts"         // attempts made, decimal
+)
+
+// DeadLetterConfig says where poison records go.
+//
+// The dead-letter record has the source record's key, value and headers,
+// plus HeaderError, HeaderSourceTopic, HeaderSourcePartition,
+// HeaderSourceOffset and HeaderAttempts. It goes to partition p mod N of the
+// dead-letter topic (N its partition count) for source partition p, written
+// synchronously with acks from all in-sync replicas; only then is the
+// source record landed, so its offset can be committed.
+//
+// Exactly once across crashes and rebalances: before writing, the worker
+// claims a marker in Redis, Prefix+"dlq:"+topic+":"+partition+":"+offset,
+// with SET NX as pending with a lease, naming its term; after the write it
+// marks it done. A replay that finds the marker done does not write again
+// (Stats.DeadLetterReplays). One that finds a pending marker whose lease
+// lapsed, or its own from an earlier failed try, cannot know whether the
+// write happened: it reads the dead-letter partition from the marker's
+// claim time (less a minute of clock slack) to its end, looking for a record
+// with the same source headers, and writes only when there is none. A live
+// foreign lease is waited for. A write must end within 80% of the lease: a
+// record not yet sent by then is failed by franz-go, so a consumer frozen
+// (SIGSTOP, a VM pause) before sending does not write late. What is left: a
+// request already on its way that the broker takes longer than the lease to
+// append (franz-go keeps retrying an idempotent write it may have sent), or
+// clocks of two hosts more than a fifth of the lease apart. The markers cost
+// two Redis round trips per poison record and live for TTL.
+type DeadLetterConfig struct {
+	// Redis holds the markers. Required.
+	Redis redis.UniversalClient
+	// Prefix starts every marker key, e.g. the ledger's prefix. Required.
+	Prefix string
+	// Topic receives every poison record; empty means "<source topic>.dlq".
+	Topic string
+	// TTL is how long a marker lives (default 7 days): a replay older than
+	// this writes the record again. Match the ledger's TTL.
+	TTL time.Duration
+	// Lease bounds one write (default 30s): a successor waits this long for
+	// a claim whose owner died mid-write.
+	Lease time.Duration
+}
+
+func (d *DeadLetterConfig) validate() error {
+	if d.TTL == 0 {
+		d.TTL = 7 * 24 * time.Hour
+	}
+	if d.Lease == 0 {
+		d.Lease = 30 * time.Second
+	}
+	switch {
+	case d.Redis == nil:
+		return errors.New("dead letters: no Redis client for the markers")
+	case d.Prefix == "":
+		return errors.New("dead letters: empty marker prefix")
+	case d.TTL < time.Millisecond || d.Lease < time.Millisecond:
+		return fmt.Errorf("dead letters: TTL %v and lease %v must be at least 1ms", d.TTL, d.Lease)
+	}
+	return nil
+}
+
+// DeadLetterTopic returns the dead-letter topic for source under topic (the
+// DeadLetterConfig.Topic): topic itself, or source+".dlq" when it is empty.
+func DeadLetterTopic(topic, source string) string {
+	if topic != "" {
+		return topic
+	}
+	return source + ".dlq"
+}
+
+// deadLetters writes poison records to their dead-letter topics.
+type deadLetters struct {
+	cfg   DeadLetterConfig
+	cl    *kgo.Client // producer, manual partitioner; also the scans' admin client
+	seeds []string
+	kopts []kgo.Opt
+	marks marks
+
+	mu    sync.Mutex
+	parts map[string]int32 // dead-letter topic -> partition count
+}
+
+func newDeadLetters(cfg config) (*deadLetters, error) {
+	d := cfg.deadLetters
+	opts := append(append([]kgo.Opt{kgo.WithLogger(kgoLogger{cfg.logger})}, cfg.kgoOpts...),
+		kgo.SeedBrokers(cfg.brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()))
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: dead-letter client: %w", err)
+	}
+	return &deadLetters{cfg: *d, cl: cl, seeds: cfg.brokers, kopts: cfg.kgoOpts,
+		marks: newMarks(d.Redis, d.TTL), parts: make(map[string]int32)}, nil
+}
+
+// dlqOutcome says what deliver did.
+type dlqOutcome uint8
+
+const (
+	dlqWritten  dlqOutcome = iota + 1 // written now
+	dlqReplayed                       // found written before
+)
+
+// deliver lands r in its dead-letter topic exactly once, for the term
+// owner. Any error leaves r unlanded: the caller retries later.
+func (d *deadLetters) deliver(ctx context.Context, owner string, r *sink.Record, cause error, attempts int) (dlqOutcome, error) {
+	topic := DeadLetterTopic(d.cfg.Topic, r.Topic)
+	n, err := d.partitions(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	part := r.Partition % n
+	key := d.cfg.Prefix + "dlq:" + r.Topic + ":" + strconv.Itoa(int(r.Partition)) + ":" + strconv.FormatInt(r.Offset, 10)
+	for {
+		now := time.Now()
+		mine := mark{State: markPending, Owner: owner, At: now.UTC(), Until: now.Add(d.cfg.Lease).UTC()}
+		prior, raw, claimed, err := d.marks.claim(ctx, key, mine)
+		if err != nil {
+			return 0, err
+		}
+		if !claimed {
+			switch {
+			case prior.State == markDone:
+				return dlqReplayed, nil
+			case prior.Owner != owner && time.Now().Before(prior.Until):
+				if err := sleepCtx(ctx, time.Until(prior.Until)+10*time.Millisecond); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			// Ours from a failed try, or a lapsed lease: was it written?
+			found, err := d.find(ctx, topic, part, prior.At.Add(-time.Minute), r)
+			if err != nil {
+				return 0, err
+			}
+			if found {
+				done := prior
+				done.State = markDone
+				if _, err := d.marks.swap(ctx, key, raw, done); err != nil {
+					return 0, err
+				}
+				return dlqReplayed, nil
+			}
+			now = time.Now() // the scan took time: the lease starts now
+			mine.At, mine.Until = now.UTC(), now.Add(d.cfg.Lease).UTC()
+			if ok, err := d.marks.swap(ctx, key, raw, mine); err != nil || !ok {
+				if err != nil {
+					return 0, err
+				}
+				continue // someone else took it meanwhile
+			}
+		}
+		if err := d.write(ctx, mine, topic, part, r, cause, attempts); err != nil {
+			return 0, err
+		}
+		done := mine
+		done.State = markDone
+		// Written. Should marking it done fail, a replay finds the pending
+		// marker and then the record, and does not write it again.
+		_, _ = d.marks.swap(ctx, key, mine.encode(), done)
+		return dlqWritten, nil
+	}
+}
+
+// write produces the dead-letter record, bounded to end within the lease.
+func (d *deadLetters) write(ctx context.Context, m mark, topic string, part int32, r *sink.Record, cause error, attempts int) error {
+	deadline := m.At.Add(time.Duration(float64(m.Until.Sub(m.At)) * 0.8))
+	if time.Until(deadline) <= 0 {
+		return fmt.Errorf("dead-letter %s/%d@%d: lease ran out before the write", r.Topic, r.Partition, r.Offset)
+	}
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	rec := &kgo.Record{Topic: topic, Partition: part, Key: r.Key, Value: r.Value, Timestamp: time.Now()}
+	rec.Headers = make([]kgo.RecordHeader, 0, len(r.Headers)+5)
+	for _, h := range r.Headers {
+		rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+	}
+	rec.Headers = append(rec.Headers,
+		kgo.RecordHeader{Key: HeaderError, Value: []byte(cause.Error())},
+		kgo.RecordHeader{Key: HeaderSourceTopic, Value: []byte(r.Topic)},
+		kgo.RecordHeader{Key: HeaderSourcePartition, Value: []byte(strconv.Itoa(int(r.Partition)))},
+		kgo.RecordHeader{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},
+		kgo.RecordHeader{Key: HeaderAttempts, Value: []byte(strconv.Itoa(attempts))})
+	if err := d.cl.ProduceSync(wctx, rec).FirstErr(); err != nil {
+		return fmt.Errorf("dead-letter %s/%d@%d to %s/%d: %w", r.Topic, r.Partition, r.Offset, topic, part, err)
+	}
+	return nil
+}
+
+// partitions returns topic's partition count, cached.
+func (d *deadLetters) partitions(ctx context.Context, topic string) (int32, error) {
+	d.mu.Lock()
+	n := d.parts[topic]
+	d.mu.Unlock()
+	if n > 0 {
+		return n, nil
+	}
+	md, err := kadm.NewClient(d.cl).Metadata(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("dead-letter topic %s: metadata: %w", topic, err)
+	}
+	td, ok := md.Topics[topic]
+	if !ok || td.Err != nil || len(td.Partitions) == 0 {
+		return 0, fmt.Errorf("dead-letter topic %s: not found (create it): %v", topic, td.Err)
+	}
+	n = int32(len(td.Partitions))
+	d.mu.Lock()
+	d.parts[topic] = n
+	d.mu.Unlock()
+	return n, nil
+}
+
+func (d *deadLetters) close() { d.cl.Close() }
+
+func sleepCtx(ctx context.Context, dur time.Duration) error {
+	t := time.NewTimer(dur)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,74 @@
+package pipeline
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// retryPoison applies the batch's poison records again, on their own, with
+// a backoff doubling from 100ms to 2s, until they decode or PoisonAttempts
+// are spent. It returns the attempts made.
+func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, error) {
+	attempts := 1
+	backoff := 100 * time.Millisecond
+	for ; attempts < w.p.cfg.poisonAttempts; attempts++ {
+		var idx []int
+		for i := range results {
+			if results[i].Err != nil {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			break
+		}
+		if err := w.sleep(backoff); err != nil {
+			return 0, err
+		}
+		backoff = min(2*backoff, 2*time.Second)
+		sub := make([]sink.Record, len(idx))
+		for j, i := range idx {
+			sub[j] = batch[i]
+		}
+		res, err := w.apply(sub)
+		if err != nil {
+			return 0, err
+		}
+		for j, i := range idx {
+			results[i] = res[j]
+		}
+	}
+	return attempts, nil
+}
+
+// deadLetter delivers r to its dead-letter topic, retrying failures (Redis
+// or Kafka down) with a backoff doubling from 100ms to 5s until it lands or
+// the term ends.
+func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutcome, error) {
+	backoff := 100 * time.Millisecond
+	for {
+		if w.fenced.Load() {
+			return 0, errFenced // the term is over: the next owner dead-letters it
+		}
+		out, err := w.p.dlq.deliver(w.ctx, w.owner(), r, cause, attempts)
+		if err == nil {
+			w.p.cfg.logger.Warn("poison record dead-lettered", "partition", w.part.String(), "epoch", w.epoch,
+				"offset", r.Offset, "attempts", attempts, "replay", out == dlqReplayed, "err", cause)
+			w.p.emit(Event{Kind: DeadLettered, Partition: w.part, Epoch: w.epoch, Offset: r.Offset, Err: cause})
+			return out, nil
+		}
+		if w.ctx.Err() != nil {
+			return 0, w.ctx.Err()
+		}
+		w.warn("dead-letter write failed, retrying; the offset stays uncommitted",
+			"offset", r.Offset, "committed", w.committed(), "retry_in", backoff, "err", err)
+		if err := w.sleep(backoff); err != nil {
+			return 0, err
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// owner names this term in dead-letter markers.
+func (w *worker) owner() string { return w.member + "/" + strconv.FormatInt(w.epoch, 10) }
