@@ -26,8 +26,9 @@ func (noLedger) Apply(_ context.Context, batch []sink.Record) ([]sink.Result, er
 }
 
 // TestScenariosBite runs every scenario with the ledger switched off and
-// requires ExactlyOnce to fail with doubled keys: a scenario that passed
-// without a ledger would prove nothing.
+// requires ExactlyOnce to fail: with doubled keys, or, for poison records,
+// with keyless records applied as if valid (and missing from the dead-letter
+// topic). A scenario that passed without a ledger would prove nothing.
 func TestScenariosBite(t *testing.T) {
 	t.Parallel()
 	broken := func(t *testing.T, opts ...pipeline.Option) integration.Setup {
@@ -53,14 +54,21 @@ func TestScenariosBite(t *testing.T) {
 		{"replay", func(t *testing.T) *integration.Report {
 			return integration.Replay(t.Context(), t, broken(t), integration.ReplayConfig{From: 150})
 		}},
+		{"poison", func(t *testing.T) *integration.Report {
+			return integration.Poison(t.Context(), t, broken(t), integration.PoisonConfig{})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			r := tc.run(t)
 			err := r.ExactlyOnce()
 			t.Logf("%s: %v", r, err)
-			if err == nil || !strings.Contains(err.Error(), " 2 times") {
-				t.Fatalf("with the ledger off, ExactlyOnce = %v; want keys applied twice", err)
+			want := " 2 times" // replays applied again
+			if tc.name == "poison" {
+				want = "but no such record was produced" // keyless poison applied as if valid
+			}
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("with the ledger off, ExactlyOnce = %v; want %q", err, want)
 			}
 		})
 	}

@@ -45,12 +45,14 @@ type Report struct {
 	Rebalance *RebalanceFigures
 	Zombie    *ZombieFigures
 	Replay    *ReplayFigures
+	Poison    *PoisonFigures
 }
 
 // ExactlyOnce returns nil when every produced business key was applied
 // exactly once (and, with an Effect, its effect ran exactly once), nothing
-// else was applied, and every partition's committed offset reached its log
-// end. Otherwise the error lists the first violations.
+// else was applied, each poison record (Poison scenario) is in the
+// dead-letter topic exactly once, and every partition's committed offset
+// reached its log end. Otherwise the error lists the first violations.
 func (r *Report) ExactlyOnce() error {
 	var bad []string
 	want := make(map[string]bool, len(r.Keys))
@@ -72,6 +74,23 @@ func (r *Report) ExactlyOnce() error {
 	check("applied", r.Applications)
 	if r.EffectCalls != nil {
 		check("effect ran for", r.EffectCalls)
+	}
+	if f := r.Poison; f != nil {
+		poison := map[string]bool{}
+		for _, src := range f.Poison {
+			poison[src] = true
+			if n := f.DLQ[src]; n != 1 {
+				bad = append(bad, fmt.Sprintf("poison record %s in the dead-letter topic %d times", src, n))
+			}
+		}
+		for src, n := range f.DLQ {
+			if !poison[src] {
+				bad = append(bad, fmt.Sprintf("dead-letter record for %s (%d times), which is not poison", src, n))
+			}
+		}
+		if f.Stray > 0 {
+			bad = append(bad, fmt.Sprintf("%d dead-letter records from another topic", f.Stray))
+		}
 	}
 	for p, end := range r.LogEnd {
 		if c, ok := r.Committed[p]; !ok || c != end {

@@ -135,6 +135,22 @@ func TestReplay(t *testing.T) {
 	})
 }
 
+// TestPoison: poison records among orders are dead-lettered and committed
+// past; a worker dies after dead-lettering some, uncommitted, and the
+// resuming consumer does not write them again.
+func TestPoison(t *testing.T) {
+	protocols(t, func(t *testing.T, s integration.Setup) {
+		r := integration.Poison(t.Context(), t, s, integration.PoisonConfig{})
+		f := r.Poison
+		t.Logf("%s poison=%d dlq_replays=%d", r, len(f.Poison), f.DeadLetterReplays)
+		r.RequireExactlyOnce(t)
+		if len(f.Poison) != 40 || r.DeadLettered != 40 || f.DeadLetterReplays != 2 {
+			t.Errorf("poison %d, dead-lettered %d, replays %d; want 40, 40 and 2 (offsets 9 and 19 of partition 0 "+
+				"were dead-lettered before the crash at 25)", len(f.Poison), r.DeadLettered, f.DeadLetterReplays)
+		}
+	})
+}
+
 // The helpers below serve the process-level zombie test, which drives
 // scenario.Env directly.
 
