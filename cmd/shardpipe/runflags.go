@@ -37,35 +37,15 @@ const (
 
 // runFlags returns run's flags, in the order of the README's table.
 func runFlags() []cli.Flag {
-	return []cli.Flag{
+	fs := []cli.Flag{
 		brokersFlag(),
 		&cli.StringSliceFlag{Name: fTopic, Sources: fromEnv(fTopic),
 			Usage: "topic to consume; repeat the flag or separate with commas (required)"},
 		groupFlag(),
-		&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379", Sources: fromEnv(fRedis),
-			Usage: "Redis for the ledger: host:port, a redis:// or rediss:// URL, or a comma-separated list of Redis Cluster nodes"},
-		&cli.BoolFlag{Name: fRedisCluster, Sources: fromEnv(fRedisCluster),
-			Usage: "treat a single --redis address or URL as a Redis Cluster seed"},
-		&cli.StringFlag{Name: fLedgerPrefix, Value: "shardpipe:ledger:", Sources: fromEnv(fLedgerPrefix),
-			Usage: "prefix of every ledger key (prefix + business key); on Redis Cluster with --effect totals it needs a {hash tag}"},
-		&cli.DurationFlag{Name: fTTL, Value: 7 * 24 * time.Hour, Sources: fromEnv(fTTL),
-			Usage: "how long a ledger entry lives; a replay older than this applies again"},
-		&cli.StringFlag{Name: fKeyFrom, Value: "key", Sources: fromEnv(fKeyFrom),
-			Usage: "where the business key comes from: key (the record key), header:NAME or json:FIELD"},
-		&cli.StringFlag{Name: fEffect, Value: "none", Sources: fromEnv(fEffect),
-			Usage: "effect that lands atomically with the ledger entry: none, or totals (HINCRBY a hash per group field)"},
-		&cli.StringFlag{Name: fTotalsHash, Value: "shardpipe:totals", Sources: fromEnv(fTotalsHash),
-			Usage: "totals: the Redis hash that holds the sums"},
-		&cli.StringFlag{Name: fTotalsGroup, Value: "customer", Sources: fromEnv(fTotalsGroup),
-			Usage: "totals: the JSON field whose value names the hash field"},
-		&cli.StringFlag{Name: fTotalsAmount, Value: "amount_cents", Sources: fromEnv(fTotalsAmount),
-			Usage: "totals: the JSON integer field added to the sum"},
-		&cli.IntFlag{Name: fCommitEvery, Value: 100, Sources: fromEnv(fCommitEvery),
-			Usage: "commit a partition's offset after this many landed records (0: off)"},
-		&cli.DurationFlag{Name: fCommitInterval, Value: 5 * time.Second, Sources: fromEnv(fCommitInterval),
-			Usage: "commit landed records at most this long after the first of them landed (0: off)"},
-		&cli.IntFlag{Name: fMaxBatch, Value: 500, Sources: fromEnv(fMaxBatch),
-			Usage: "most records in one Redis round trip"},
+	}
+	fs = append(fs, ledgerFlags()...)
+	fs = append(fs, commitFlags()...)
+	return append(fs,
 		&cli.StringFlag{Name: fGroupProtocol, Value: "classic", Sources: fromEnv(fGroupProtocol),
 			Usage: "consumer group protocol: classic, or consumer (KIP-848, Kafka 4.0+)"},
 		&cli.StringFlag{Name: fStart, Value: "earliest", Sources: fromEnv(fStart),
@@ -85,6 +65,44 @@ func runFlags() []cli.Flag {
 			Usage: "log format on stderr: text or json"},
 		&cli.StringFlag{Name: fLogLevel, Value: "info", Sources: fromEnv(fLogLevel),
 			Usage: "log level: debug, info, warn or error"},
+	)
+}
+
+// ledgerFlags are the flags that say where the ledger is and what its effect
+// does; run and replay share them.
+func ledgerFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379", Sources: fromEnv(fRedis),
+			Usage: "Redis for the ledger: host:port, a redis:// or rediss:// URL, or a comma-separated list of Redis Cluster nodes"},
+		&cli.BoolFlag{Name: fRedisCluster, Sources: fromEnv(fRedisCluster),
+			Usage: "treat a single --redis address or URL as a Redis Cluster seed"},
+		&cli.StringFlag{Name: fLedgerPrefix, Value: "shardpipe:ledger:", Sources: fromEnv(fLedgerPrefix),
+			Usage: "prefix of every ledger key (prefix + business key); on Redis Cluster with --effect totals it needs a {hash tag}"},
+		&cli.DurationFlag{Name: fTTL, Value: 7 * 24 * time.Hour, Sources: fromEnv(fTTL),
+			Usage: "how long a ledger entry lives; a replay older than this applies again"},
+		&cli.StringFlag{Name: fKeyFrom, Value: "key", Sources: fromEnv(fKeyFrom),
+			Usage: "where the business key comes from: key (the record key), header:NAME or json:FIELD"},
+		&cli.StringFlag{Name: fEffect, Value: "none", Sources: fromEnv(fEffect),
+			Usage: "effect that lands atomically with the ledger entry: none, or totals (HINCRBY a hash per group field)"},
+		&cli.StringFlag{Name: fTotalsHash, Value: "shardpipe:totals", Sources: fromEnv(fTotalsHash),
+			Usage: "totals: the Redis hash that holds the sums"},
+		&cli.StringFlag{Name: fTotalsGroup, Value: "customer", Sources: fromEnv(fTotalsGroup),
+			Usage: "totals: the JSON field whose value names the hash field"},
+		&cli.StringFlag{Name: fTotalsAmount, Value: "amount_cents", Sources: fromEnv(fTotalsAmount),
+			Usage: "totals: the JSON integer field added to the sum"},
+	}
+}
+
+// commitFlags are the commit policy and batch size flags; run and replay
+// share them.
+func commitFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: fCommitEvery, Value: 100, Sources: fromEnv(fCommitEvery),
+			Usage: "commit a partition's offset after this many landed records (0: off)"},
+		&cli.DurationFlag{Name: fCommitInterval, Value: 5 * time.Second, Sources: fromEnv(fCommitInterval),
+			Usage: "commit landed records at most this long after the first of them landed (0: off)"},
+		&cli.IntFlag{Name: fMaxBatch, Value: 500, Sources: fromEnv(fMaxBatch),
+			Usage: "most records in one Redis round trip"},
 	}
 }
 

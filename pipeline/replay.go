@@ -1,0 +1,267 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+)
+
+// DefaultReplayPrefix starts the Redis key of a replay's checkpoint:
+// prefix + id + ":" + topic + ":" + partition.
+const DefaultReplayPrefix = "shardpipe:replay:"
+
+// CheckpointPrefix sets the prefix of a Replay's checkpoint keys (default
+// DefaultReplayPrefix). Group runs ignore it.
+func CheckpointPrefix(prefix string) Option { return func(c *config) { c.replayPrefix = prefix } }
+
+// Replay reads fixed ranges of one topic's partitions again and lands every
+// record through the sink, for recovery: keys the ledger holds are
+// suppressed, missing ones applied. It reads by direct partition assignment,
+// in no consumer group, so a live group on the topic is not disturbed. Each
+// partition runs in a worker of its own with the same tracker, commit policy
+// and sink handling as Pipeline.
+//
+// Its progress is a checkpoint.Redis position per partition under the replay
+// id (CheckpointPrefix + id + ":" + topic + ":" + partition). Run acquires a
+// new epoch on every partition first, so a rerun with the same id continues
+// from the committed offset, and fences a copy still running: that copy's next
+// commit is refused and its Run returns an error wrapping
+// checkpoint.ErrStaleEpoch. Ledger claims name "replay:" + id as the member.
+type Replay struct {
+	runner
+	id     string
+	topic  string
+	rdb    redis.UniversalClient
+	ckpt   *checkpoint.Redis
+	ranges []Range
+
+	mu    sync.Mutex
+	parts map[int32]*replayPart
+	used  atomic.Bool
+}
+
+// replayPart is one partition of a run: where it began, whether the reader has
+// fed it up to the end, and its worker (nil in a dry run, or when empty).
+type replayPart struct {
+	rng   Range
+	begin int64
+	fed   atomic.Bool
+	done  atomic.Bool
+	w     *worker
+}
+
+// NewReplay validates the options and returns a replay of topic over ranges
+// (from PlanReplay), with its checkpoint in rdb. Options about groups
+// (Group, Topics, GroupProtocol, StartAtLatest, SessionTimeout) are ignored.
+// It does no I/O; call Run or DryRun once.
+func NewReplay(id, topic string, ranges []Range, rdb redis.UniversalClient, opts ...Option) (*Replay, error) {
+	cfg, err := newConfig(opts, false)
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if id == "" {
+		errs = append(errs, errors.New("empty replay id"))
+	}
+	if topic == "" {
+		errs = append(errs, errors.New("no topic"))
+	}
+	if rdb == nil {
+		errs = append(errs, errors.New("no redis client for the checkpoint"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	r := &Replay{runner: newRunner(cfg), id: id, topic: topic, rdb: rdb,
+		ckpt: checkpoint.NewRedis(rdb, cfg.replayPrefix+id+":"), ranges: ranges, parts: make(map[int32]*replayPart)}
+	r.store = &redisTerms{store: r.ckpt, id: id, onLost: r.fail, held: make(map[checkpoint.Partition]int64)}
+	return r, nil
+}
+
+// Checkpoint returns the replay's checkpoint store, for status tools.
+func (r *Replay) Checkpoint() *checkpoint.Redis { return r.ckpt }
+
+// Run replays every range, resuming each partition at its checkpoint when a
+// run of the same id committed one inside the range. It returns nil once
+// every partition reached its end and committed it, the first fatal error
+// otherwise (a refused record under Stop, a misconfigured Redis, fencing by a
+// newer replay: checkpoint.ErrStaleEpoch). When ctx ends each partition
+// finishes its batch in flight, commits and stops: Run then returns ctx's
+// error, and a rerun continues from there.
+func (r *Replay) Run(ctx context.Context) error {
+	if !r.used.CompareAndSwap(false, true) {
+		return errors.New("replay: Run or DryRun called twice")
+	}
+	ts := r.store.(*redisTerms)
+	member := "replay:" + r.id
+	var ws []*worker
+	for _, rg := range r.ranges {
+		part := checkpoint.Partition{Topic: r.topic, Partition: rg.Partition}
+		pos, err := r.ckpt.Acquire(ctx, part)
+		if err != nil {
+			return fmt.Errorf("replay %q: %w", r.id, err)
+		}
+		ts.assign(part, pos.Epoch)
+		rp := r.addPart(rg, pos.Offset)
+		r.stats.update(part, func(s *PartitionStats) { s.Epoch, s.Held, s.Start, s.Landed = pos.Epoch, true, rp.begin, rp.begin })
+		if rp.fed.Load() {
+			rp.done.Store(true)
+			continue
+		}
+		rp.w = newWorker(&r.runner, part, pos.Epoch, member)
+		ws = append(ws, rp.w)
+	}
+	r.cfg.logger.Info("replay starting", "id", r.id, "topic", r.topic, "partitions", len(r.ranges),
+		"to_read", len(ws), "commit_every", r.cfg.policy.Every)
+	cl, err := r.client()
+	if err != nil {
+		return err
+	}
+	r.cl = cl
+	for _, w := range ws {
+		go w.run()
+	}
+	readCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-r.stopReq:
+			cancel()
+		case <-readCtx.Done():
+		}
+	}()
+	r.read(readCtx, func(rp *replayPart, recs []*kgo.Record) error {
+		rp.w.q.push(recs)
+		return nil
+	}, func(rp *replayPart) { rp.w.stop(draining) })
+	stopped := readCtx.Err() != nil
+	for _, w := range ws {
+		if stopped {
+			w.stop(revoking) // finish the batch in flight, commit, stop
+		}
+		<-w.done
+		r.mu.Lock()
+		rp := r.parts[w.part.Partition]
+		r.mu.Unlock()
+		rp.done.Store(rp.fed.Load() && !w.fenced.Load())
+		r.store.Release(w.part, w.epoch)
+		r.stats.update(w.part, func(s *PartitionStats) { s.Held = false })
+	}
+	cl.Close()
+	attempts, applied, suppressed, rejected, fenced := Totals(r.stats.snapshot())
+	r.cfg.logger.Info("replay stopped", "id", r.id, "attempts", attempts, "applied", applied,
+		"suppressed", suppressed, "rejected", rejected, "fenced_commits", fenced)
+	if err := r.Err(); err != nil {
+		return err
+	}
+	if stopped && ctx.Err() != nil {
+		return fmt.Errorf("replay %q stopped before its end: %w", r.id, ctx.Err())
+	}
+	for _, p := range r.Progress() {
+		if !p.Done {
+			return fmt.Errorf("replay %q: %s/%d stopped at offset %d before its end %d", r.id, r.topic, p.Partition, p.Landed, p.To)
+		}
+	}
+	return nil
+}
+
+// addPart records a partition's range and where this run begins it: at the
+// checkpoint when that lies inside the range, else at the range's start.
+func (r *Replay) addPart(rg Range, committed int64) *replayPart {
+	rp := &replayPart{rng: rg, begin: min(max(rg.From, committed), max(rg.To, rg.From))}
+	if rp.begin >= rg.To {
+		rp.fed.Store(true)
+	}
+	r.mu.Lock()
+	r.parts[rg.Partition] = rp
+	r.mu.Unlock()
+	return rp
+}
+
+// client returns a direct-assignment client reading, read_committed, every
+// partition not yet fed from its beginning; control records are kept so the
+// reader sees every offset up to the end.
+func (r *Replay) client() (*kgo.Client, error) {
+	offs := make(map[int32]kgo.Offset)
+	r.mu.Lock()
+	for p, rp := range r.parts {
+		if !rp.fed.Load() {
+			offs[p] = kgo.NewOffset().At(rp.begin)
+		}
+	}
+	r.mu.Unlock()
+	kopts := append([]kgo.Opt{kgo.WithLogger(kgoLogger{r.cfg.logger})}, r.cfg.kgoOpts...)
+	kopts = append(kopts,
+		kgo.SeedBrokers(r.cfg.brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{r.topic: offs}),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
+	)
+	cl, err := kgo.NewClient(kopts...)
+	if err != nil {
+		return nil, fmt.Errorf("replay %q: kafka client: %w", r.id, err)
+	}
+	return cl, nil
+}
+
+// read polls until every partition has been fed up to its end or ctx ends.
+// feed gets each partition's data records below its end, in order; end is
+// called once per partition after its last record was fed, and the
+// partition's fetching is paused.
+func (r *Replay) read(ctx context.Context, feed func(*replayPart, []*kgo.Record) error, end func(*replayPart)) {
+	left := 0
+	r.mu.Lock()
+	for _, rp := range r.parts {
+		if !rp.fed.Load() {
+			left++
+		}
+	}
+	r.mu.Unlock()
+	for left > 0 && ctx.Err() == nil && r.Err() == nil {
+		fs := r.cl.PollRecords(ctx, r.cfg.queueRecords)
+		if fs.IsClientClosed() {
+			return
+		}
+		fs.EachError(func(topic string, partition int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				r.cfg.logger.Warn("fetch error", "topic", topic, "partition", partition, "err", err)
+			}
+		})
+		fs.EachPartition(func(ft kgo.FetchTopicPartition) {
+			r.mu.Lock()
+			rp := r.parts[ft.Partition]
+			r.mu.Unlock()
+			if rp == nil || rp.fed.Load() || len(ft.Records) == 0 {
+				return
+			}
+			data := ft.Records[:0:0]
+			last := int64(-1)
+			for _, rec := range ft.Records {
+				last = max(last, rec.Offset)
+				if rec.Offset < rp.rng.To && rec.Offset >= rp.begin && !rec.Attrs.IsControl() {
+					data = append(data, rec)
+				}
+			}
+			if len(data) > 0 {
+				if err := feed(rp, data); err != nil {
+					r.fail(err)
+					return
+				}
+			}
+			if last >= rp.rng.To-1 {
+				rp.fed.Store(true)
+				r.cl.PauseFetchPartitions(map[string][]int32{r.topic: {ft.Partition}})
+				end(rp)
+				left--
+			}
+		})
+	}
+}
