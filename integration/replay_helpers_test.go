@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/integration/harness"
@@ -206,3 +207,6 @@ func runCmd(ctx context.Context, bin string, args ...string) (int, string) {
 	out, _ := cmd.CombinedOutput()
 	return cmd.ProcessState.ExitCode(), string(out)
 }
+
+// adminOf returns an admin client on the env's brokers.
+func adminOf(t *testing.T, e *replayEnv) *kadm.Client { return harness.NewAdmin(t, e.brokers) }
