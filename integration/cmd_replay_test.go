@@ -19,7 +19,8 @@ func TestCmdReplay(t *testing.T) {
 	harness.Redis(t)
 	bin := buildShardpipe(t)
 	t.Run("restores deleted keys, dry run equal and read-only", func(t *testing.T) { t.Parallel(); replayRestores(t, bin) })
-	t.Run("sigkill and rerun continues", func(t *testing.T) { t.Parallel(); replayKillRerun(t, bin) })
+	t.Run("sigkill and rerun continues", func(t *testing.T) { t.Parallel(); replayKillRerun(t, bin, syscall.SIGKILL) })
+	t.Run("sigterm and rerun continues", func(t *testing.T) { t.Parallel(); replayKillRerun(t, bin, syscall.SIGTERM) })
 	t.Run("time ranges", func(t *testing.T) { t.Parallel(); replayTimeRanges(t, bin) })
 	t.Run("fenced by a newer run of the same id", func(t *testing.T) { t.Parallel(); replayFencedCmd(t, bin) })
 }
@@ -103,24 +104,41 @@ func replayRestores(t *testing.T, bin string) {
 	e.checkTotalsEqual(ctx, totalsOf(e.unique()))
 }
 
-// replayKillRerun kills a paced replay part-way and runs it again: the rerun
-// begins at the checkpoint and the end state is the uninterrupted one.
-func replayKillRerun(t *testing.T, bin string) {
+// replayKillRerun stops a paced replay part-way (SIGKILL: a crash; SIGTERM:
+// it commits what landed and exits 1 saying it was interrupted) and runs it
+// again: the rerun begins at the checkpoint and the end state is the
+// uninterrupted one.
+func replayKillRerun(t *testing.T, bin string, sig syscall.Signal) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	e, lost := seeded(ctx, t, bin)
 	p := start(t, "replay 1", bin, e.replayArgs("again", "--from", "0", "--rate", "1500", "--commit-every", "50")...)
 	p.waitLine(ctx, "replay progress", func(m map[string]any) bool { return num(m, "read") >= 600 })
-	p.signal(syscall.SIGKILL)
-	p.wait(ctx)
+	p.signal(sig)
+	code := p.wait(ctx)
+	stopped := p.output()
+	reached := map[int32]int64{}
+	if sig == syscall.SIGTERM {
+		if code != 1 || !strings.Contains(p.output(), "interrupted") {
+			t.Fatalf("after SIGTERM: exit %d, want 1 and a line saying it was interrupted\n%s", code, p.output())
+		}
+		for m := range p.lines {
+			if m["msg"] == "replay partition" {
+				reached[int32(num(m, "partition"))] = num(m, "reached")
+			}
+		}
+	}
 
 	code, counts, out := e.replay(ctx, "again", "--from", "0")
 	if code != 0 {
 		t.Fatalf("rerun: exit %d\n%s", code, out)
 	}
 	resumed := int64(0)
-	for _, c := range counts {
+	for p, c := range counts {
 		resumed += c.began - c.from
+		if r, ok := reached[p]; ok && c.began != r {
+			t.Fatalf("partition %d: the rerun began at %d, want %d where the stopped run committed\n%s\n%s", p, c.began, r, stopped, out)
+		}
 	}
 	if resumed < 300 {
 		t.Fatalf("the rerun began %d records past the range start, want it to continue from the checkpoint (>= 300)\n%s", resumed, out)
