@@ -18,4 +18,11 @@
 // On revoke a worker finishes its in-flight batch and commits synchronously
 // before the rebalance goes on. On loss it stops without committing. Close
 // drains the queues, commits and leaves the group.
+//
+// Replay runs the same workers outside any consumer group: it reads fixed
+// offset ranges (PlanReplay: by offset or time, the end fixed at planning) by
+// direct partition assignment, so a live group is not disturbed, and keeps its
+// progress in a checkpoint.Redis under a replay id, fenced by an epoch that
+// each run takes anew. DryRun reads the same records and asks the ledger
+// (read-only) what a run would apply.
 package pipeline
