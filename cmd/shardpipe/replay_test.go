@@ -56,3 +56,45 @@ func TestReplayBar(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayRejectsBadSettings: each invalid replay or reset-offsets setting
+// gives exit 2 and one line naming it, before anything connects.
+func TestReplayRejectsBadSettings(t *testing.T) {
+	replay := []string{"replay", "--brokers", "127.0.0.1:1", "--redis", "127.0.0.1:1", "--topic", "orders", "--id", "r1", "--from", "0"}
+	reset := []string{"reset-offsets", "--brokers", "127.0.0.1:1", "--topic", "orders", "--to", "earliest"}
+	tests := []struct {
+		name string
+		base []string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"no id", replay, []string{"--id", " "}, nil, "--id (SHARDPIPE_ID): empty"},
+		{"no from", replay, []string{"--from", ""}, nil, "--from (SHARDPIPE_FROM): empty"},
+		{"bad from", replay, []string{"--from", "yesterday"}, nil, `--from (SHARDPIPE_FROM) "yesterday": want an offset`},
+		{"negative offset", replay, []string{"--from", "-3"}, nil, `--from (SHARDPIPE_FROM) "-3": offset -3 is negative`},
+		{"bad to", replay, []string{"--to", "later"}, nil, `--to (SHARDPIPE_TO) "later": want an offset`},
+		{"bad partitions", replay, []string{"--partitions", "0,x"}, nil, `--partitions (SHARDPIPE_PARTITIONS) "0,x": "x" is not a partition number`},
+		{"negative rate", replay, []string{"--rate", "-1"}, nil, "--rate (SHARDPIPE_RATE) -1: must be 0 (no limit) or more"},
+		{"empty checkpoint prefix", replay, []string{"--checkpoint-prefix", ""}, nil, "--checkpoint-prefix (SHARDPIPE_CHECKPOINT_PREFIX): empty"},
+		{"bad effect", replay, []string{"--effect", "sum"}, nil, `--effect (SHARDPIPE_EFFECT) "sum": want none or totals`},
+		{"env from", replay, nil, map[string]string{"SHARDPIPE_FROM": "soon"}, `--from (SHARDPIPE_FROM) "soon"`},
+		{"replay argument", replay, []string{"extra"}, nil, `replay takes no arguments, got ["extra"]`},
+		{"reset no to", reset, []string{"--to", ""}, nil, "--to (SHARDPIPE_TO): empty"},
+		{"reset bad to", reset, []string{"--to", "start"}, nil, `--to (SHARDPIPE_TO) "start": want an offset`},
+		{"reset empty group", reset, []string{"--group", ""}, nil, "--group (SHARDPIPE_GROUP): empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(append([]string{}, tt.base...), tt.args...)
+			if tt.env != nil {
+				args = args[:len(args)-2] // drop the --from flag: the environment gives it
+			}
+			code, _, stderr := call(t, tt.env, args...)
+			lines := problemLines(stderr)
+			if code != exitUsage || len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
+				t.Errorf("exit %d, lines %q; want exit 2 and one line containing %q", code, lines, tt.want)
+			}
+		})
+	}
+}
