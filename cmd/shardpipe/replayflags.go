@@ -44,7 +44,7 @@ func replayFlags() []cli.Flag {
 		&cli.BoolFlag{Name: fDryRun, Sources: fromEnv(fDryRun),
 			Usage: "read the range and the ledger only (EXISTS), write nothing, and print per partition how many records would be applied and suppressed"},
 		&cli.FloatFlag{Name: fRate, Sources: fromEnv(fRate),
-			Usage: "apply at most this many records per second over all partitions (0: no limit)"},
+			Usage: "apply at most this many records per second over all partitions (0: no limit; a dry run is not paced)"},
 		&cli.BoolFlag{Name: fForce, Sources: fromEnv(fForce),
 			Usage: "replay even when the range holds records older than --ttl, whose ledger entries may have expired (their effects could apply twice)"},
 		&cli.StringFlag{Name: fCheckpointPrefix, Value: pipeline.DefaultReplayPrefix, Sources: fromEnv(fCheckpointPrefix),
