@@ -54,7 +54,7 @@ func start(t *testing.T, name, bin string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd.Stdout = &p.log
+	p.cmd.Stdout = lockedWriter{p} // stdout and the stderr reader below share p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("%s: start: %v", name, err)
 	}
@@ -100,6 +100,15 @@ func withoutShardpipeEnv() []string {
 		}
 	}
 	return env
+}
+
+// lockedWriter appends to a proc's log under its mutex.
+type lockedWriter struct{ p *proc }
+
+func (w lockedWriter) Write(b []byte) (int, error) {
+	w.p.mu.Lock()
+	defer w.p.mu.Unlock()
+	return w.p.log.Write(b)
 }
 
 func (p *proc) output() string {

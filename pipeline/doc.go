@@ -29,4 +29,11 @@
 // While the sink cannot reach Redis, the partition's batch is retried with a
 // backoff capped at 5s and a warning at most every 5s; nothing is committed
 // past it, and the partition resumes by itself when Redis answers.
+//
+// Replay runs the same workers outside any consumer group: it reads fixed
+// offset ranges (PlanReplay: by offset or time, the end fixed at planning) by
+// direct partition assignment, so a live group is not disturbed, and keeps its
+// progress in a checkpoint.Redis under a replay id, fenced by an epoch that
+// each run takes anew. DryRun reads the same records and asks the ledger
+// (read-only) what a run would apply.
 package pipeline

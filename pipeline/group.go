@@ -23,8 +23,8 @@ func (p *Pipeline) onAssigned(_ context.Context, cl *kgo.Client, assigned map[st
 			if old := p.workers[part]; old != nil { // should not happen; fence the old term
 				old.kill()
 			}
-			p.store.Assign(part, epoch)
-			w := newWorker(p, part, epoch, member)
+			p.kafka.Assign(part, epoch)
+			w := newWorker(&p.runner, part, epoch, member)
 			p.workers[part] = w
 			p.stats.update(part, func(s *PartitionStats) { s.Epoch, s.Held = epoch, true })
 			go w.run()

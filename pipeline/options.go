@@ -80,6 +80,7 @@ type config struct {
 	hooks          Hooks
 	crash          map[checkpoint.Partition]int
 	kgoOpts        []kgo.Opt
+	replayPrefix   string
 }
 
 // Option configures a Pipeline.
@@ -180,7 +181,9 @@ func KafkaOptions(opts ...kgo.Opt) Option {
 	return func(c *config) { c.kgoOpts = append(c.kgoOpts, opts...) }
 }
 
-func newConfig(opts []Option) (config, error) {
+// newConfig applies opts; group runs (New) need topics and a group, replays
+// name their topic themselves.
+func newConfig(opts []Option, group bool) (config, error) {
 	c := config{
 		startEarliest:  true,
 		policy:         checkpoint.Policy{Every: 100, Interval: 5 * time.Second},
@@ -189,6 +192,7 @@ func newConfig(opts []Option) (config, error) {
 		commitTimeout:  15 * time.Second,
 		shutdown:       30 * time.Second,
 		poisonAttempts: 3,
+		replayPrefix:   DefaultReplayPrefix,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -203,10 +207,10 @@ func newConfig(opts []Option) (config, error) {
 	if len(c.brokers) == 0 {
 		errs = append(errs, errors.New("no brokers"))
 	}
-	if len(c.topics) == 0 {
+	if group && len(c.topics) == 0 {
 		errs = append(errs, errors.New("no topics"))
 	}
-	if c.group == "" {
+	if group && c.group == "" {
 		errs = append(errs, errors.New("no group"))
 	}
 	if c.applier == nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -17,34 +16,27 @@ import (
 // its sink. Create it with New, start it with Run, stop it by ending Run's
 // context or with Close.
 type Pipeline struct {
-	cfg   config
-	cl    *kgo.Client
-	store *checkpoint.Kafka
-	stats stats
-	dlq   *deadLetters // nil: poison records stop the pipeline
+	runner
+	kafka *checkpoint.Kafka // the runner's store, with the group terms
 
 	mu      sync.Mutex
 	workers map[checkpoint.Partition]*worker
 
-	ready    chan struct{} // closed once New has set cl and store: franz-go may call back before
-	started  atomic.Bool   // Run began, or Close/Abort ended a pipeline that never ran
-	stopOnce sync.Once
-	stopReq  chan struct{}
-	runDone  chan struct{}
-	errMu    sync.Mutex
-	err      error
-	aborted  bool
+	ready   chan struct{} // closed once New has set cl and store: franz-go may call back before
+	started atomic.Bool   // Run began, or Close/Abort ended a pipeline that never ran
+	runDone chan struct{}
+	aborted bool
 }
 
 // New validates the options and creates the franz-go client, which starts
 // joining the group at once: call Run promptly, or Close.
 func New(opts ...Option) (*Pipeline, error) {
-	cfg, err := newConfig(opts)
+	cfg, err := newConfig(opts, true)
 	if err != nil {
 		return nil, err
 	}
-	p := &Pipeline{cfg: cfg, workers: make(map[checkpoint.Partition]*worker),
-		ready: make(chan struct{}), stopReq: make(chan struct{}), runDone: make(chan struct{})}
+	p := &Pipeline{runner: newRunner(cfg), workers: make(map[checkpoint.Partition]*worker),
+		ready: make(chan struct{}), runDone: make(chan struct{})}
 	start := kgo.NewOffset().AtStart()
 	if !cfg.startEarliest {
 		start = kgo.NewOffset().AtEnd()
@@ -82,7 +74,8 @@ func New(opts ...Option) (*Pipeline, error) {
 		}
 	}
 	p.cl = cl
-	p.store = checkpoint.NewKafka(cl)
+	p.kafka = checkpoint.NewKafka(cl)
+	p.store = p.kafka
 	close(p.ready)
 	return p, nil
 }
@@ -224,39 +217,9 @@ func (p *Pipeline) closeUnstarted() bool {
 	return true
 }
 
-func (p *Pipeline) requestStop() { p.stopOnce.Do(func() { close(p.stopReq) }) }
-
-// fail records the first fatal error and stops the pipeline.
-func (p *Pipeline) fail(err error) {
-	p.errMu.Lock()
-	if p.err == nil {
-		p.err = err
-		p.cfg.logger.Error("pipeline stopping on error", "err", err)
-	}
-	p.errMu.Unlock()
-	p.requestStop()
-}
-
-// Err returns the error that stopped the pipeline, if any.
-func (p *Pipeline) Err() error {
-	p.errMu.Lock()
-	defer p.errMu.Unlock()
-	return p.err
-}
-
 // Stats returns per-partition counters, sorted by topic and partition.
 func (p *Pipeline) Stats() []PartitionStats { return p.stats.snapshot() }
 
 // Client returns the underlying franz-go client, for lag and admin queries.
 // Do not poll or commit with it.
 func (p *Pipeline) Client() *kgo.Client { return p.cl }
-
-func (p *Pipeline) emit(e Event) {
-	if p.cfg.observer == nil {
-		return
-	}
-	if e.Time.IsZero() {
-		e.Time = time.Now()
-	}
-	p.cfg.observer(e)
-}

@@ -23,7 +23,7 @@ const (
 // worker owns one partition for one term: its queue, tracker and commits.
 // Everything but the atomics is touched by the worker goroutine alone.
 type worker struct {
-	p      *Pipeline
+	p      *runner
 	part   checkpoint.Partition
 	epoch  int64
 	member string // group member ID: with epoch it names this term in ledger claims
@@ -48,7 +48,7 @@ type worker struct {
 
 }
 
-func newWorker(p *Pipeline, part checkpoint.Partition, epoch int64, member string) *worker {
+func newWorker(p *runner, part checkpoint.Partition, epoch int64, member string) *worker {
 	ctx, cancel := context.WithCancel(context.Background())
 	tps := map[string][]int32{part.Topic: {part.Partition}}
 	q := newQueue(p.cfg.queueRecords,

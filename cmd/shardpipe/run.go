@@ -93,35 +93,41 @@ func runAction(ctx context.Context, c *cli.Command) error {
 
 // newPipeline builds the ledger and the pipeline from rc.
 func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger) (*pipeline.Pipeline, error) {
-	sopts := []sink.Option{sink.WithPrefix(rc.prefix), sink.WithTTL(rc.ttl), sink.WithKeySource(rc.keys),
-		sink.WithLogger(log)}
-	if rc.totals != nil {
-		sopts = append(sopts, sink.WithEffect(*rc.totals))
-	}
-	ledger, err := sink.NewLedger(rdb, sopts...)
+	ledger, err := newLedger(rc.ledgerConfig, rdb, log)
 	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
+		return nil, err
 	}
 	popts := []pipeline.Option{
 		pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
 		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol),
 		pipeline.CommitEvery(rc.commitEvery), pipeline.CommitInterval(rc.commitInterval),
-		pipeline.MaxBatch(rc.maxBatch), pipeline.PoisonAttempts(rc.poisonAttempts),
+		pipeline.MaxBatch(rc.maxBatch),
 		pipeline.ShutdownTimeout(rc.shutdownTimeout), pipeline.SessionTimeout(rc.sessionTimeout),
 		pipeline.Logger(log),
 	}
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
 	}
-	if rc.deadLetter {
-		popts = append(popts, pipeline.DeadLetters(pipeline.DeadLetterConfig{
-			Redis: rdb, Prefix: rc.prefix, Topic: rc.dlqTopic, TTL: rc.ttl}))
-	}
+	popts = append(popts, rc.poisonConfig.options(rdb, rc.ledgerConfig)...)
 	p, err := pipeline.New(popts...)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
 	return p, nil
+}
+
+// newLedger builds the ledger from lc.
+func newLedger(lc ledgerConfig, rdb redis.UniversalClient, log *slog.Logger) (*sink.Ledger, error) {
+	sopts := []sink.Option{sink.WithPrefix(lc.prefix), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
+		sink.WithLogger(log)}
+	if lc.totals != nil {
+		sopts = append(sopts, sink.WithEffect(*lc.totals))
+	}
+	ledger, err := sink.NewLedger(rdb, sopts...)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	return ledger, nil
 }
 
 // newLogger returns a text or JSON slog logger on w.

@@ -16,22 +16,14 @@ import (
 
 // runConfig is run's validated configuration.
 type runConfig struct {
-	brokers         []string
-	topics          []string
-	group           string
-	redis           redisTarget
-	prefix          string
-	ttl             time.Duration
-	keys            sink.KeySource
-	totals          *sink.Totals // nil: no effect
-	commitEvery     int
-	commitInterval  time.Duration
-	maxBatch        int
-	protocol        pipeline.Protocol
-	startLatest     bool
-	deadLetter      bool   // --on-poison dlq
-	dlqTopic        string // "": <topic>.dlq
-	poisonAttempts  int
+	brokers []string
+	topics  []string
+	group   string
+	ledgerConfig
+	commitConfig
+	protocol    pipeline.Protocol
+	startLatest bool
+	poisonConfig
 	sessionTimeout  time.Duration
 	shutdownTimeout time.Duration
 	connectTimeout  time.Duration
@@ -68,57 +60,8 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 	if rc.group == "" {
 		bad.addf("%s: empty; name the consumer group", flagRef(fGroup))
 	}
-	if rc.redis, err = parseRedis(c.String(fRedis), c.Bool(fRedisCluster)); err != nil {
-		bad.addf("%s %q: %v", flagRef(fRedis), redactURL(c.String(fRedis)), err)
-	}
-	rc.prefix = c.String(fLedgerPrefix)
-	if rc.prefix == "" {
-		bad.addf("%s: empty; ledger keys need a prefix of their own", flagRef(fLedgerPrefix))
-	}
-	rc.ttl = c.Duration(fTTL)
-	if rc.ttl <= 0 {
-		bad.addf("%s %v: must be positive", flagRef(fTTL), rc.ttl)
-	} else if rc.ttl < time.Millisecond {
-		bad.addf("%s %v: must be at least 1ms", flagRef(fTTL), rc.ttl)
-	}
-	if rc.keys, err = sink.ParseKeySource(c.String(fKeyFrom)); err != nil {
-		bad.addf("%s %q: want key, header:NAME or json:FIELD", flagRef(fKeyFrom), c.String(fKeyFrom))
-	}
-	switch e := c.String(fEffect); e {
-	case "none":
-	case "totals":
-		t := sink.Totals{Hash: c.String(fTotalsHash), GroupField: c.String(fTotalsGroup), AmountField: c.String(fTotalsAmount)}
-		for _, f := range []struct{ name, v string }{{fTotalsHash, t.Hash}, {fTotalsGroup, t.GroupField}, {fTotalsAmount, t.AmountField}} {
-			if f.v == "" {
-				bad.addf("%s: empty; --effect totals needs it", flagRef(f.name))
-			}
-		}
-		if rc.redis.cluster && rc.prefix != "" && t.Hash != "" {
-			if tag := hashTag(rc.prefix); tag == "" || tag != hashTag(t.Hash) {
-				bad.addf("%s %q and %s %q: on Redis Cluster both need the same {hash tag}, e.g. {orders}:ledger: and {orders}:totals",
-					flagRef(fLedgerPrefix), rc.prefix, flagRef(fTotalsHash), t.Hash)
-			}
-		}
-		rc.totals = &t
-	default:
-		bad.addf("%s %q: want none or totals", flagRef(fEffect), e)
-	}
-	rc.commitEvery = int(c.Int(fCommitEvery))
-	if rc.commitEvery < 0 {
-		bad.addf("%s %d: must be 0 or more", flagRef(fCommitEvery), rc.commitEvery)
-	}
-	rc.commitInterval = c.Duration(fCommitInterval)
-	if rc.commitInterval < 0 {
-		bad.addf("%s %v: must be 0 or more", flagRef(fCommitInterval), rc.commitInterval)
-	}
-	if rc.commitEvery == 0 && rc.commitInterval == 0 {
-		bad.addf("%s and %s are both 0: offsets would be committed only at shutdown; set one",
-			flagRef(fCommitEvery), flagRef(fCommitInterval))
-	}
-	rc.maxBatch = int(c.Int(fMaxBatch))
-	if rc.maxBatch < 1 {
-		bad.addf("%s %d: must be 1 or more", flagRef(fMaxBatch), rc.maxBatch)
-	}
+	rc.ledgerConfig = loadLedgerConfig(c, &bad)
+	rc.commitConfig = loadCommitConfig(c, &bad)
 	if rc.protocol, err = pipeline.ParseProtocol(c.String(fGroupProtocol)); err != nil {
 		bad.addf("%s %q: want classic or consumer", flagRef(fGroupProtocol), c.String(fGroupProtocol))
 	}
@@ -129,27 +72,7 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 	default:
 		bad.addf("%s %q: want earliest or latest", flagRef(fStart), s)
 	}
-	switch s := c.String(fOnPoison); s {
-	case "dlq":
-		rc.deadLetter = true
-	case "stop":
-	default:
-		bad.addf("%s %q: want dlq or stop", flagRef(fOnPoison), s)
-	}
-	if rc.dlqTopic = strings.TrimSpace(c.String(fDLQTopic)); rc.dlqTopic != "" {
-		if msg := topicProblem(rc.dlqTopic); msg != "" {
-			bad.addf("%s %q: %s", flagRef(fDLQTopic), rc.dlqTopic, msg)
-		}
-		for _, t := range rc.topics {
-			if t == rc.dlqTopic {
-				bad.addf("%s %q: also consumed (%s); dead letters would be read back as input", flagRef(fDLQTopic), t, flagRef(fTopic))
-			}
-		}
-	}
-	rc.poisonAttempts = int(c.Int(fPoisonAttempts))
-	if rc.poisonAttempts < 1 || rc.poisonAttempts > 100 {
-		bad.addf("%s %d: want 1 to 100", flagRef(fPoisonAttempts), rc.poisonAttempts)
-	}
+	rc.poisonConfig = loadPoisonConfig(c, &bad, rc.topics)
 	rc.sessionTimeout = positive(&bad, c, fSessionTimeout)
 	rc.shutdownTimeout = positive(&bad, c, fShutdownTimeout)
 	rc.connectTimeout = positive(&bad, c, fConnectTimeout)
@@ -168,6 +91,88 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 		return rc, usageErr(bad...)
 	}
 	return rc, nil
+}
+
+// ledgerConfig says where the ledger is and what its effect does.
+type ledgerConfig struct {
+	redis  redisTarget
+	prefix string
+	ttl    time.Duration
+	keys   sink.KeySource
+	totals *sink.Totals // nil: no effect
+}
+
+// loadLedgerConfig reads the ledgerFlags, adding one line per problem to bad.
+func loadLedgerConfig(c *cli.Command, bad *problems) ledgerConfig {
+	var (
+		lc  ledgerConfig
+		err error
+	)
+	if lc.redis, err = parseRedis(c.String(fRedis), c.Bool(fRedisCluster)); err != nil {
+		bad.addf("%s %q: %v", flagRef(fRedis), redactURL(c.String(fRedis)), err)
+	}
+	lc.prefix = c.String(fLedgerPrefix)
+	if lc.prefix == "" {
+		bad.addf("%s: empty; ledger keys need a prefix of their own", flagRef(fLedgerPrefix))
+	}
+	lc.ttl = c.Duration(fTTL)
+	if lc.ttl <= 0 {
+		bad.addf("%s %v: must be positive", flagRef(fTTL), lc.ttl)
+	} else if lc.ttl < time.Millisecond {
+		bad.addf("%s %v: must be at least 1ms", flagRef(fTTL), lc.ttl)
+	}
+	if lc.keys, err = sink.ParseKeySource(c.String(fKeyFrom)); err != nil {
+		bad.addf("%s %q: want key, header:NAME or json:FIELD", flagRef(fKeyFrom), c.String(fKeyFrom))
+	}
+	switch e := c.String(fEffect); e {
+	case "none":
+	case "totals":
+		t := sink.Totals{Hash: c.String(fTotalsHash), GroupField: c.String(fTotalsGroup), AmountField: c.String(fTotalsAmount)}
+		for _, f := range []struct{ name, v string }{{fTotalsHash, t.Hash}, {fTotalsGroup, t.GroupField}, {fTotalsAmount, t.AmountField}} {
+			if f.v == "" {
+				bad.addf("%s: empty; --effect totals needs it", flagRef(f.name))
+			}
+		}
+		if lc.redis.cluster && lc.prefix != "" && t.Hash != "" {
+			if tag := hashTag(lc.prefix); tag == "" || tag != hashTag(t.Hash) {
+				bad.addf("%s %q and %s %q: on Redis Cluster both need the same {hash tag}, e.g. {orders}:ledger: and {orders}:totals",
+					flagRef(fLedgerPrefix), lc.prefix, flagRef(fTotalsHash), t.Hash)
+			}
+		}
+		lc.totals = &t
+	default:
+		bad.addf("%s %q: want none or totals", flagRef(fEffect), e)
+	}
+	return lc
+}
+
+// commitConfig is the commit policy and batch size.
+type commitConfig struct {
+	commitEvery    int
+	commitInterval time.Duration
+	maxBatch       int
+}
+
+// loadCommitConfig reads the commitFlags, adding one line per problem to bad.
+func loadCommitConfig(c *cli.Command, bad *problems) commitConfig {
+	var cc commitConfig
+	cc.commitEvery = int(c.Int(fCommitEvery))
+	if cc.commitEvery < 0 {
+		bad.addf("%s %d: must be 0 or more", flagRef(fCommitEvery), cc.commitEvery)
+	}
+	cc.commitInterval = c.Duration(fCommitInterval)
+	if cc.commitInterval < 0 {
+		bad.addf("%s %v: must be 0 or more", flagRef(fCommitInterval), cc.commitInterval)
+	}
+	if cc.commitEvery == 0 && cc.commitInterval == 0 {
+		bad.addf("%s and %s are both 0: offsets would be committed only at shutdown; set one",
+			flagRef(fCommitEvery), flagRef(fCommitInterval))
+	}
+	cc.maxBatch = int(c.Int(fMaxBatch))
+	if cc.maxBatch < 1 {
+		bad.addf("%s %d: must be 1 or more", flagRef(fMaxBatch), cc.maxBatch)
+	}
+	return cc
 }
 
 func positive(bad *problems, c *cli.Command, name string) time.Duration {

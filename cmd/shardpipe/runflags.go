@@ -39,11 +39,41 @@ const (
 
 // runFlags returns run's flags, in the order of the README's table.
 func runFlags() []cli.Flag {
-	return []cli.Flag{
+	fs := []cli.Flag{
 		brokersFlag(),
 		&cli.StringSliceFlag{Name: fTopic, Sources: fromEnv(fTopic),
 			Usage: "topic to consume; repeat the flag or separate with commas (required)"},
 		groupFlag(),
+	}
+	fs = append(fs, ledgerFlags()...)
+	fs = append(fs, commitFlags()...)
+	fs = append(fs,
+		&cli.StringFlag{Name: fGroupProtocol, Value: "classic", Sources: fromEnv(fGroupProtocol),
+			Usage: "consumer group protocol: classic, or consumer (KIP-848, Kafka 4.0+)"},
+		&cli.StringFlag{Name: fStart, Value: "earliest", Sources: fromEnv(fStart),
+			Usage: "where a group with no committed offset starts: earliest or latest"})
+	fs = append(fs, poisonFlags()...)
+	return append(fs,
+		&cli.DurationFlag{Name: fSessionTimeout, Value: 45 * time.Second, Sources: fromEnv(fSessionTimeout),
+			Usage: "classic protocol: a member that stops heartbeating (a killed process) leaves the group after this; the broker's group.min/max.session.timeout.ms bound it"},
+		&cli.DurationFlag{Name: fShutdownTimeout, Value: 30 * time.Second, Sources: fromEnv(fShutdownTimeout),
+			Usage: "on SIGINT or SIGTERM: how long to drain and commit before leaving the group"},
+		connectTimeoutFlag(),
+		&cli.DurationFlag{Name: fReportInterval, Value: 10 * time.Second, Sources: fromEnv(fReportInterval),
+			Usage: "how often to log a one-line progress summary (0: never)"},
+		&cli.StringFlag{Name: fMetricsAddr, Sources: fromEnv(fMetricsAddr),
+			Usage: "serve Prometheus metrics (per partition: attempted, applied, suppressed, fenced commits, landed and committed offsets) at http://ADDR/metrics, e.g. :9464 (empty: off)"},
+		&cli.StringFlag{Name: fLogFormat, Value: "text", Sources: fromEnv(fLogFormat),
+			Usage: "log format on stderr: text or json"},
+		&cli.StringFlag{Name: fLogLevel, Value: "info", Sources: fromEnv(fLogLevel),
+			Usage: "log level: debug, info, warn or error"},
+	)
+}
+
+// ledgerFlags are the flags that say where the ledger is and what its effect
+// does; run and replay share them.
+func ledgerFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379", Sources: fromEnv(fRedis),
 			Usage: "Redis for the ledger: host:port, a redis:// or rediss:// URL, or a comma-separated list of Redis Cluster nodes"},
 		&cli.BoolFlag{Name: fRedisCluster, Sources: fromEnv(fRedisCluster),
@@ -62,35 +92,19 @@ func runFlags() []cli.Flag {
 			Usage: "totals: the JSON field whose value names the hash field"},
 		&cli.StringFlag{Name: fTotalsAmount, Value: "amount_cents", Sources: fromEnv(fTotalsAmount),
 			Usage: "totals: the JSON integer field added to the sum"},
+	}
+}
+
+// commitFlags are the commit policy and batch size flags; run and replay
+// share them.
+func commitFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.IntFlag{Name: fCommitEvery, Value: 100, Sources: fromEnv(fCommitEvery),
 			Usage: "commit a partition's offset after this many landed records (0: off)"},
 		&cli.DurationFlag{Name: fCommitInterval, Value: 5 * time.Second, Sources: fromEnv(fCommitInterval),
 			Usage: "commit landed records at most this long after the first of them landed (0: off)"},
 		&cli.IntFlag{Name: fMaxBatch, Value: 500, Sources: fromEnv(fMaxBatch),
 			Usage: "most records in one Redis round trip"},
-		&cli.StringFlag{Name: fGroupProtocol, Value: "classic", Sources: fromEnv(fGroupProtocol),
-			Usage: "consumer group protocol: classic, or consumer (KIP-848, Kafka 4.0+)"},
-		&cli.StringFlag{Name: fStart, Value: "earliest", Sources: fromEnv(fStart),
-			Usage: "where a group with no committed offset starts: earliest or latest"},
-		&cli.StringFlag{Name: fOnPoison, Value: "dlq", Sources: fromEnv(fOnPoison),
-			Usage: "a poison record (no usable key, a value the effect cannot read), once its attempts are spent: dlq (write it to the dead-letter topic, once, then commit past it) or stop (exit 1, offset stays before it)"},
-		&cli.StringFlag{Name: fDLQTopic, Sources: fromEnv(fDLQTopic),
-			Usage: "dead-letter topic for every consumed topic (empty: <topic>.dlq for each); it must exist"},
-		&cli.IntFlag{Name: fPoisonAttempts, Value: 3, Sources: fromEnv(fPoisonAttempts),
-			Usage: "attempts in all for a poison record, with backoff from 100ms to 2s between them, before --on-poison applies"},
-		&cli.DurationFlag{Name: fSessionTimeout, Value: 45 * time.Second, Sources: fromEnv(fSessionTimeout),
-			Usage: "classic protocol: a member that stops heartbeating (a killed process) leaves the group after this; the broker's group.min/max.session.timeout.ms bound it"},
-		&cli.DurationFlag{Name: fShutdownTimeout, Value: 30 * time.Second, Sources: fromEnv(fShutdownTimeout),
-			Usage: "on SIGINT or SIGTERM: how long to drain and commit before leaving the group"},
-		connectTimeoutFlag(),
-		&cli.DurationFlag{Name: fReportInterval, Value: 10 * time.Second, Sources: fromEnv(fReportInterval),
-			Usage: "how often to log a one-line progress summary (0: never)"},
-		&cli.StringFlag{Name: fMetricsAddr, Sources: fromEnv(fMetricsAddr),
-			Usage: "serve Prometheus metrics (per partition: attempted, applied, suppressed, fenced commits, landed and committed offsets) at http://ADDR/metrics, e.g. :9464 (empty: off)"},
-		&cli.StringFlag{Name: fLogFormat, Value: "text", Sources: fromEnv(fLogFormat),
-			Usage: "log format on stderr: text or json"},
-		&cli.StringFlag{Name: fLogLevel, Value: "info", Sources: fromEnv(fLogLevel),
-			Usage: "log level: debug, info, warn or error"},
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -17,23 +16,11 @@ import (
 // one), and each consumed topic's retention is compared with the ledger TTL
 // (logged by warnRetention). One admin client, within rc.connectTimeout.
 func checkRunTopics(ctx context.Context, rc runConfig, log *slog.Logger) error {
+	if err := rc.checkDeadLetterTopics(ctx, rc.brokers, rc.topics, rc.connectTimeout); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
-	if rc.deadLetter {
-		dlqs := deadLetterTopics(rc.dlqTopic, rc.topics)
-		_, missing, err := topicPartitions(ctx, rc.brokers, dlqs)
-		if err != nil {
-			return unavailableErr(brokerProblem(rc.brokers, rc.connectTimeout, err))
-		}
-		var lines []string
-		for _, t := range missing {
-			lines = append(lines, fmt.Sprintf("kafka: dead-letter topic %q does not exist (create it with as many partitions as its source topic, or let 'shardpipe produce --partitions N' create it; or pass %s stop)",
-				t, flagRef(fOnPoison)))
-		}
-		if len(lines) > 0 {
-			return unavailableErr(lines...)
-		}
-	}
 	cl, err := adminClient(rc.brokers)
 	if err != nil {
 		return failure(err)

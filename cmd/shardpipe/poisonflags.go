@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+// poisonConfig says what run and replay do with a poison record (no usable
+// key, a value the effect cannot read) once its attempts are spent.
+type poisonConfig struct {
+	deadLetter     bool   // --on-poison dlq
+	dlqTopic       string // "": <topic>.dlq
+	poisonAttempts int
+}
+
+// poisonFlags are the poison-record flags run and replay share.
+func poisonFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: fOnPoison, Value: "dlq", Sources: fromEnv(fOnPoison),
+			Usage: "a poison record (no usable key, a value the effect cannot read), once its attempts are spent: dlq (write it to the dead-letter topic, once, then commit past it) or stop (exit 1, offset stays before it)"},
+		&cli.StringFlag{Name: fDLQTopic, Sources: fromEnv(fDLQTopic),
+			Usage: "dead-letter topic for every consumed topic (empty: <topic>.dlq for each); it must exist"},
+		&cli.IntFlag{Name: fPoisonAttempts, Value: 3, Sources: fromEnv(fPoisonAttempts),
+			Usage: "attempts in all for a poison record, with backoff from 100ms to 2s between them, before --on-poison applies"},
+	}
+}
+
+// loadPoisonConfig reads the poison flags; topics are the consumed topics,
+// which the dead-letter topic must not be.
+func loadPoisonConfig(c *cli.Command, bad *problems, topics []string) poisonConfig {
+	var pc poisonConfig
+	switch s := c.String(fOnPoison); s {
+	case "dlq":
+		pc.deadLetter = true
+	case "stop":
+	default:
+		bad.addf("%s %q: want dlq or stop", flagRef(fOnPoison), s)
+	}
+	if pc.dlqTopic = strings.TrimSpace(c.String(fDLQTopic)); pc.dlqTopic != "" {
+		if msg := topicProblem(pc.dlqTopic); msg != "" {
+			bad.addf("%s %q: %s", flagRef(fDLQTopic), pc.dlqTopic, msg)
+		}
+		for _, t := range topics {
+			if t == pc.dlqTopic {
+				bad.addf("%s %q: also consumed (%s); dead letters would be read back as input", flagRef(fDLQTopic), t, flagRef(fTopic))
+			}
+		}
+	}
+	pc.poisonAttempts = int(c.Int(fPoisonAttempts))
+	if pc.poisonAttempts < 1 || pc.poisonAttempts > 100 {
+		bad.addf("%s %d: want 1 to 100", flagRef(fPoisonAttempts), pc.poisonAttempts)
+	}
+	return pc
+}
+
+// options returns the pipeline options for pc; the dead-letter markers share
+// the ledger's Redis, prefix and TTL.
+func (pc poisonConfig) options(rdb redis.UniversalClient, lc ledgerConfig) []pipeline.Option {
+	opts := []pipeline.Option{pipeline.PoisonAttempts(pc.poisonAttempts)}
+	if pc.deadLetter {
+		opts = append(opts, pipeline.DeadLetters(pipeline.DeadLetterConfig{
+			Redis: rdb, Prefix: lc.prefix, Topic: pc.dlqTopic, TTL: lc.ttl}))
+	}
+	return opts
+}
+
+// checkDeadLetterTopics fails (unavailable, exit 3) naming each missing
+// dead-letter topic of sources when pc dead-letters.
+func (pc poisonConfig) checkDeadLetterTopics(ctx context.Context, brokers, sources []string, timeout time.Duration) error {
+	if !pc.deadLetter {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, missing, err := topicPartitions(ctx, brokers, deadLetterTopics(pc.dlqTopic, sources))
+	if err != nil {
+		return unavailableErr(brokerProblem(brokers, timeout, err))
+	}
+	var lines []string
+	for _, t := range missing {
+		lines = append(lines, fmt.Sprintf("kafka: dead-letter topic %q does not exist (create it with as many partitions as its source topic, or let 'shardpipe produce --partitions N' create it; or pass %s stop)",
+			t, flagRef(fOnPoison)))
+	}
+	if len(lines) > 0 {
+		return unavailableErr(lines...)
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+func TestParseBound(t *testing.T) {
+	now := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in      string
+		want    pipeline.Bound
+		wantErr string
+	}{
+		{"0", pipeline.AtOffset(0), ""},
+		{"1234", pipeline.AtOffset(1234), ""},
+		{"2026-11-30T04:00:00Z", pipeline.AtTime(time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)), ""},
+		{"2026-11-30T05:00:00.250+01:00", pipeline.AtTime(time.Date(2026, 11, 30, 4, 0, 0, 250e6, time.UTC)), ""},
+		{"90m", pipeline.AtTime(now.Add(-90 * time.Minute)), ""},
+		{"-5", pipeline.Bound{}, "negative"},
+		{"-5m", pipeline.Bound{}, "positive duration"},
+		{"yesterday", pipeline.Bound{}, "want an offset"},
+		{"2026-11-30", pipeline.Bound{}, "want an offset"},
+	}
+	for _, tt := range tests {
+		got, err := parseBound(tt.in, now)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("parseBound(%q) error %v, want one containing %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got.String() != tt.want.String() {
+			t.Errorf("parseBound(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestReplayBar(t *testing.T) {
+	tests := []struct {
+		p    pipeline.ReplayProgress
+		rate float64
+		want string
+	}{
+		{pipeline.ReplayProgress{From: 0, To: 100, Begin: 0, Landed: 50}, 10, "[=====>    ] 50/100  50%     10 rec/s ETA 5s"},
+		{pipeline.ReplayProgress{From: 0, To: 100, Begin: 40, Landed: 40}, 0, "[>         ] 0/60   0%      0 rec/s ETA -"},
+		{pipeline.ReplayProgress{From: 0, To: 10, Begin: 0, Landed: 10, Done: true}, 0, "[==========] 10/10 100%      0 rec/s ETA done"},
+		{pipeline.ReplayProgress{From: 5, To: 5, Begin: 5, Landed: 5, Done: true}, 0, "[==========] 0/0 100%      0 rec/s ETA done"},
+	}
+	for _, tt := range tests {
+		if got := bar(tt.p, tt.rate, 10); got != tt.want {
+			t.Errorf("bar(%+v) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestReplayRejectsBadSettings: each invalid replay or reset-offsets setting
+// gives exit 2 and one line naming it, before anything connects.
+func TestReplayRejectsBadSettings(t *testing.T) {
+	replay := []string{"replay", "--brokers", "127.0.0.1:1", "--redis", "127.0.0.1:1", "--topic", "orders", "--id", "r1", "--from", "0"}
+	reset := []string{"reset-offsets", "--brokers", "127.0.0.1:1", "--topic", "orders", "--to", "earliest"}
+	tests := []struct {
+		name string
+		base []string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"no id", replay, []string{"--id", " "}, nil, "--id (SHARDPIPE_ID): empty"},
+		{"no from", replay, []string{"--from", ""}, nil, "--from (SHARDPIPE_FROM): empty"},
+		{"bad from", replay, []string{"--from", "yesterday"}, nil, `--from (SHARDPIPE_FROM) "yesterday": want an offset`},
+		{"negative offset", replay, []string{"--from", "-3"}, nil, `--from (SHARDPIPE_FROM) "-3": offset -3 is negative`},
+		{"bad to", replay, []string{"--to", "later"}, nil, `--to (SHARDPIPE_TO) "later": want an offset`},
+		{"bad partitions", replay, []string{"--partitions", "0,x"}, nil, `--partitions (SHARDPIPE_PARTITIONS) "0,x": "x" is not a partition number`},
+		{"negative rate", replay, []string{"--rate", "-1"}, nil, "--rate (SHARDPIPE_RATE) -1: must be 0 (no limit) or more"},
+		{"empty checkpoint prefix", replay, []string{"--checkpoint-prefix", ""}, nil, "--checkpoint-prefix (SHARDPIPE_CHECKPOINT_PREFIX): empty"},
+		{"bad effect", replay, []string{"--effect", "sum"}, nil, `--effect (SHARDPIPE_EFFECT) "sum": want none or totals`},
+		{"env from", replay, nil, map[string]string{"SHARDPIPE_FROM": "soon"}, `--from (SHARDPIPE_FROM) "soon"`},
+		{"replay argument", replay, []string{"extra"}, nil, `replay takes no arguments, got ["extra"]`},
+		{"reset no to", reset, []string{"--to", ""}, nil, "--to (SHARDPIPE_TO): empty"},
+		{"reset bad to", reset, []string{"--to", "start"}, nil, `--to (SHARDPIPE_TO) "start": want an offset`},
+		{"reset empty group", reset, []string{"--group", ""}, nil, "--group (SHARDPIPE_GROUP): empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(append([]string{}, tt.base...), tt.args...)
+			if tt.env != nil {
+				args = args[:len(args)-2] // drop the --from flag: the environment gives it
+			}
+			code, _, stderr := call(t, tt.env, args...)
+			lines := problemLines(stderr)
+			if code != exitUsage || len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
+				t.Errorf("exit %d, lines %q; want exit 2 and one line containing %q", code, lines, tt.want)
+			}
+		})
+	}
+}

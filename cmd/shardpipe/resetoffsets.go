@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+func resetOffsetsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "reset-offsets",
+		Usage: "move a group's committed offsets on a topic, only while the group has no active members",
+		UsageText: `shardpipe reset-offsets --group G --topic T --to earliest|latest|OFFSET|TIME|DURATION [--partitions 0,3] [--dry-run]
+
+Examples:
+   shardpipe reset-offsets --group shardpipe --topic orders --to 2026-11-30T04:00:00Z --dry-run
+   shardpipe reset-offsets --group shardpipe --topic orders --to earliest`,
+		Description: "Refuses (exit 1) while the group has members: stop every consumer first. TIME moves each\n" +
+			"partition to the first record at or after it; a DURATION means that long ago; an OFFSET is\n" +
+			"clamped to the partition's log start and end. Prints the before and after table; --dry-run\n" +
+			"prints it and commits nothing. The ledger still suppresses what it holds when the group\n" +
+			"reads the records again.",
+		Flags: []cli.Flag{
+			brokersFlag(),
+			groupFlag(),
+			&cli.StringFlag{Name: fTopic, Sources: fromEnv(fTopic), Usage: "topic whose offsets to move (required)"},
+			&cli.StringFlag{Name: fTo, Sources: fromEnv(fTo),
+				Usage: "where to (required): earliest, latest, an offset, an RFC 3339 time or a duration ago"},
+			&cli.StringFlag{Name: fReplayPartitions, Sources: fromEnv(fReplayPartitions),
+				Usage: "partitions to move, comma-separated (default: all)"},
+			&cli.BoolFlag{Name: fDryRun, Sources: fromEnv(fDryRun), Usage: "print the before and after table, commit nothing"},
+			connectTimeoutFlag(),
+		},
+		Action: resetOffsetsAction,
+	}
+}
+
+// offsetMove is one partition's committed offset before and after.
+type offsetMove struct {
+	partition     int32
+	before, after int64 // before -1: nothing committed
+}
+
+func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
+	if c.Args().Len() > 0 {
+		return usageErr(fmt.Sprintf("reset-offsets takes no arguments, got %q", c.Args().Slice()))
+	}
+	var bad problems
+	brokers := brokerList(&bad, c.StringSlice(fBrokers))
+	group := strings.TrimSpace(c.String(fGroup))
+	if group == "" {
+		bad.addf("%s: empty; name the consumer group", flagRef(fGroup))
+	}
+	topic := strings.TrimSpace(c.String(fTopic))
+	if topic == "" {
+		bad.addf("%s: no topic given", flagRef(fTopic))
+	} else if msg := topicProblem(topic); msg != "" {
+		bad.addf("%s %q: %s", flagRef(fTopic), topic, msg)
+	}
+	var to pipeline.Bound
+	latest := false
+	switch s := strings.TrimSpace(c.String(fTo)); s {
+	case "":
+		bad.addf("%s: empty; want earliest, latest, an offset, an RFC 3339 time or a duration ago", flagRef(fTo))
+	case "earliest":
+		to = pipeline.AtOffset(0) // clamped to the log start
+	case "latest":
+		latest = true
+	default:
+		var err error
+		if to, err = parseBound(s, time.Now()); err != nil {
+			bad.addf("%s %q: %v, or earliest or latest", flagRef(fTo), s, err)
+		}
+	}
+	var parts []int32
+	if s := c.String(fReplayPartitions); s != "" {
+		for _, f := range splitList([]string{s}) {
+			n, err := strconv.ParseInt(f, 10, 32)
+			if err != nil || n < 0 {
+				bad.addf("%s %q: %q is not a partition number", flagRef(fReplayPartitions), s, f)
+				continue
+			}
+			parts = append(parts, int32(n))
+		}
+	}
+	timeout := positive(&bad, c, fConnectTimeout)
+	if len(bad) > 0 {
+		return usageErr(bad...)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cl, err := adminClient(brokers)
+	if err != nil {
+		return failure(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if err := checkTopics(ctx, brokers, []string{topic}, timeout); len(err) > 0 {
+		return unavailableErr(err...)
+	}
+	if err := requireNoMembers(ctx, adm, group); err != nil {
+		return err
+	}
+	// The target per partition is the From of a one-bound plan: an offset or
+	// a time clamped to [log start, end]; latest is the end.
+	from := to
+	if latest {
+		from = pipeline.Bound{}
+	}
+	ranges, err := pipeline.PlanReplay(ctx, adm, topic, parts, from, pipeline.Bound{})
+	if errors.Is(err, pipeline.ErrUnknownPartition) {
+		return usageErr(fmt.Sprintf("%s: %v", flagRef(fReplayPartitions), err))
+	}
+	if err != nil {
+		return unavailableErr(err.Error())
+	}
+	committed, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return unavailableErr(fmt.Sprintf("committed offsets of group %q: %v", group, err))
+	}
+	var moves []offsetMove
+	offs := kadm.Offsets{}
+	for _, rg := range ranges {
+		m := offsetMove{partition: rg.Partition, before: -1, after: rg.From}
+		if latest {
+			m.after = rg.To
+		}
+		if o, ok := committed.Lookup(topic, rg.Partition); ok && o.Err == nil {
+			m.before = o.At
+		}
+		moves = append(moves, m)
+		offs.AddOffset(topic, rg.Partition, m.after, -1)
+	}
+	if c.Bool(fDryRun) {
+		return printMoves(c.Root().Writer, group, topic, moves, true)
+	}
+	// Check again right before the commit: a consumer may have joined.
+	if err := requireNoMembers(ctx, adm, group); err != nil {
+		return err
+	}
+	resp, err := adm.CommitOffsets(ctx, group, offs)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return failure(fmt.Errorf("commit offsets of group %q on %s: %w", group, topic, err))
+	}
+	return printMoves(c.Root().Writer, group, topic, moves, false)
+}
+
+// requireNoMembers refuses when the group has active members, of either
+// protocol. A group that does not exist yet has none.
+func requireNoMembers(ctx context.Context, adm *kadm.Client, group string) error {
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		return unavailableErr(fmt.Sprintf("list groups: %v", err))
+	}
+	lg, ok := listed[group]
+	if !ok {
+		return nil
+	}
+	st := groupStatus{Group: group}
+	owners := map[string]map[int32]string{}
+	if lg.GroupType == "consumer" {
+		err = describeConsumer(ctx, adm, &st, owners)
+	} else {
+		err = describeClassic(ctx, adm, &st, owners)
+	}
+	if err != nil {
+		return unavailableErr(err.Error())
+	}
+	if n := len(st.Members); n > 0 {
+		ids := make([]string, 0, n)
+		for _, m := range st.Members {
+			ids = append(ids, m.ID)
+		}
+		return failure(fmt.Errorf("group %q has %d active member(s) (state %s: %s): stop every consumer of the group first; offsets are not moved under a live group",
+			group, n, st.State, strings.Join(ids, ", ")))
+	}
+	return nil
+}
+
+func printMoves(out io.Writer, group, topic string, moves []offsetMove, dry bool) error {
+	w := &stickyWriter{w: out}
+	if dry {
+		fmt.Fprintf(w, "dry run: group %s topic %s (nothing committed)\n", group, topic)
+	} else {
+		fmt.Fprintf(w, "group %s topic %s: offsets moved\n", group, topic)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "PARTITION\tBEFORE\tAFTER\t")
+	for _, m := range moves {
+		before := "-"
+		if m.before >= 0 {
+			before = strconv.FormatInt(m.before, 10)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t\n", m.partition, before, m.after)
+	}
+	_ = tw.Flush()
+	return w.err
+}

@@ -1,0 +1,80 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// TestReplayTransactionalTopic replays a topic written in transactions on
+// the real broker: the last offset of the range is a commit marker (a control
+// record, never handed to the sink), and an aborted transaction's records lie
+// inside the range. The replay must still reach its end and apply exactly the
+// committed records.
+func TestReplayTransactionalTopic(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	e := newReplayEnv(t, "", 1)
+	cl := integration.NewKafkaClient(t, e.brokers, kgo.DefaultProduceTopic(e.topic),
+		kgo.TransactionalID(e.topic+"-txn"))
+	write := func(from, n int, commit kgo.TransactionEndTry) {
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := from; i < from+n; i++ {
+			cl.Produce(ctx, &kgo.Record{Key: fmt.Appendf(nil, "t-%03d", i)}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					t.Errorf("produce: %v", err)
+				}
+			})
+		}
+		if err := cl.Flush(ctx); err != nil { // the aborted records too are written, then aborted
+			t.Fatal(err)
+		}
+		if err := cl.EndTransaction(ctx, commit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0, 20, kgo.TryCommit)
+	write(20, 10, kgo.TryAbort)
+	write(30, 20, kgo.TryCommit) // ends with a commit marker
+	ledger, err := sink.NewLedger(e.rdb, sink.WithPrefix(e.ledger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranges, err := pipeline.PlanReplay(ctx, adminOf(t, e), e.topic, nil, pipeline.AtOffset(0), pipeline.Bound{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := pipeline.NewReplay("txn", e.topic, ranges, e.rdb, pipeline.Brokers(e.brokers...), pipeline.Sink(ledger),
+		pipeline.CheckpointPrefix(e.prefix+"replay:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(ctx); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	p := r.Progress()[0]
+	if p.To != 53 { // 50 records, 3 markers: the last offset, 52, is a commit marker
+		t.Fatalf("range ends at %d, want 53", p.To)
+	}
+	if !p.Done || p.Applied != 40 || p.Suppressed != 0 {
+		t.Fatalf("progress %+v, want done with the 40 committed records applied", p)
+	}
+	if n := countRedisKeys(ctx, t, e.rdb, e.ledger()+"t-*"); n != 40 {
+		t.Fatalf("ledger holds %d keys, want the 40 committed ones", n)
+	}
+	for i := 20; i < 30; i++ {
+		if n := countRedisKeys(ctx, t, e.rdb, fmt.Sprintf("%st-%03d", e.ledger(), i)); n != 0 {
+			t.Fatalf("aborted record t-%03d was applied", i)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+)
+
+// terms is the checkpoint store as a worker sees it: commits fenced by the
+// term's epoch, and the local record of which terms are held. checkpoint.Kafka
+// is one (group runs); redisTerms is the other (replays).
+type terms interface {
+	Commit(ctx context.Context, p checkpoint.Partition, epoch, offset int64) error
+	Held(p checkpoint.Partition) (checkpoint.Position, bool)
+	Release(p checkpoint.Partition, epoch int64)
+}
+
+// runner is what partition workers need from whatever runs them, a group
+// Pipeline or a Replay: the settings, the fetching client (to pause and resume
+// a partition), the checkpoint store, the counters, the event observer and the
+// way to stop everything on a fatal error.
+type runner struct {
+	cfg   config
+	cl    *kgo.Client
+	store terms
+	stats stats
+	dlq   *deadLetters // nil: poison records stop the run
+
+	stopOnce sync.Once
+	stopReq  chan struct{}
+	errMu    sync.Mutex
+	err      error
+}
+
+func newRunner(cfg config) runner { return runner{cfg: cfg, stopReq: make(chan struct{})} }
+
+func (r *runner) requestStop() { r.stopOnce.Do(func() { close(r.stopReq) }) }
+
+// fail records the first fatal error and stops the run.
+func (r *runner) fail(err error) {
+	r.errMu.Lock()
+	if r.err == nil {
+		r.err = err
+		r.cfg.logger.Error("pipeline stopping on error", "err", err)
+	}
+	r.errMu.Unlock()
+	r.requestStop()
+}
+
+// Err returns the error that stopped the run, if any.
+func (r *runner) Err() error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.err
+}
+
+func (r *runner) emit(e Event) {
+	if r.cfg.observer == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	r.cfg.observer(e)
+}
