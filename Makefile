@@ -12,7 +12,7 @@ TESTFLAGS ?= -race -count=1 -v
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHFLAGS ?= -run '^$$' -bench . -benchmem
 
-.PHONY: test vet test-integration services-start services-stop services-status lint bench
+.PHONY: test vet test-integration services-start services-stop services-status lint bench chaos
 
 ## test: start Kafka and Redis (reusing running ones), go vet, go test with integration required, stop what was started
 test:
@@ -40,6 +40,13 @@ lint:
 	if [[ -n "$$unformatted" ]]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+
+## chaos: the full fault suite (internal/cmd/chaos) on a Kafka and a Redis of its own, on free ports:
+## 100,000 orders, both group protocols, seeded kills, zombies, Redis and broker restarts; the
+## independent checker prints the figures. CHAOSFLAGS="-seed N" repeats a schedule.
+CHAOSFLAGS ?=
+chaos:
+	$(GO) run ./internal/cmd/chaos $(CHAOSFLAGS)
 
 ## bench: benchmarks against real Kafka and Redis
 bench:

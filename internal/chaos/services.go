@@ -23,6 +23,28 @@ type Services struct {
 	RedisPort      int
 }
 
+// PickPorts gives every port that is 0 one that is free right now.
+func (s *Services) PickPorts() error {
+	taken := map[int]bool{s.KafkaPort: true, s.ControllerPort: true, s.RedisPort: true}
+	for _, p := range []*int{&s.KafkaPort, &s.ControllerPort, &s.RedisPort} {
+		for *p == 0 {
+			addr, err := freeAddr()
+			if err != nil {
+				return err
+			}
+			_, port, _ := strings.Cut(addr, ":")
+			n, err := strconv.Atoi(port)
+			if err != nil {
+				return err
+			}
+			if !taken[n] {
+				*p, taken[n] = n, true
+			}
+		}
+	}
+	return nil
+}
+
 // Brokers is the broker address.
 func (s Services) Brokers() string { return "127.0.0.1:" + strconv.Itoa(s.KafkaPort) }
 

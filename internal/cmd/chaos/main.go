@@ -8,10 +8,10 @@
 //
 //	go run ./internal/cmd/chaos [-short] [-seed N] [-poison N] [-orders N]
 //
-// Ports and the services directory come from SHARDPIPE_KAFKA_PORT,
-// SHARDPIPE_KAFKA_CONTROLLER_PORT, SHARDPIPE_REDIS_PORT and
-// SHARDPIPE_SERVICES_DIR (default .cache/chaos-services), as for
-// scripts/services.sh.
+// The servers get ports that are free at start (or -kafka-port,
+// -controller-port, -redis-port) and their own state directory under the
+// work directory, so the run never touches the servers of `make test`; the
+// SHARDPIPE_*_PORT variables of scripts/services.sh are not read.
 package main
 
 import (
@@ -23,7 +23,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -41,7 +40,10 @@ func run() int {
 	orders := flag.Int("orders", 0, "unique orders (0: the variant's default)")
 	kills := flag.Int("kills", -1, "consumer kills per protocol phase (-1: the variant's default)")
 	produce := flag.Duration("produce", 0, "how long production lasts (0: the variant's default)")
-	workDir := flag.String("work-dir", "", "where the binary and the process logs go (default: a new temporary directory)")
+	workDir := flag.String("work-dir", "", "where the binary, the servers' state and the process logs go (default: a new temporary directory)")
+	kafkaPort := flag.Int("kafka-port", 0, "broker port (0: one free at start)")
+	controllerPort := flag.Int("controller-port", 0, "KRaft controller port (0: one free at start)")
+	redisPort := flag.Int("redis-port", 0, "Redis port (0: one free at start)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "chaos: no arguments are taken, got %q\n", flag.Args())
@@ -72,16 +74,21 @@ func run() int {
 	if err != nil {
 		return fail(err)
 	}
-	cfg.Services = chaos.Services{Root: root, Dir: envOr("SHARDPIPE_SERVICES_DIR", filepath.Join(root, ".cache", "chaos-services")),
-		KafkaPort: envInt("SHARDPIPE_KAFKA_PORT", 39192), ControllerPort: envInt("SHARDPIPE_KAFKA_CONTROLLER_PORT", 39193),
-		RedisPort: envInt("SHARDPIPE_REDIS_PORT", 36479)}
 	if cfg.WorkDir = *workDir; cfg.WorkDir == "" {
 		if cfg.WorkDir, err = os.MkdirTemp("", "shardpipe-chaos-"); err != nil {
 			return fail(err)
 		}
 	}
+	if cfg.WorkDir, err = filepath.Abs(cfg.WorkDir); err != nil {
+		return fail(err)
+	}
+	cfg.Services = chaos.Services{Root: root, Dir: filepath.Join(cfg.WorkDir, "services"),
+		KafkaPort: *kafkaPort, ControllerPort: *controllerPort, RedisPort: *redisPort}
+	if err := cfg.Services.PickPorts(); err != nil {
+		return fail(err)
+	}
 	cfg.Bin = filepath.Join(cfg.WorkDir, "shardpipe")
-	fmt.Printf("chaos: building shardpipe; logs in %s\n", cfg.WorkDir)
+	fmt.Printf("chaos: building shardpipe; logs in %s; kafka on %s, redis on %s\n", cfg.WorkDir, cfg.Services.Brokers(), cfg.Services.Redis())
 	build := exec.Command("go", "build", "-o", cfg.Bin, "./cmd/shardpipe")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -105,19 +112,4 @@ func run() int {
 func fail(err error) int {
 	fmt.Fprintln(os.Stderr, "chaos:", err)
 	return 2
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-func envInt(name string, def int) int {
-	n, err := strconv.Atoi(os.Getenv(name))
-	if err != nil || n <= 0 {
-		return def
-	}
-	return n
 }
