@@ -55,7 +55,7 @@ func poisonRecords(n int) int {
 // partitions over four minutes, both protocols, several kills each.
 func Full() Config {
 	return Config{Orders: 100_000, Duplicates: 0.1, Partitions: 12, Consumers: 3, Produce: 4 * time.Minute,
-		Protocols: []string{"classic", "consumer"}, Kills: 12, FaultGap: 4 * time.Second,
+		Protocols: []string{"classic", "consumer"}, Kills: 18, FaultGap: 4 * time.Second,
 		SessionTimeout: 6 * time.Second, ZombiePause: 9 * time.Second, Poison: poisonRecords(30), DrainTimeout: 3 * time.Minute}
 }
 
