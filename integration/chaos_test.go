@@ -28,6 +28,7 @@ func TestChaosShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos run takes about a minute and a half")
 	}
+	t.Parallel() // its servers are its own: it can overlap the tests on the shared ones
 	for _, bin := range []string{"java", "redis-server", "redis-cli"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			msg := "the chaos run starts its own servers with scripts/services.sh and needs " + bin + " on PATH"

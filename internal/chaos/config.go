@@ -63,7 +63,7 @@ func Full() Config {
 // kind per protocol.
 func Short() Config {
 	c := Full()
-	c.Orders, c.Produce, c.Kills, c.FaultGap, c.Poison = 10_000, 50*time.Second, 1, 2*time.Second, poisonRecords(6)
+	c.Orders, c.Produce, c.Kills, c.FaultGap, c.Poison = 10_000, 40*time.Second, 1, time.Second, poisonRecords(6)
 	c.ZombiePause = 8 * time.Second
 	return c
 }

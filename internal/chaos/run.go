@@ -124,7 +124,9 @@ func (r *runner) chaos(ctx context.Context, adm *kadm.Client) (*chaoscheck.Watch
 	if err := r.drain(ctx, adm); err != nil {
 		return nil, err
 	}
-	r.logf("drained in %v since start; stopping the consumers with SIGTERM", time.Since(r.start).Round(time.Second))
+	_, polls, failed := w.Decreases()
+	r.logf("drained in %v since start; the watcher polled the committed offsets %d times (%d failed, the broker being down); stopping the consumers with SIGTERM",
+		time.Since(r.start).Round(time.Second), polls, failed)
 	return w, nil
 }
 
