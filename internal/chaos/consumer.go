@@ -37,6 +37,7 @@ type consumer struct {
 // figures are what a shardpipe process reports about itself.
 type figures struct {
 	suppressed, fenced int64
+	uncommitted        int64 // landed but not committed: what a zombie wakes holding
 }
 
 // startConsumer starts `shardpipe run` with args plus its own metrics address
@@ -129,6 +130,24 @@ func (c *consumer) wait(d time.Duration) error {
 	}
 }
 
+// waitStarted waits until the log says the pipeline started (from then on
+// SIGTERM means a graceful stop), at most d.
+func (c *consumer) waitStarted(d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		if b, err := os.ReadFile(c.logPath); err == nil && strings.Contains(string(b), `"msg":"pipeline starting"`) {
+			return nil
+		}
+		if c.exited() {
+			return fmt.Errorf("%s exited before its pipeline started (%v)", c, c.err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: no \"pipeline starting\" in its log after %v", c, d)
+		}
+		time.Sleep(50 * time.Millisecond) // polls the log file; there is no event to wait on
+	}
+}
+
 // scrape reads the process's suppressed and fenced counters from its
 // metrics endpoint; a process that is paused or gone keeps its last figures.
 func (c *consumer) scrape(ctx context.Context, hc *http.Client) {
@@ -151,6 +170,8 @@ func (c *consumer) scrape(ctx context.Context, hc *http.Client) {
 			f.suppressed += int64(val)
 		case name == "shardpipe_commits_fenced_total":
 			f.fenced += int64(val)
+		case name == "shardpipe_uncommitted_records":
+			f.uncommitted += int64(val)
 		}
 	}
 	if sc.Err() != nil {

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -27,8 +28,12 @@ func (r *runner) do(ctx context.Context, s step) error {
 		}
 		return r.startSlot(c.slot)
 	case faultZombie:
-		c := r.target(s.Slot)
-		r.logf("SIGSTOP %s for %v (past its session timeout), then SIGCONT", c, r.cfg.ZombiePause)
+		c := r.holding(ctx, s.Slot)
+		c.mu.Lock()
+		held := c.scraped.uncommitted
+		c.mu.Unlock()
+		r.logf("SIGSTOP %s, holding %d landed records not yet committed, for %v (past its session timeout), then SIGCONT",
+			c, held, r.cfg.ZombiePause)
 		if err := c.signal(syscall.SIGSTOP); err != nil {
 			return err
 		}
@@ -79,6 +84,28 @@ func (r *runner) target(slot int) *consumer {
 	return r.slots[slot]
 }
 
+// holding is the running consumer holding the most landed but uncommitted
+// records right now (by a fresh metrics scrape), so that the zombie wakes
+// holding work; slot's consumer when none holds any.
+func (r *runner) holding(ctx context.Context, slot int) *consumer {
+	best := r.target(slot)
+	hc := &http.Client{Timeout: time.Second}
+	most := int64(0)
+	for _, c := range r.slots {
+		if c.exited() {
+			continue
+		}
+		c.scrape(ctx, hc)
+		c.mu.Lock()
+		n := c.scraped.uncommitted
+		c.mu.Unlock()
+		if n > most {
+			best, most = c, n
+		}
+	}
+	return best
+}
+
 // revive restarts every consumer that exited without the driver's doing,
 // and records each such exit: a shardpipe process must survive the faults.
 func (r *runner) revive() error {
@@ -117,6 +144,11 @@ func (r *runner) startSlot(slot int) error {
 func (r *runner) stopAll() {
 	for _, c := range r.slots {
 		if c != nil && !c.exited() {
+			// `run` handles SIGTERM from the moment its pipeline starts; a
+			// consumer restarted a moment ago may still be in its checks.
+			if err := c.waitStarted(time.Minute); err != nil {
+				r.problems = append(r.problems, err.Error())
+			}
 			_ = c.signal(syscall.SIGTERM)
 		}
 	}
