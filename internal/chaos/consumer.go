@@ -1,16 +1,11 @@
 package chaos
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -128,114 +123,4 @@ func (c *consumer) wait(d time.Duration) error {
 	case <-time.After(d):
 		return fmt.Errorf("%s did not exit within %v", c, d)
 	}
-}
-
-// waitStarted waits until the log says the pipeline started (from then on
-// SIGTERM means a graceful stop), at most d.
-func (c *consumer) waitStarted(d time.Duration) error {
-	deadline := time.Now().Add(d)
-	for {
-		if b, err := os.ReadFile(c.logPath); err == nil && strings.Contains(string(b), `"msg":"pipeline starting"`) {
-			return nil
-		}
-		if c.exited() {
-			return fmt.Errorf("%s exited before its pipeline started (%v)", c, c.err)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: no \"pipeline starting\" in its log after %v", c, d)
-		}
-		time.Sleep(50 * time.Millisecond) // polls the log file; there is no event to wait on
-	}
-}
-
-// scrape reads the process's suppressed and fenced counters from its
-// metrics endpoint; a process that is paused or gone keeps its last figures.
-func (c *consumer) scrape(ctx context.Context, hc *http.Client) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.metricsAddr+"/metrics", nil)
-	if err != nil {
-		return
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return
-	}
-	defer resp.Body.Close()
-	var f figures
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		name, val, ok := metricLine(sc.Text())
-		switch {
-		case !ok:
-		case name == "shardpipe_effects_suppressed_total":
-			f.suppressed += int64(val)
-		case name == "shardpipe_commits_fenced_total":
-			f.fenced += int64(val)
-		case name == "shardpipe_uncommitted_records":
-			f.uncommitted += int64(val)
-		}
-	}
-	if sc.Err() != nil {
-		return
-	}
-	c.mu.Lock()
-	c.scraped = f
-	c.mu.Unlock()
-}
-
-// metricLine splits a Prometheus text line `name{labels} value`.
-func metricLine(s string) (string, float64, bool) {
-	if strings.HasPrefix(s, "#") {
-		return "", 0, false
-	}
-	sp := strings.LastIndexByte(s, ' ')
-	if sp < 0 {
-		return "", 0, false
-	}
-	v, err := strconv.ParseFloat(s[sp+1:], 64)
-	if err != nil {
-		return "", 0, false
-	}
-	name := s[:sp]
-	if i := strings.IndexByte(name, '{'); i >= 0 {
-		name = name[:i]
-	}
-	return name, v, true
-}
-
-// logFacts is what a consumer's JSON log says: its final summary (absent
-// after SIGKILL) and the epochs of its assignments.
-type logFacts struct {
-	summary *figures
-	epochs  []int64
-}
-
-func readLog(path string) (logFacts, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return logFacts{}, err
-	}
-	defer f.Close()
-	var lf logFacts
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var m struct {
-			Msg        string `json:"msg"`
-			Epoch      *int64 `json:"epoch"`
-			Suppressed int64  `json:"suppressed"`
-			Fenced     int64  `json:"fenced_commits"`
-		}
-		if json.Unmarshal(sc.Bytes(), &m) != nil {
-			continue
-		}
-		switch m.Msg {
-		case "summary":
-			lf.summary = &figures{suppressed: m.Suppressed, fenced: m.Fenced}
-		case "partitions assigned":
-			if m.Epoch != nil {
-				lf.epochs = append(lf.epochs, *m.Epoch)
-			}
-		}
-	}
-	return lf, sc.Err()
 }
