@@ -102,7 +102,7 @@ func (r *runner) injectPoison(ctx context.Context, rng *rand.Rand) <-chan error 
 
 func (r *runner) writePoison(ctx context.Context, at []time.Duration) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(r.cfg.Services.Brokers()), kgo.DefaultProduceTopic(r.topic),
-		kgo.RecordDeliveryTimeout(10*time.Minute))
+		kgo.RecordDeliveryTimeout(10*time.Minute), kgo.AlwaysRetryEOF())
 	if err != nil {
 		return err
 	}
