@@ -24,7 +24,7 @@ func TestProduceSurvivesBrokerRestart(t *testing.T) {
 	defer c.Close()
 	var refuse, refused atomic.Int32
 	c.ControlKey(kmsg.Produce.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
-		refuse.Store(3)                                       // the next three handshakes hit the broker shutting down
+		refuse.Store(3)                                      // the next three handshakes hit the broker shutting down
 		return nil, errors.New("broker shutting down"), true // closes the connection; this control ends
 	})
 	c.ControlKey(kmsg.Metadata.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
