@@ -28,6 +28,11 @@ func TestChaosShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos run takes about a minute and a half")
 	}
+	if !harness.Required() && os.Getenv(harness.EnvKafkaBrokers) == "" {
+		// It does not use the shared servers, but it is as heavy as the
+		// integration tests: run it when they run.
+		t.Skip("integration tests are off; " + harness.HowTo)
+	}
 	t.Parallel() // its servers are its own: it can overlap the tests on the shared ones
 	for _, bin := range []string{"java", "redis-server", "redis-cli"} {
 		if _, err := exec.LookPath(bin); err != nil {
