@@ -19,7 +19,7 @@ TEST_FUZZTIME ?= 3s
 FUZZ_TARGETS := ./sink:FuzzKeySource ./sink:FuzzKeySourceRoundTrip ./sink:FuzzTotalsArgs \
 	./cmd/shardpipe:FuzzRunConfig ./cmd/shardpipe:FuzzParseRedis
 
-.PHONY: test vet test-integration fuzz services-start services-stop services-status lint bench
+.PHONY: test vet test-integration fuzz services-start services-stop services-status lint bench chaos
 
 ## test: start Kafka and Redis (reusing running ones), go vet, go test with integration required, stop what was started; then each fuzz target briefly
 test:
@@ -61,6 +61,13 @@ lint:
 	if [[ -n "$$unformatted" ]]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+
+## chaos: the full fault suite (internal/cmd/chaos) on a Kafka and a Redis of its own, on free ports:
+## 100,000 orders, both group protocols, seeded kills, zombies, Redis and broker restarts; the
+## independent checker prints the figures. CHAOSFLAGS="-seed N" repeats a schedule.
+CHAOSFLAGS ?=
+chaos:
+	$(GO) run ./internal/cmd/chaos $(CHAOSFLAGS)
 
 ## bench: benchmarks against real Kafka and Redis
 bench:

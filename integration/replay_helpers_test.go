@@ -43,8 +43,10 @@ func newReplayEnv(t *testing.T, bin string, partitions int32) *replayEnv {
 	t.Helper()
 	brokers, addr := integration.Kafka(t), integration.Redis(t)
 	rdb := integration.NewRedisClient(t, addr)
+	topic := integration.CreateTopic(t, brokers, partitions)
+	integration.CreateDeadLetterTopic(t, brokers, topic, partitions) // replay dead-letters poison as run does
 	return &replayEnv{t: t, bin: bin, brokers: brokers, addr: addr, rdb: rdb,
-		topic: integration.CreateTopic(t, brokers, partitions), prefix: integration.RedisPrefix(t, rdb)}
+		topic: topic, prefix: integration.RedisPrefix(t, rdb)}
 }
 
 func (e *replayEnv) ledger() string { return e.prefix + "ledger:" }

@@ -107,7 +107,11 @@ func newDeadLetters(cfg config) (*deadLetters, error) {
 	d := cfg.deadLetters
 	opts := append(append([]kgo.Opt{kgo.WithLogger(kgoLogger{cfg.logger})}, cfg.kgoOpts...),
 		kgo.SeedBrokers(cfg.brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RequiredAcks(kgo.AllISRAcks()))
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		// A broker shutting down closes new connections mid-handshake;
+		// without this franz-go takes that for a SASL/TLS mistake and
+		// fails the write at once instead of retrying.
+		kgo.AlwaysRetryEOF())
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: dead-letter client: %w", err)

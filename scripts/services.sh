@@ -2,8 +2,9 @@
 # services.sh: run a real single-node Apache Kafka (KRaft) and a real Redis on
 # 127.0.0.1 for shardpipe's tests, without Docker.
 #
-#   scripts/services.sh start    fetch Kafka once (Maven Central), start both, wait until ready
+#   scripts/services.sh start [kafka|redis]   fetch Kafka once (Maven Central), start both (or one), wait until ready
 #   scripts/services.sh stop [kafka|redis]    stop what this script started (pid files only, never by name)
+#   scripts/services.sh kill kafka|redis      SIGKILL one server by its pid file (a crash, for fault tests)
 #   scripts/services.sh status [kafka|redis]  say what is running; exit 0 only when all named are up
 #   scripts/services.sh env      print KAFKA_BROKERS=... and REDIS_ADDR=... for eval
 #
@@ -15,6 +16,9 @@
 #   SHARDPIPE_KAFKA_PORT             broker listener port (default 39092)
 #   SHARDPIPE_KAFKA_CONTROLLER_PORT  KRaft controller port (default 39093)
 #   SHARDPIPE_REDIS_PORT             Redis port (default 36379)
+#   SHARDPIPE_REDIS_APPENDFSYNC      Redis appendfsync: always (what the README recommends for
+#                                    the ledger in production; the chaos run uses it), everysec
+#                                    (default, faster for tests that do not crash Redis) or no
 #   SHARDPIPE_KAFKA_HEAP             JVM heap flags (default "-Xms128m -Xmx512m")
 #   SHARDPIPE_SERVICES_DIR           state, data and logs (default <repo>/.cache/services)
 #   SHARDPIPE_MVN_ARGS               extra arguments for mvn (e.g. -Dmaven.repo.local=...)
@@ -30,6 +34,7 @@ LOG4J_VERSION="${SHARDPIPE_LOG4J_VERSION:-2.25.5}"
 KAFKA_PORT="${SHARDPIPE_KAFKA_PORT:-39092}"
 CONTROLLER_PORT="${SHARDPIPE_KAFKA_CONTROLLER_PORT:-39093}"
 REDIS_PORT="${SHARDPIPE_REDIS_PORT:-36379}"
+REDIS_APPENDFSYNC="${SHARDPIPE_REDIS_APPENDFSYNC:-everysec}"
 KAFKA_HEAP="${SHARDPIPE_KAFKA_HEAP:--Xms128m -Xmx512m}"
 READY_TIMEOUT="${SHARDPIPE_READY_TIMEOUT:-120s}"
 HOST=127.0.0.1
@@ -293,10 +298,10 @@ pidfile $REDIS_PID
 logfile $REDIS_LOG
 dir $REDIS_STATE/data
 appendonly yes
-appendfsync everysec
+appendfsync $REDIS_APPENDFSYNC
 save ""
 EOF
-	log "starting redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on $HOST:$REDIS_PORT (appendonly yes)"
+	log "starting redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on $HOST:$REDIS_PORT (appendonly yes, appendfsync $REDIS_APPENDFSYNC)"
 	redis-server "$REDIS_STATE/redis.conf" || die "redis-server did not start; see $REDIS_LOG"
 }
 
@@ -360,19 +365,39 @@ preflight() {
 	fi
 }
 
+# The commands start, stop and status take an optional service name (kafka or redis).
+want() { [[ -z "${1:-}" || "$1" == "$2" ]]; }
+
 cmd_start() {
 	preflight
 	mkdir -p "$STATE"
 	# Redis first: it is quick, and its install step fails early when apt is missing.
-	start_redis
-	start_kafka
-	wait_redis
-	wait_kafka
-	log "started: kafka $KAFKA_VERSION at $HOST:$KAFKA_PORT, redis at $HOST:$REDIS_PORT"
+	if want "${1:-}" redis; then start_redis; fi
+	if want "${1:-}" kafka; then start_kafka; fi
+	if want "${1:-}" redis; then wait_redis; fi
+	if want "${1:-}" kafka; then wait_kafka; fi
+	log "started: ${1:-kafka and redis} (kafka $KAFKA_VERSION at $HOST:$KAFKA_PORT, redis at $HOST:$REDIS_PORT)"
 }
 
-# The commands stop and status take an optional service name (kafka or redis).
-want() { [[ -z "${1:-}" || "$1" == "$2" ]]; }
+# cmd_kill NAME: SIGKILL the server named in its pid file and wait until it is
+# gone; the pid file stays behind, as after a crash (start replaces it).
+cmd_kill() {
+	local file pid
+	case "${1:-}" in
+	kafka) file="$KAFKA_PID" ;;
+	redis) file="$REDIS_PID" ;;
+	*) die "kill: name kafka or redis" ;;
+	esac
+	alive "$file" || die "kill: $1 is not running (no live pid in $file)"
+	pid="$(cat "$file")"
+	log "killing $1 (pid $pid) with SIGKILL"
+	kill -KILL "$pid"
+	local deadline=$((SECONDS + 30))
+	while kill -0 "$pid" 2>/dev/null; do
+		((SECONDS < deadline)) || die "kill: $1 (pid $pid) still there 30s after SIGKILL"
+		sleep 0.05
+	done
+}
 
 cmd_stop() {
 	if want "${1:-}" kafka; then stop_pidfile kafka "$KAFKA_PID"; fi
@@ -409,17 +434,18 @@ cmd_env() {
 case "${2:-}" in
 "" | kafka | redis) ;;
 *)
-	echo "usage: $0 start|stop [kafka|redis]|status [kafka|redis]|env" >&2
+	echo "usage: $0 start|stop|status [kafka|redis]|kill kafka|redis|env" >&2
 	exit 2
 	;;
 esac
 case "${1:-}" in
-start) cmd_start ;;
+start) cmd_start "${2:-}" ;;
 stop) cmd_stop "${2:-}" ;;
+kill) cmd_kill "${2:-}" ;;
 status) cmd_status "${2:-}" ;;
 env) cmd_env ;;
 *)
-	echo "usage: $0 start|stop [kafka|redis]|status [kafka|redis]|env" >&2
+	echo "usage: $0 start|stop|status [kafka|redis]|kill kafka|redis|env" >&2
 	exit 2
 	;;
 esac

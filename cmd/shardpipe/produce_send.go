@@ -118,8 +118,14 @@ func produce(ctx context.Context, pc produceConfig, next func() (orders.Line, er
 	// The delivery timeout also fails records in flight to a broker that
 	// went away: their fate is unknown, so a failed run may have written
 	// some of them. produce never re-sends a failed record itself.
+	//
+	// AlwaysRetryEOF: a broker shutting down (a rolling restart) accepts
+	// connections and closes them during the handshake; franz-go would take
+	// that for a TLS or SASL mismatch and fail every buffered record at
+	// once. ensureTopic has just talked to these brokers, so the
+	// configuration is known good: retry until the delivery timeout.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(pc.brokers...), kgo.DefaultProduceTopic(pc.topic),
-		kgo.RecordDeliveryTimeout(pc.delivery), kgo.AllowIdempotentProduceCancellation())
+		kgo.RecordDeliveryTimeout(pc.delivery), kgo.AllowIdempotentProduceCancellation(), kgo.AlwaysRetryEOF())
 	if err != nil {
 		return sum, failure(fmt.Errorf("kafka client: %w", err))
 	}

@@ -51,22 +51,24 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	log := newLogger(c.Root().ErrWriter, rc.logFormat, rc.logLevel)
 	rdb := rc.redis.client()
 	defer rdb.Close()
-	if err := preflight(ctx, rc.brokers, rc.topics, rdb, rc.redis.desc, rc.connectTimeout); err != nil {
-		return err
-	}
-	if err := checkRunTopics(ctx, rc, log); err != nil {
-		return err
-	}
-	p, err := newPipeline(rc, rdb, log)
-	if err != nil {
-		return failure(err)
-	}
+	// Signals are handled from here on: one during the start-up checks ends
+	// run cleanly (exit 0), since nothing is held yet.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
 		<-ctx.Done()
 		stop() // a second signal kills at once
 	}()
+	if err := preflight(ctx, rc.brokers, rc.topics, rdb, rc.redis.desc, rc.connectTimeout); err != nil {
+		return interruptedOr(ctx, log, err)
+	}
+	if err := checkRunTopics(ctx, rc, log); err != nil {
+		return interruptedOr(ctx, log, err)
+	}
+	p, err := newPipeline(rc, rdb, log)
+	if err != nil {
+		return failure(err)
+	}
 	if rc.metricsAddr != "" {
 		mctx, mstop := context.WithCancel(context.Background())
 		_, served, err := serveMetrics(mctx, rc.metricsAddr, p.Stats, log)
@@ -137,4 +139,14 @@ func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, o))
 	}
 	return slog.New(slog.NewTextHandler(w, o))
+}
+
+// interruptedOr returns nil when a signal ended ctx (the start-up checks were
+// cut short, nothing was held), else err.
+func interruptedOr(ctx context.Context, log *slog.Logger, err error) error {
+	if ctx.Err() != nil {
+		log.Info("interrupted before the pipeline started; nothing to drain")
+		return nil
+	}
+	return err
 }

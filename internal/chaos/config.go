@@ -1,0 +1,77 @@
+package chaos
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Config is one chaos run.
+type Config struct {
+	Services   Services
+	Bin        string // the shardpipe binary
+	WorkDir    string // logs of every process
+	Seed       uint64 // schedule, order contents and poison placement
+	Orders     int    // unique orders
+	Duplicates float64
+	Partitions int
+	Consumers  int
+	Produce    time.Duration // how long production lasts (it runs during the faults)
+	Protocols  []string      // group protocols, one phase each, in this order
+	Kills      int           // consumer kills per phase
+	FaultGap   time.Duration // mean pause between faults
+	// SessionTimeout is the classic protocol's --session-timeout; the
+	// consumer protocol's comes from the broker (6s in services.sh).
+	SessionTimeout time.Duration
+	ZombiePause    time.Duration // how long a zombie stays stopped: past every session timeout
+	Poison         int           // poison records to inject (needs `run --on-poison dlq`); 0: none
+	DrainTimeout   time.Duration // how long the group may take to commit everything at the end
+	Out            io.Writer     // progress and the verdict
+}
+
+// Full is `make chaos`: 100,000 orders with 10% re-sends into 12
+// partitions over four minutes, both protocols, several kills each.
+func Full() Config {
+	return Config{Orders: 100_000, Duplicates: 0.1, Partitions: 12, Consumers: 3, Produce: 4 * time.Minute,
+		Protocols: []string{"classic", "consumer"}, Kills: 18, FaultGap: 4 * time.Second,
+		SessionTimeout: 6 * time.Second, ZombiePause: 9 * time.Second, Poison: 30, DrainTimeout: 3 * time.Minute}
+}
+
+// Short is the variant `make test` runs: 10,000 orders, one fault of each
+// kind per protocol.
+func Short() Config {
+	c := Full()
+	c.Orders, c.Produce, c.Kills, c.FaultGap, c.Poison = 10_000, 40*time.Second, 1, time.Second, 6
+	c.ZombiePause = 8 * time.Second
+	return c
+}
+
+// DLQTopic is the dead-letter topic of topic, as `run` names it by default.
+func DLQTopic(topic string) string { return topic + ".dlq" }
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Bin == "" || c.WorkDir == "" || c.Out == nil {
+		errs = append(errs, errors.New("chaos: Bin, WorkDir and Out are required"))
+	}
+	if c.Orders < 1 || c.Duplicates < 0 || c.Partitions < 1 || c.Consumers < 1 {
+		errs = append(errs, fmt.Errorf("chaos: orders %d, duplicates %v, partitions %d, consumers %d: want orders, partitions and consumers >= 1, duplicates >= 0",
+			c.Orders, c.Duplicates, c.Partitions, c.Consumers))
+	}
+	if len(c.Protocols) == 0 {
+		errs = append(errs, errors.New("chaos: no group protocol"))
+	}
+	for _, p := range c.Protocols {
+		if p != "classic" && p != "consumer" {
+			errs = append(errs, fmt.Errorf("chaos: group protocol %q: want classic or consumer", p))
+		}
+	}
+	if c.Produce <= 0 || c.FaultGap <= 0 || c.DrainTimeout <= 0 || c.Kills < 0 || c.Poison < 0 {
+		errs = append(errs, errors.New("chaos: produce, fault gap and drain timeout must be positive; kills and poison 0 or more"))
+	}
+	if c.ZombiePause <= c.SessionTimeout {
+		errs = append(errs, fmt.Errorf("chaos: zombie pause %v must exceed the session timeout %v", c.ZombiePause, c.SessionTimeout))
+	}
+	return errors.Join(errs...)
+}

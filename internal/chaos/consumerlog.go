@@ -1,0 +1,66 @@
+package chaos
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// waitStarted waits until the log says the pipeline started (from then on
+// SIGTERM means a graceful stop), at most d.
+func (c *consumer) waitStarted(d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		if b, err := os.ReadFile(c.logPath); err == nil && strings.Contains(string(b), `"msg":"pipeline starting"`) {
+			return nil
+		}
+		if c.exited() {
+			return fmt.Errorf("%s exited before its pipeline started (%v)", c, c.err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: no \"pipeline starting\" in its log after %v", c, d)
+		}
+		time.Sleep(50 * time.Millisecond) // polls the log file; there is no event to wait on
+	}
+}
+
+// logFacts is what a consumer's JSON log says: its final summary (absent
+// after SIGKILL) and the epochs of its assignments.
+type logFacts struct {
+	summary *figures
+	epochs  []int64
+}
+
+func readLog(path string) (logFacts, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return logFacts{}, err
+	}
+	defer f.Close()
+	var lf logFacts
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m struct {
+			Msg        string `json:"msg"`
+			Epoch      *int64 `json:"epoch"`
+			Suppressed int64  `json:"suppressed"`
+			Fenced     int64  `json:"fenced_commits"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		switch m.Msg {
+		case "summary":
+			lf.summary = &figures{suppressed: m.Suppressed, fenced: m.Fenced}
+		case "partitions assigned":
+			if m.Epoch != nil {
+				lf.epochs = append(lf.epochs, *m.Epoch)
+			}
+		}
+	}
+	return lf, sc.Err()
+}

@@ -1,0 +1,180 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// createTopics creates the source topic and its dead-letter topic.
+func (r *runner) createTopics(ctx context.Context, adm *kadm.Client) error {
+	for _, t := range []struct {
+		name  string
+		parts int32
+	}{{r.topic, int32(r.cfg.Partitions)}, {DLQTopic(r.topic), 3}} {
+		resp, err := adm.CreateTopic(ctx, t.parts, 1, nil, t.name)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil {
+			return fmt.Errorf("create topic %s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// startProducer starts `shardpipe produce` at the rate that spreads the
+// orders over cfg.Produce. It retries through broker restarts (a long
+// delivery timeout).
+func (r *runner) startProducer() (*exec.Cmd, <-chan error, error) {
+	records := float64(r.cfg.Orders) * (1 + r.cfg.Duplicates)
+	rate := int(math.Ceil(records / r.cfg.Produce.Seconds()))
+	f, err := os.Create(filepath.Join(r.cfg.WorkDir, "produce.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(r.cfg.Bin, "produce", "--brokers", r.cfg.Services.Brokers(), "--topic", r.topic,
+		"--count", strconv.Itoa(r.cfg.Orders), "--duplicates", strconv.FormatFloat(r.cfg.Duplicates, 'f', -1, 64),
+		"--partitions", strconv.Itoa(r.cfg.Partitions), "--seed", strconv.FormatUint(r.cfg.Seed, 10),
+		"--rate", strconv.Itoa(rate), "--delivery-timeout", "10m", "--connect-timeout", "1m")
+	cmd.Env = cleanEnv()
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("start produce: %w", err)
+	}
+	r.logf("producing %.0f records (%d unique orders) at %d/s", records, r.cfg.Orders, rate)
+	done := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		f.Close()
+		if err != nil {
+			err = fmt.Errorf("produce: %w; its log ends:\n%s", err, tail(f.Name(), 5))
+		}
+		done <- err
+	}()
+	return cmd, done, nil
+}
+
+// poisonRecord returns the i-th poison record: something `run` with
+// --effect totals and the record key as business key cannot decode.
+func poisonRecord(seed uint64, i int) *kgo.Record {
+	key := fmt.Sprintf("poison-%d-%03d", seed, i)
+	switch i % 4 {
+	case 0:
+		return &kgo.Record{Key: []byte(key), Value: []byte("not json {" + key)}
+	case 1:
+		return &kgo.Record{Key: []byte(key), Value: fmt.Appendf(nil, `{"order_id":%q,"customer":"cust-001","amount_cents":"12.50"}`, key)}
+	case 2:
+		return &kgo.Record{Value: fmt.Appendf(nil, `{"order_id":%q,"customer":"cust-001","amount_cents":1250}`, key)}
+	default:
+		return &kgo.Record{Key: []byte(key), Value: fmt.Appendf(nil, `{"order_id":%q,"amount_cents":1250}`, key)}
+	}
+}
+
+// injectPoison writes cfg.Poison poison records at seeded moments over the
+// production period; kgo retries through broker restarts.
+func (r *runner) injectPoison(ctx context.Context, rng *rand.Rand) <-chan error {
+	done := make(chan error, 1)
+	if r.cfg.Poison == 0 {
+		done <- nil
+		return done
+	}
+	at := make([]time.Duration, r.cfg.Poison)
+	for i := range at {
+		at[i] = time.Duration(rng.Int64N(int64(r.cfg.Produce)))
+	}
+	go func() {
+		done <- r.writePoison(ctx, at)
+	}()
+	return done
+}
+
+func (r *runner) writePoison(ctx context.Context, at []time.Duration) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(r.cfg.Services.Brokers()), kgo.DefaultProduceTopic(r.topic),
+		kgo.RecordDeliveryTimeout(10*time.Minute), kgo.AlwaysRetryEOF())
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	start := time.Now()
+	for i, d := range sortedDurations(at) {
+		if err := sleep(ctx, time.Until(start.Add(d))); err != nil {
+			return err
+		}
+		if err := cl.ProduceSync(ctx, poisonRecord(r.cfg.Seed, i)).FirstErr(); err != nil {
+			return fmt.Errorf("poison record %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func sortedDurations(ds []time.Duration) []time.Duration {
+	out := slices.Clone(ds)
+	slices.Sort(out)
+	return out
+}
+
+// drain waits until the group's committed offset reaches the log end on
+// every partition, restarting consumers that died on their own meanwhile.
+func (r *runner) drain(ctx context.Context, adm *kadm.Client) error {
+	deadline := time.Now().Add(r.cfg.DrainTimeout)
+	lastLog := time.Now()
+	for {
+		if err := r.revive(); err != nil {
+			return err
+		}
+		left, err := r.uncommitted(ctx, adm)
+		if err == nil && left == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("chaos: the group did not commit to the log end within %v (%d records left, last error %v)",
+				r.cfg.DrainTimeout, left, err)
+		}
+		if time.Since(lastLog) >= 10*time.Second {
+			r.logf("draining: %d records not yet committed", left)
+			lastLog = time.Now()
+		}
+		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// uncommitted is the sum over partitions of log end minus committed offset.
+func (r *runner) uncommitted(ctx context.Context, adm *kadm.Client) (int64, error) {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ends, err := adm.ListEndOffsets(lctx, r.topic)
+	if err != nil {
+		return -1, err
+	}
+	resp, err := adm.FetchOffsets(lctx, r.group)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return -1, err
+	}
+	var left int64
+	ends.Each(func(o kadm.ListedOffset) {
+		c, ok := resp.Lookup(r.topic, o.Partition)
+		committed := int64(0)
+		if ok && c.At > 0 {
+			committed = c.At
+		}
+		left += max(o.Offset-committed, 0)
+	})
+	return left, nil
+}

@@ -1,0 +1,247 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/internal/chaoscheck"
+)
+
+// runner is one run's state.
+type runner struct {
+	cfg                          Config
+	start                        time.Time
+	topic, group, prefix, totals string
+	protocol                     string
+	slots                        []*consumer
+	instance                     int
+	faults                       chaoscheck.Faults
+	problems                     []string // what the driver saw go wrong outside the checker's remit
+
+	mu  sync.Mutex
+	all []*consumer // every instance ever started
+}
+
+// Run performs one chaos run on cfg.Services, which it starts and, at the
+// end, stops. It returns the checker's report, with the driver's own
+// problems (a consumer that died on its own, a graceful stop that failed)
+// added as violations; the error is for a run that could not be carried out.
+func Run(ctx context.Context, cfg Config) (chaoscheck.Report, error) {
+	if err := cfg.validate(); err != nil {
+		return chaoscheck.Report{}, err
+	}
+	id := fmt.Sprintf("chaos-%d-%d", cfg.Seed, time.Now().Unix())
+	r := &runner{cfg: cfg, start: time.Now(), topic: id, group: id, prefix: id + ":ledger:", totals: id + ":totals",
+		slots: make([]*consumer, cfg.Consumers)}
+	r.logf("seed %d: topic and group %s, %d orders (+%.0f%% re-sends, %d poison) into %d partitions, protocols %v",
+		cfg.Seed, id, cfg.Orders, cfg.Duplicates*100, cfg.Poison, cfg.Partitions, cfg.Protocols)
+	if err := cfg.Services.Start(ctx); err != nil {
+		return chaoscheck.Report{}, err
+	}
+	defer func() {
+		if err := cfg.Services.Stop(context.Background()); err != nil {
+			r.logf("stopping the servers: %v", err)
+		}
+	}()
+	if err := checkRedis(ctx, cfg.Services.Redis()); err != nil {
+		return chaoscheck.Report{}, err
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Services.Brokers()))
+	if err != nil {
+		return chaoscheck.Report{}, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if err := r.createTopics(ctx, adm); err != nil {
+		return chaoscheck.Report{}, err
+	}
+	w, err := r.chaos(ctx, adm)
+	r.stopAll()
+	if err != nil {
+		return chaoscheck.Report{}, err
+	}
+	r.logf("verifying")
+	rep, err := chaoscheck.Verify(ctx, chaoscheck.Config{Brokers: []string{cfg.Services.Brokers()}, Redis: cfg.Services.Redis(),
+		Topic: r.topic, DLQTopic: DLQTopic(r.topic), Group: r.group, LedgerPrefix: r.prefix, TotalsHash: r.totals}, w, r.figures())
+	if err != nil {
+		return chaoscheck.Report{}, err
+	}
+	for _, p := range r.problems {
+		rep.Violations = append(rep.Violations, "driver: "+p)
+	}
+	return rep, nil
+}
+
+// chaos runs the producer, the consumers and the faults, then drains. The
+// watcher of committed offsets runs throughout.
+func (r *runner) chaos(ctx context.Context, adm *kadm.Client) (*chaoscheck.Watcher, error) {
+	w, err := chaoscheck.NewWatcher([]string{r.cfg.Services.Brokers()}, r.group, r.topic)
+	if err != nil {
+		return nil, err
+	}
+	wctx, wstop := context.WithCancel(ctx)
+	wdone := make(chan struct{})
+	go func() { defer close(wdone); w.Run(wctx, 25*time.Millisecond) }()
+	defer func() { wstop(); <-wdone }()
+	sctx, sstop := context.WithCancel(ctx)
+	defer sstop()
+	go r.scrapeLoop(sctx)
+
+	rng := rand.New(rand.NewPCG(r.cfg.Seed, r.cfg.Seed^0xc4a05))
+	producer, produced, err := r.startProducer()
+	if err != nil {
+		return nil, err
+	}
+	finished := false
+	defer func() {
+		if !finished { // the run failed: do not leave the producer behind
+			_ = producer.Process.Kill()
+		}
+	}()
+	poisoned := r.injectPoison(ctx, rng)
+	for _, proto := range r.cfg.Protocols {
+		if err := r.phase(ctx, rng, proto); err != nil {
+			return nil, err
+		}
+	}
+	r.logf("faults done; waiting for the producer")
+	err = errors.Join(<-produced, <-poisoned)
+	finished = true
+	if err != nil {
+		return nil, err
+	}
+	r.logf("produced; draining")
+	if err := r.drain(ctx, adm); err != nil {
+		return nil, err
+	}
+	_, polls, failed := w.Decreases()
+	r.logf("drained in %v since start; the watcher polled the committed offsets %d times (%d failed, the broker being down); stopping the consumers with SIGTERM",
+		time.Since(r.start).Round(time.Second), polls, failed)
+	return w, nil
+}
+
+// phase switches the consumers to proto (a graceful stop of all, then a
+// start of all) and runs one phase's fault schedule.
+func (r *runner) phase(ctx context.Context, rng *rand.Rand, proto string) error {
+	if r.protocol != "" {
+		r.logf("switching the group from %s to %s: SIGTERM to all, then start all", r.protocol, proto)
+		r.stopAll()
+	}
+	r.protocol = proto
+	r.faults.Protocols = append(r.faults.Protocols, proto)
+	for i := range r.slots {
+		if err := r.startSlot(i); err != nil {
+			return err
+		}
+	}
+	steps := phaseSchedule(rng, r.cfg.Consumers, r.cfg.Kills, r.cfg.FaultGap)
+	r.logf("%s phase schedule: %v", proto, steps)
+	for _, s := range steps {
+		if err := sleep(ctx, s.Gap); err != nil {
+			return err
+		}
+		if err := r.revive(); err != nil {
+			return err
+		}
+		if err := r.do(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// runArgs are the flags of every `shardpipe run`.
+func (r *runner) runArgs() []string {
+	args := []string{"--brokers", r.cfg.Services.Brokers(), "--topic", r.topic, "--group", r.group,
+		"--redis", r.cfg.Services.Redis(), "--ledger-prefix", r.prefix, "--effect", "totals", "--totals-hash", r.totals,
+		"--commit-every", "200", "--commit-interval", "1s", "--max-batch", "200",
+		"--session-timeout", r.cfg.SessionTimeout.String(), "--shutdown-timeout", "30s", "--connect-timeout", "1m",
+		"--report-interval", "0", "--log-format", "json"}
+	if r.cfg.Poison > 0 {
+		args = append(args, "--on-poison", "dlq", "--dlq-topic", DLQTopic(r.topic))
+	}
+	return args
+}
+
+// scrapeLoop reads every live consumer's metrics twice a second, so a
+// SIGKILLed one leaves figures at most half a second old.
+func (r *runner) scrapeLoop(ctx context.Context) {
+	hc := &http.Client{Timeout: 300 * time.Millisecond}
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		r.mu.Lock()
+		all := append([]*consumer(nil), r.all...)
+		r.mu.Unlock()
+		for _, c := range all {
+			c.mu.Lock()
+			skip := c.paused
+			c.mu.Unlock()
+			if !skip && !c.exited() {
+				c.scrape(ctx, hc)
+			}
+		}
+	}
+}
+
+// figures adds the consumers' own counts to the driver's: from each
+// process's final summary line, or its last metrics scrape when it was
+// killed; rebalances are the distinct assignment epochs in the logs, per
+// protocol.
+func (r *runner) figures() chaoscheck.Faults {
+	f := r.faults
+	epochs := map[string]bool{}
+	for _, c := range r.all {
+		lf, err := readLog(c.logPath)
+		if err != nil {
+			r.problems = append(r.problems, fmt.Sprintf("read %s: %v", c.logPath, err))
+		}
+		for _, e := range lf.epochs {
+			epochs[c.protocol+"/"+strconv.FormatInt(e, 10)] = true
+		}
+		c.mu.Lock()
+		got := c.scraped
+		c.mu.Unlock()
+		if lf.summary != nil {
+			got = *lf.summary
+		}
+		f.Suppressed += got.suppressed
+		f.FencedCommits += got.fenced
+	}
+	f.Rebalances = len(epochs)
+	return f
+}
+
+// checkRedis insists on the README's production setting for the ledger.
+func checkRedis(ctx context.Context, addr string) error {
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	got, err := rdb.ConfigGet(ctx, "append*").Result()
+	if err != nil {
+		return fmt.Errorf("chaos: redis %s: %w", addr, err)
+	}
+	if got["appendonly"] != "yes" || got["appendfsync"] != "always" {
+		return fmt.Errorf("chaos: redis %s has appendonly %q, appendfsync %q; the run needs yes and always", addr,
+			got["appendonly"], got["appendfsync"])
+	}
+	return nil
+}
+
+func (r *runner) logf(format string, args ...any) {
+	fmt.Fprintf(r.cfg.Out, "chaos: %6.1fs %s\n", time.Since(r.start).Seconds(), fmt.Sprintf(format, args...))
+}

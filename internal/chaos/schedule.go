@@ -1,0 +1,64 @@
+package chaos
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// faultKind is one thing the run does to a process.
+type faultKind int
+
+const (
+	faultKill   faultKind = iota // SIGKILL a consumer, restart it after Down
+	faultZombie                  // SIGSTOP a consumer past its session timeout, then SIGCONT
+	faultRedis                   // SIGKILL Redis, restart it after Down (same AOF)
+	faultBroker                  // stop the broker gracefully, start it again after Down
+)
+
+func (k faultKind) String() string {
+	return [...]string{"kill", "zombie", "redis-crash", "broker-restart"}[k]
+}
+
+// step is one scheduled fault: wait Gap, then do Kind to Slot (a consumer),
+// keeping the target down for Down.
+type step struct {
+	Gap  time.Duration
+	Kind faultKind
+	Slot int
+	Down time.Duration
+}
+
+func (s step) String() string {
+	return fmt.Sprintf("+%v %s slot=%d down=%v", s.Gap, s.Kind, s.Slot, s.Down)
+}
+
+// phaseSchedule is one phase's faults, from rng: one zombie pause, one Redis
+// crash, one broker restart and kills kills, in a random order, each after
+// a gap of 0.5 to 1.5 times gap. The same rng state gives the same schedule.
+func phaseSchedule(rng *rand.Rand, consumers, kills int, gap time.Duration) []step {
+	kinds := []faultKind{faultZombie, faultRedis, faultBroker}
+	for range kills {
+		kinds = append(kinds, faultKill)
+	}
+	rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	steps := make([]step, len(kinds))
+	for i, k := range kinds {
+		s := step{Kind: k, Slot: rng.IntN(consumers), Gap: gap/2 + time.Duration(rng.Int64N(int64(gap)))}
+		switch k {
+		case faultKill:
+			s.Down = time.Duration(rng.Int64N(int64(time.Second)))
+		case faultRedis:
+			s.Down = 500*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
+		case faultBroker:
+			s.Down = time.Duration(rng.Int64N(int64(2 * time.Second)))
+		}
+		steps[i] = s.round()
+	}
+	return steps
+}
+
+func (s step) round() step {
+	s.Gap, s.Down = s.Gap.Round(time.Millisecond), s.Down.Round(time.Millisecond)
+	return s
+}

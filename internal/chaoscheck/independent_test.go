@@ -1,0 +1,28 @@
+package chaoscheck
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestIndependent enforces the package's independence rule: the checker
+// and its command import no shardpipe package, so they cannot share a bug
+// with the code they judge.
+func TestIndependent(t *testing.T) {
+	self := map[string]bool{
+		"github.com/shardpipe/shardpipe/internal/chaoscheck":     true,
+		"github.com/shardpipe/shardpipe/internal/cmd/chaoscheck": true,
+	}
+	for pkg := range self {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, "github.com/shardpipe/shardpipe") && !self[dep] {
+				t.Errorf("%s imports %s: the checker must not use shardpipe's packages", pkg, dep)
+			}
+		}
+	}
+}
