@@ -82,6 +82,11 @@ func NewReplay(id, topic string, ranges []Range, rdb redis.UniversalClient, opts
 	r := &Replay{runner: newRunner(cfg), id: id, topic: topic, rdb: rdb,
 		ckpt: checkpoint.NewRedis(rdb, cfg.replayPrefix+id+":"), ranges: ranges, parts: make(map[int32]*replayPart)}
 	r.store = &redisTerms{store: r.ckpt, id: id, onLost: r.fail, held: make(map[checkpoint.Partition]int64)}
+	if cfg.deadLetters != nil {
+		if r.dlq, err = newDeadLetters(cfg); err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+	}
 	return r, nil
 }
 
@@ -173,6 +178,9 @@ func (r *Replay) Run(ctx context.Context) error {
 		r.stats.update(w.part, func(s *PartitionStats) { s.Held = false })
 	}
 	cl.Close()
+	if r.dlq != nil {
+		r.dlq.close()
+	}
 	attempts, applied, suppressed, rejected, fenced := Totals(r.stats.snapshot())
 	r.cfg.logger.Info("replay stopped", "id", r.id, "attempts", attempts, "applied", applied,
 		"suppressed", suppressed, "rejected", rejected, "fenced_commits", fenced)

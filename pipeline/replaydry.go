@@ -29,6 +29,9 @@ func (r *Replay) DryRun(ctx context.Context, chk Checker) error {
 	if !r.used.CompareAndSwap(false, true) {
 		return errors.New("replay: Run or DryRun called twice")
 	}
+	if r.dlq != nil { // a dry run writes nothing, dead letters included
+		r.dlq.close()
+	}
 	for _, rg := range r.ranges {
 		part := checkpoint.Partition{Topic: r.topic, Partition: rg.Partition}
 		pos, err := r.ckpt.Load(ctx, part)
