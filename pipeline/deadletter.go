@@ -52,7 +52,9 @@ const (
 type DeadLetterConfig struct {
 	// Redis holds the markers. Required.
 	Redis redis.UniversalClient
-	// Prefix starts every marker key, e.g. the ledger's prefix. Required.
+	// Prefix starts every marker key (Prefix + "dlq:" + topic:partition:offset).
+	// Required. Give it a prefix apart from the ledger's, so that no business
+	// key can name a marker.
 	Prefix string
 	// Topic receives every poison record; empty means "<source topic>.dlq".
 	Topic string

@@ -17,6 +17,7 @@ import (
 type poisonConfig struct {
 	deadLetter     bool   // --on-poison dlq
 	dlqTopic       string // "": <topic>.dlq
+	dlqPrefix      string // the dead-letter markers' key prefix
 	poisonAttempts int
 }
 
@@ -29,13 +30,23 @@ func poisonFlags() []cli.Flag {
 			Usage: "dead-letter topic for every consumed topic (empty: <topic>.dlq for each); it must exist"},
 		&cli.IntFlag{Name: fPoisonAttempts, Value: 3, Sources: fromEnv(fPoisonAttempts),
 			Usage: "attempts in all for a poison record, with backoff from 100ms to 2s between them, before --on-poison applies"},
+		&cli.StringFlag{Name: fDLQPrefix, Value: "shardpipe:", Sources: fromEnv(fDLQPrefix),
+			Usage: "prefix of the Redis markers that keep each dead letter written once (prefix + dlq:topic:partition:offset); they must not overlap --ledger-prefix, so no business key can name a marker"},
 	}
 }
 
 // loadPoisonConfig reads the poison flags; topics are the consumed topics,
 // which the dead-letter topic must not be.
-func loadPoisonConfig(c *cli.Command, bad *problems, topics []string) poisonConfig {
+func loadPoisonConfig(c *cli.Command, bad *problems, topics []string, ledgerPrefix string) poisonConfig {
 	var pc poisonConfig
+	pc.dlqPrefix = c.String(fDLQPrefix)
+	switch {
+	case pc.dlqPrefix == "":
+		bad.addf("%s: empty; dead-letter markers need a prefix of their own", flagRef(fDLQPrefix))
+	case ledgerPrefix != "" && overlap(pc.dlqPrefix+"dlq:", ledgerPrefix):
+		bad.addf("%s %q: its markers (%sdlq:...) overlap %s %q, so a business key could name a marker; give them distinct prefixes",
+			flagRef(fDLQPrefix), pc.dlqPrefix, pc.dlqPrefix, flagRef(fLedgerPrefix), ledgerPrefix)
+	}
 	switch s := c.String(fOnPoison); s {
 	case "dlq":
 		pc.deadLetter = true
@@ -60,13 +71,13 @@ func loadPoisonConfig(c *cli.Command, bad *problems, topics []string) poisonConf
 	return pc
 }
 
-// options returns the pipeline options for pc; the dead-letter markers share
-// the ledger's Redis, prefix and TTL.
+// options returns the pipeline options for pc; the dead-letter markers live
+// in the ledger's Redis, for the ledger's TTL.
 func (pc poisonConfig) options(rdb redis.UniversalClient, lc ledgerConfig) []pipeline.Option {
 	opts := []pipeline.Option{pipeline.PoisonAttempts(pc.poisonAttempts)}
 	if pc.deadLetter {
 		opts = append(opts, pipeline.DeadLetters(pipeline.DeadLetterConfig{
-			Redis: rdb, Prefix: lc.prefix, Topic: pc.dlqTopic, TTL: lc.ttl}))
+			Redis: rdb, Prefix: pc.dlqPrefix, Topic: pc.dlqTopic, TTL: lc.ttl}))
 	}
 	return opts
 }
@@ -93,3 +104,6 @@ func (pc poisonConfig) checkDeadLetterTopics(ctx context.Context, brokers, sourc
 	}
 	return nil
 }
+
+// overlap reports whether one key namespace holds the other.
+func overlap(a, b string) bool { return strings.HasPrefix(a, b) || strings.HasPrefix(b, a) }

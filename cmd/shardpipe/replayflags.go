@@ -116,7 +116,7 @@ func loadReplayConfig(c *cli.Command, now time.Time) (replayConfig, error) {
 	}
 	rc.ledgerConfig = loadLedgerConfig(c, &bad)
 	rc.commitConfig = loadCommitConfig(c, &bad)
-	rc.poisonConfig = loadPoisonConfig(c, &bad, []string{rc.topic})
+	rc.poisonConfig = loadPoisonConfig(c, &bad, []string{rc.topic}, rc.ledgerConfig.prefix)
 	rc.dryRun, rc.force = c.Bool(fDryRun), c.Bool(fForce)
 	if rc.rate = c.Float(fRate); rc.rate < 0 {
 		bad.addf("%s %v: must be 0 (no limit) or more", flagRef(fRate), rc.rate)

@@ -71,6 +71,8 @@ func TestRunRejectsBadSettings(t *testing.T) {
 		{"dlq-topic bad name", []string{"--dlq-topic", "dead letters"}, nil, `--dlq-topic (SHARDPIPE_DLQ_TOPIC) "dead letters": character ' ' not allowed`},
 		{"dlq-topic consumed", []string{"--dlq-topic", "orders"}, nil, `--dlq-topic (SHARDPIPE_DLQ_TOPIC) "orders": also consumed`},
 		{"poison-attempts zero", []string{"--poison-attempts", "0"}, nil, "--poison-attempts (SHARDPIPE_POISON_ATTEMPTS) 0: want 1 to 100"},
+		{"dlq markers inside the ledger", []string{"--ledger-prefix", "app:", "--dlq-prefix", "app:"}, nil,
+			`--dlq-prefix (SHARDPIPE_DLQ_PREFIX) "app:": its markers (app:dlq:...) overlap --ledger-prefix (SHARDPIPE_LEDGER_PREFIX) "app:"`},
 		{"env on-poison", nil, map[string]string{"SHARDPIPE_ON_POISON": "drop"}, `--on-poison (SHARDPIPE_ON_POISON) "drop": want dlq or stop`},
 		{"session-timeout", []string{"--session-timeout", "0s"}, nil, "--session-timeout (SHARDPIPE_SESSION_TIMEOUT) 0s: must be positive"},
 		{"shutdown-timeout", []string{"--shutdown-timeout", "0s"}, nil, "--shutdown-timeout (SHARDPIPE_SHUTDOWN_TIMEOUT) 0s: must be positive"},

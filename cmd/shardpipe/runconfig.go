@@ -72,7 +72,7 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 	default:
 		bad.addf("%s %q: want earliest or latest", flagRef(fStart), s)
 	}
-	rc.poisonConfig = loadPoisonConfig(c, &bad, rc.topics)
+	rc.poisonConfig = loadPoisonConfig(c, &bad, rc.topics, rc.ledgerConfig.prefix)
 	rc.sessionTimeout = positive(&bad, c, fSessionTimeout)
 	rc.shutdownTimeout = positive(&bad, c, fShutdownTimeout)
 	rc.connectTimeout = positive(&bad, c, fConnectTimeout)

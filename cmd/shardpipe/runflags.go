@@ -28,6 +28,7 @@ const (
 	fOnPoison        = "on-poison"
 	fDLQTopic        = "dlq-topic"
 	fPoisonAttempts  = "poison-attempts"
+	fDLQPrefix       = "dlq-prefix"
 	fSessionTimeout  = "session-timeout"
 	fShutdownTimeout = "shutdown-timeout"
 	fConnectTimeout  = "connect-timeout"

@@ -30,7 +30,33 @@ func (r *runner) createTopics(ctx context.Context, adm *kadm.Client) error {
 			return fmt.Errorf("create topic %s: %w", t.name, err)
 		}
 	}
-	return nil
+	return waitTopics(ctx, adm, r.topic, DLQTopic(r.topic))
+}
+
+// waitTopics waits until the broker serves metadata with a leader for every
+// partition of topics, so the consumers' start-up checks find them.
+func waitTopics(ctx context.Context, adm *kadm.Client, topics ...string) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		md, err := adm.Metadata(ctx, topics...)
+		ready := err == nil
+		for _, name := range topics {
+			td, ok := md.Topics[name]
+			ready = ready && ok && td.Err == nil && len(td.Partitions) > 0
+			for _, p := range td.Partitions {
+				ready = ready && p.Err == nil && p.Leader >= 0
+			}
+		}
+		if ready {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("topics %v have no leader for every partition: %w (last error %v)", topics, ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
 }
 
 // startProducer starts `shardpipe produce` at the rate that spreads the
