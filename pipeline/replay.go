@@ -34,6 +34,12 @@ func CheckpointPrefix(prefix string) Option { return func(c *config) { c.replayP
 // from the committed offset, and fences a copy still running: that copy's next
 // commit is refused and its Run returns an error wrapping
 // checkpoint.ErrStaleEpoch. Ledger claims name "replay:" + id as the member.
+//
+// The first run of an id stores its ranges next to the checkpoints (see
+// LoadPlan); a later run of the id given other ranges fails with
+// ErrPlanChanged before it acquires anything, since resuming checkpoints
+// over another range could skip records. Plan a new range under a new id,
+// or pass a rerun the stored ranges.
 type Replay struct {
 	runner
 	id     string
@@ -108,6 +114,9 @@ func (r *Replay) Checkpoint() *checkpoint.Redis { return r.ckpt }
 func (r *Replay) Run(ctx context.Context) error {
 	if !r.used.CompareAndSwap(false, true) {
 		return errors.New("replay: Run or DryRun called twice")
+	}
+	if err := r.keepPlan(ctx); err != nil {
+		return err
 	}
 	ts := r.store.(*redisTerms)
 	member := "replay:" + r.id

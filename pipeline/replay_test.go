@@ -3,6 +3,8 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -116,5 +118,53 @@ func TestReplayCancelDuringOutage(t *testing.T) {
 	}
 	if pos.Offset != 0 || pos.Epoch != 1 {
 		t.Fatalf("checkpoint %+v, want epoch 1 at offset 0: no commit past unlanded records", pos)
+	}
+}
+
+// TestReplayStoredPlan: the first run of an id stores its ranges and what
+// PlanGiven described; a run of the id over other ranges fails with
+// ErrPlanChanged before it acquires anything (the checkpoint's epoch stays),
+// one over the same ranges continues.
+func TestReplayStoredPlan(t *testing.T) {
+	env := newFake(t, "orders", 1)
+	var recs []*kgo.Record
+	for i := range 10 {
+		recs = append(recs, &kgo.Record{Topic: "orders", Key: []byte(fmt.Sprint("k", i)), Value: []byte(`{"customer":"c","amount_cents":1}`)})
+	}
+	produce(t, env.brokers, recs...)
+	ctx := context.Background()
+	run := func(ranges []pipeline.Range) error {
+		r, err := pipeline.NewReplay("plan", "orders", ranges, env.rc, pipeline.Brokers(env.brokers...),
+			pipeline.Sink(totalsLedger(t, env.rc)), pipeline.PlanGiven("from 0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Run(ctx)
+	}
+	first := []pipeline.Range{{Partition: 0, From: 0, To: 6}}
+	if err := run(first); err != nil {
+		t.Fatal(err)
+	}
+	p, ok, err := pipeline.LoadPlan(ctx, env.rc, "", "plan", "orders")
+	if err != nil || !ok || p.Given != "from 0" || !slices.Equal(p.Ranges, first) {
+		t.Fatalf("LoadPlan = %+v, %v, %v; want %v given %q", p, ok, err, first, "from 0")
+	}
+	tests := []struct {
+		name   string
+		ranges []pipeline.Range
+		want   error
+	}{
+		{"an earlier end", []pipeline.Range{{Partition: 0, From: 0, To: 3}}, pipeline.ErrPlanChanged},
+		{"a later start", []pipeline.Range{{Partition: 0, From: 4, To: 10}}, pipeline.ErrPlanChanged},
+		{"the same ranges", first, nil},
+	}
+	ckpt := checkpoint.NewRedis(env.rc, pipeline.DefaultReplayPrefix+"plan:")
+	for _, tc := range tests {
+		before, _ := ckpt.Load(ctx, checkpoint.Partition{Topic: "orders"})
+		err := run(tc.ranges)
+		after, _ := ckpt.Load(ctx, checkpoint.Partition{Topic: "orders"})
+		if !errors.Is(err, tc.want) || (tc.want != nil && after != before) || after.Offset != 6 {
+			t.Fatalf("%s: Run = %v, checkpoint %+v -> %+v; want %v, offset 6 and, when refused, untouched", tc.name, err, before, after, tc.want)
+		}
 	}
 }
