@@ -38,7 +38,7 @@ func interrupted(ctx context.Context, t *testing.T, e *replayEnv, id string, n i
 	return num(rg, "from"), num(rg, "to")
 }
 
-// replayRelativeRerun: orders timestamped over four seconds ten minutes ago
+// replayRelativeRerun: orders timestamped over eight seconds ten minutes ago
 // are replayed with --from 10m and interrupted early; the same command rerun
 // later would plan a later start (past the checkpoint) but reuses the
 // stored range, so every order of the first run's range is applied.
@@ -47,8 +47,8 @@ func replayRelativeRerun(t *testing.T, bin string) {
 	defer cancel()
 	e := newReplayEnv(t, bin, 1)
 	base := time.Now().Add(-10 * time.Minute)
-	for i := range 40 { // 50 orders every 100ms
-		e.produce(ctx, 50, 0, base.Add(time.Duration(i)*100*time.Millisecond))
+	for i := range 40 { // 50 orders every 200ms
+		e.produce(ctx, 50, 0, base.Add(time.Duration(i)*200*time.Millisecond))
 	}
 	from, to := interrupted(ctx, t, e, "relative", 50, "--from", "10m", "--rate", "100")
 	if to != 2000 || from >= 1500 {

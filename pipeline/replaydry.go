@@ -26,6 +26,8 @@ type Checker interface {
 // if nothing else wrote to the ledger meanwhile; a key seen earlier in the
 // dry run counts as suppressed, as Run would suppress it. Records are checked
 // one fetch at a time on the reading goroutine, MaxBatch at most per call.
+// Like Run it fails with ErrPlanChanged when an earlier run of the id stored
+// other ranges; unlike Run it stores none.
 func (r *Replay) DryRun(ctx context.Context, chk Checker) error {
 	if !r.used.CompareAndSwap(false, true) {
 		return errors.New("replay: Run or DryRun called twice")
