@@ -43,7 +43,7 @@ func planKey(prefix, id, topic string) string { return prefix + id + ":" + topic
 // one's fields (HGETALL) when there was one, nil otherwise.
 const storePlanLua = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HGETALL', KEYS[1]) end
-redis.call('HSET', KEYS[1], unpack(ARGV))
+for i = 1, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i+1]) end
 return false
 `
 
