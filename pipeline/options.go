@@ -81,6 +81,7 @@ type config struct {
 	crash          map[checkpoint.Partition]int
 	kgoOpts        []kgo.Opt
 	replayPrefix   string
+	replayGiven    string // PlanGiven
 }
 
 // Option configures a Pipeline.

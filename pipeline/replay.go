@@ -34,6 +34,12 @@ func CheckpointPrefix(prefix string) Option { return func(c *config) { c.replayP
 // from the committed offset, and fences a copy still running: that copy's next
 // commit is refused and its Run returns an error wrapping
 // checkpoint.ErrStaleEpoch. Ledger claims name "replay:" + id as the member.
+//
+// The first run of an id stores its ranges next to the checkpoints (see
+// LoadPlan); a later run of the id given other ranges fails with
+// ErrPlanChanged before it acquires anything, since resuming checkpoints
+// over another range could skip records. Plan a new range under a new id,
+// or pass a rerun the stored ranges.
 type Replay struct {
 	runner
 	id     string
@@ -53,6 +59,7 @@ type replayPart struct {
 	rng   Range
 	begin int64
 	fed   atomic.Bool
+	fedTo atomic.Int64 // offset after the last record fed to the worker; 0 for none
 	done  atomic.Bool
 	w     *worker
 }
@@ -97,12 +104,19 @@ func (r *Replay) Checkpoint() *checkpoint.Redis { return r.ckpt }
 // run of the same id committed one inside the range. It returns nil once
 // every partition reached its end and committed it, the first fatal error
 // otherwise (a refused record under Stop, a misconfigured Redis, fencing by a
-// newer replay: checkpoint.ErrStaleEpoch). When ctx ends each partition
-// finishes its batch in flight, commits and stops: Run then returns ctx's
-// error, and a rerun continues from there.
+// newer replay: checkpoint.ErrStaleEpoch). When ctx ends (or a fatal error
+// stops the run) each partition finishes its batch in flight, commits and
+// stops; a partition still busy after ShutdownTimeout (its sink or
+// dead-letter write retrying through an outage) is abandoned without its
+// final commit, so nothing past a record that has not landed is ever
+// committed. Run then returns ctx's error, and a rerun continues from the
+// checkpoint.
 func (r *Replay) Run(ctx context.Context) error {
 	if !r.used.CompareAndSwap(false, true) {
 		return errors.New("replay: Run or DryRun called twice")
+	}
+	if err := r.keepPlan(ctx); err != nil {
+		return err
 	}
 	ts := r.store.(*redisTerms)
 	member := "replay:" + r.id
@@ -143,6 +157,7 @@ func (r *Replay) Run(ctx context.Context) error {
 		}
 	}()
 	r.read(readCtx, func(rp *replayPart, recs []*kgo.Record) error {
+		rp.fedTo.Store(recs[len(recs)-1].Offset + 1)
 		rp.w.q.push(recs)
 		return nil
 	}, func(rp *replayPart) { rp.w.stop(draining) })
@@ -160,20 +175,14 @@ func (r *Replay) Run(ctx context.Context) error {
 	case <-drained:
 	case <-readCtx.Done():
 		stopped = true
-		for _, w := range ws {
-			w.stop(revoking) // finish the batch in flight, commit, stop
-		}
+		r.stopWorkers(ws)
 	}
 	for _, w := range ws {
 		<-w.done
 		r.mu.Lock()
 		rp := r.parts[w.part.Partition]
 		r.mu.Unlock()
-		// Done: fed to the end, every record fed processed, not fenced,
-		// and the final commit landed.
-		committed := true
-		r.stats.update(w.part, func(s *PartitionStats) { committed = s.Landed <= rp.begin || s.Committed >= s.Landed })
-		rp.done.Store(rp.fed.Load() && w.q.len() == 0 && !w.fenced.Load() && committed)
+		rp.done.Store(r.reachedEnd(rp, w))
 		r.store.Release(w.part, w.epoch)
 		r.stats.update(w.part, func(s *PartitionStats) { s.Held = false })
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -25,12 +26,20 @@ type Checker interface {
 // if nothing else wrote to the ledger meanwhile; a key seen earlier in the
 // dry run counts as suppressed, as Run would suppress it. Records are checked
 // one fetch at a time on the reading goroutine, MaxBatch at most per call.
+// Like Run it fails with ErrPlanChanged when an earlier run of the id stored
+// other ranges; unlike Run it stores none.
 func (r *Replay) DryRun(ctx context.Context, chk Checker) error {
 	if !r.used.CompareAndSwap(false, true) {
 		return errors.New("replay: Run or DryRun called twice")
 	}
 	if r.dlq != nil { // a dry run writes nothing, dead letters included
 		r.dlq.close()
+	}
+	if p, ok, err := LoadPlan(ctx, r.rdb, r.cfg.replayPrefix, r.id, r.topic); err != nil {
+		return fmt.Errorf("replay %q dry run: %w", r.id, err)
+	} else if ok && !sameRanges(p.Ranges, r.ranges) {
+		return fmt.Errorf("replay %q dry run of %s: %w: its first run (%s, given %q) stored %s, this one was given %s",
+			r.id, r.topic, ErrPlanChanged, p.At.Format(time.RFC3339), p.Given, p, rangesString(r.ranges))
 	}
 	for _, rg := range r.ranges {
 		part := checkpoint.Partition{Topic: r.topic, Partition: rg.Partition}

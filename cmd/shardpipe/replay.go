@@ -36,8 +36,10 @@ Examples:
 		Description: "Reads each partition's range by direct assignment (no consumer group: the live group is not\n" +
 			"disturbed) up to an end fixed when the replay starts, and applies every record through the\n" +
 			"ledger as run does: keys the ledger holds are suppressed, missing ones applied. --to is\n" +
-			"exclusive. Progress is kept in Redis under --id; a rerun with the same --id continues where\n" +
-			"the last one stopped, and a newer run fences an older one still running (it exits 1). A range\n" +
+			"exclusive. Progress is kept in Redis under --id with the range its first run planned; a rerun\n" +
+			"with the same --id and range flags continues that range where the last run stopped (a\n" +
+			"duration ago is not planned again), other range flags under a used --id are refused (exit 2),\n" +
+			"and a newer run fences an older one still running (it exits 1). A range\n" +
 			"with records older than --ttl needs --force. Ends with a table per partition on stdout.",
 		Flags:  replayFlags(),
 		Action: replayAction,
@@ -65,7 +67,11 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 			return err
 		}
 	}
-	ranges, err := planReplay(ctx, rc, now, log)
+	stored, err := storedPlan(ctx, rc, rdb, log)
+	if err != nil {
+		return err
+	}
+	ranges, err := planReplay(ctx, rc, now, stored, log)
 	if err != nil {
 		return err
 	}
@@ -81,7 +87,7 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	}
 	opts := append([]pipeline.Option{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier),
 		pipeline.CommitEvery(rc.commitConfig.commitEvery), pipeline.CommitInterval(rc.commitConfig.commitInterval),
-		pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.Logger(log)},
+		pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)},
 		rc.poisonConfig.options(rdb, rc.ledgerConfig)...)
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
@@ -110,15 +116,18 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 		return nil
 	case errors.Is(err, checkpoint.ErrStaleEpoch):
 		return failure(fmt.Errorf("replay %q was fenced: a newer replay with the same --id took over; this one stopped (%w)", rc.id, err))
+	case errors.Is(err, pipeline.ErrPlanChanged): // another first run of the id stored its plan meanwhile
+		return usageErr(err.Error(), "use a new --id for a new range, or give this id's range flags as its first run did")
 	case errors.Is(err, context.Canceled):
 		return failure(fmt.Errorf("replay %q interrupted; what landed is checkpointed: run the same command again to continue", rc.id))
 	}
 	return failure(err)
 }
 
-// planReplay fixes the ranges and applies the TTL rule: a range with
-// records older than --ttl needs --force (a dry run only warns).
-func planReplay(ctx context.Context, rc replayConfig, now time.Time, log *slog.Logger) ([]pipeline.Range, error) {
+// planReplay fixes the ranges (the stored ones of an earlier run of the id
+// when not nil) and applies the TTL rule: a range with records older than
+// --ttl needs --force (a dry run only warns).
+func planReplay(ctx context.Context, rc replayConfig, now time.Time, stored []pipeline.Range, log *slog.Logger) ([]pipeline.Range, error) {
 	cl, err := adminClient(rc.brokers)
 	if err != nil {
 		return nil, failure(err)
@@ -127,12 +136,15 @@ func planReplay(ctx context.Context, rc replayConfig, now time.Time, log *slog.L
 	adm := kadm.NewClient(cl)
 	pctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
-	ranges, err := pipeline.PlanReplay(pctx, adm, rc.topic, rc.partitions, rc.from, rc.to)
-	if errors.Is(err, pipeline.ErrUnknownPartition) {
-		return nil, usageErr(fmt.Sprintf("%s: %v", flagRef(fReplayPartitions), err))
-	}
-	if err != nil {
-		return nil, unavailableErr(err.Error())
+	ranges := stored
+	if ranges == nil {
+		ranges, err = pipeline.PlanReplay(pctx, adm, rc.topic, rc.partitions, rc.from, rc.to)
+		if errors.Is(err, pipeline.ErrUnknownPartition) {
+			return nil, usageErr(fmt.Sprintf("%s: %v", flagRef(fReplayPartitions), err))
+		}
+		if err != nil {
+			return nil, unavailableErr(err.Error())
+		}
 	}
 	ttl := rc.ledgerConfig.ttl
 	old, err := pipeline.RecordsBefore(pctx, adm, rc.topic, ranges, now.Add(-ttl))

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,7 +29,7 @@ func replayFlags() []cli.Flag {
 		brokersFlag(),
 		&cli.StringFlag{Name: fTopic, Sources: fromEnv(fTopic), Usage: "topic to replay (required)"},
 		&cli.StringFlag{Name: fID, Sources: fromEnv(fID),
-			Usage: "replay id (required): its progress is kept in Redis under it; rerun with the same id to continue, use a new id for a new replay"},
+			Usage: "replay id (required): its progress and its planned range are kept in Redis under it; rerun with the same id and the same --from, --to and --partitions to continue (the range its first run planned is reused, even for a duration ago); other range flags under the same id are refused (exit 2): use a new id for a new range"},
 		&cli.StringFlag{Name: fReplayFrom, Sources: fromEnv(fReplayFrom),
 			Usage: "where to start (required): an offset (0), an RFC 3339 time (2026-11-30T04:00:00Z: the first record at or after it) or a duration ago (90m)"},
 		&cli.StringFlag{Name: fTo, Sources: fromEnv(fTo),
@@ -71,6 +72,7 @@ type replayConfig struct {
 	dryRun, force    bool
 	rate             float64
 	checkpointPrefix string
+	given            string // the range flags as given, stored with the plan by the first run of the id
 	connectTimeout   time.Duration
 	reportInterval   time.Duration
 	logFormat        string
@@ -114,6 +116,7 @@ func loadReplayConfig(c *cli.Command, now time.Time) (replayConfig, error) {
 			rc.partitions = append(rc.partitions, int32(n))
 		}
 	}
+	rc.given = givenBounds(c.String(fReplayFrom), c.String(fTo), rc.partitions)
 	rc.ledgerConfig = loadLedgerConfig(c, &bad)
 	rc.commitConfig = loadCommitConfig(c, &bad)
 	rc.poisonConfig = loadPoisonConfig(c, &bad, []string{rc.topic}, rc.ledgerConfig.prefix)
@@ -156,4 +159,24 @@ func parseBound(s string, now time.Time) (pipeline.Bound, error) {
 		return pipeline.AtTime(now.Add(-d)), nil
 	}
 	return pipeline.Bound{}, fmt.Errorf("want an offset (0), an RFC 3339 time (2026-11-30T04:00:00Z) or a duration ago (90m)")
+}
+
+// givenBounds describes the range flags as given, for the plan the first run
+// of an id stores: a rerun continues the id only with the same description
+// (a duration ago is kept as written, so the same command line matches).
+func givenBounds(from, to string, partitions []int32) string {
+	to = strings.TrimSpace(to)
+	if to == "" {
+		to = "(end)"
+	}
+	ps := "(all)"
+	if len(partitions) > 0 {
+		sorted := slices.Sorted(slices.Values(partitions))
+		strs := make([]string, 0, len(sorted))
+		for _, p := range slices.Compact(sorted) {
+			strs = append(strs, strconv.Itoa(int(p)))
+		}
+		ps = strings.Join(strs, ",")
+	}
+	return fmt.Sprintf("--from %s --to %s --partitions %s", strings.TrimSpace(from), to, ps)
 }

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+// storedPlan returns the ranges the first run of --id stored, when there was
+// one and this run gives the same range flags: a rerun reads those ranges
+// again, even when --from or --to is a duration ago (which would plan other
+// ranges now), so records between the checkpoint and a later start are not
+// skipped. Other range flags under a used id are refused (exit 2): resuming
+// its checkpoints over another range would skip records or mark partitions
+// done with nothing read. nil means no run of the id stored a plan yet.
+func storedPlan(ctx context.Context, rc replayConfig, rdb redis.UniversalClient, log *slog.Logger) ([]pipeline.Range, error) {
+	lctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
+	defer cancel()
+	p, ok, err := pipeline.LoadPlan(lctx, rdb, rc.checkpointPrefix, rc.id, rc.topic)
+	if err != nil {
+		return nil, unavailableErr(err.Error())
+	}
+	if !ok {
+		return nil, nil
+	}
+	at := p.At.UTC().Format(time.RFC3339)
+	if p.Given != rc.given {
+		return nil, usageErr(
+			fmt.Sprintf("%s %q was first run at %s with %s, which planned the ranges (partition:from-to) %s; this run gives %s",
+				flagRef(fID), rc.id, at, orUnknown(p.Given), p, rc.given),
+			"a rerun of an id continues its stored ranges and needs the same --from, --to and --partitions; use a new --id to replay another range")
+	}
+	log.Info("replay id used before: reusing the ranges its first run planned", "id", rc.id, "topic", rc.topic,
+		"stored_at", at, "given", p.Given, "ranges", p.String())
+	for _, rg := range p.Ranges {
+		log.Info("stored replay range", "partition", rg.Partition, "from", rg.From, "to", rg.To)
+	}
+	return p.Ranges, nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "range flags it did not record"
+	}
+	return s
+}
