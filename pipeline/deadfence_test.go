@@ -111,4 +111,3 @@ func (h afterSet) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (afterSet) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
-
