@@ -233,4 +233,3 @@ func incompressible(n int) string {
 	}
 	return string(b)
 }
-
