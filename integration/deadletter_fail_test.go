@@ -20,20 +20,36 @@ import (
 	"github.com/shardpipe/shardpipe/sink"
 )
 
-// TestDeadLetterTooLarge runs on the real broker and Redis: a poison record
-// larger than the dead-letter topic's max.message.bytes stops the pipeline
-// with ErrDeadLetter wrapping kerr.MessageTooLarge, naming the partition and
-// offset, instead of retrying the write forever; the group's committed
-// offset is the poison record's, so it is replayed, not dropped.
-func TestDeadLetterTooLarge(t *testing.T) {
+// TestDeadLetterRefused runs on the real broker and Redis: a dead-letter
+// write the broker refuses for good stops the pipeline with ErrDeadLetter
+// wrapping the broker's error, naming the partition and offset, instead of
+// retrying forever; the group's committed offset is the poison record's, so
+// it is replayed, not dropped. Refused: a record larger than the topic's
+// max.message.bytes, and a record without a key on a compacted topic.
+func TestDeadLetterRefused(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name, config, value, limit string
+		cause                      error
+	}{
+		{"larger than max.message.bytes", "max.message.bytes", incompressible(8192), "1024", kerr.MessageTooLarge},
+		{"no key on a compacted topic", "cleanup.policy", "{}", "compact", kerr.InvalidRecord},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			deadLetterRefused(t, tc.config, tc.limit, tc.value, tc.cause)
+		})
+	}
+}
+
+func deadLetterRefused(t *testing.T, config, limit, value string, cause error) {
 	const poison = 3
 	brokers, rdb := integration.Kafka(t), integration.NewRedisClient(t, integration.Redis(t))
 	topic := integration.CreateTopic(t, brokers, 1)
-	dlq := smallDeadLetterTopic(t, brokers, topic)
+	dlq := configuredDeadLetterTopic(t, brokers, topic, config, limit)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	produceWithPoison(ctx, t, brokers, topic, poison, incompressible(8192))
+	produceWithPoison(ctx, t, brokers, topic, poison, value)
 	prefix := integration.RedisPrefix(t, rdb)
 	ledger, err := sink.NewLedger(rdb, sink.WithPrefix(prefix))
 	if err != nil {
@@ -47,8 +63,8 @@ func TestDeadLetterTooLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = p.Run(ctx) // before the fix: retried until ctx ended, then nil
-	if ctx.Err() != nil || !errors.Is(err, pipeline.ErrDeadLetter) || !errors.Is(err, kerr.MessageTooLarge) {
-		t.Fatalf("Run = %v (ctx %v), want ErrDeadLetter wrapping MESSAGE_TOO_LARGE well before the deadline", err, ctx.Err())
+	if ctx.Err() != nil || !errors.Is(err, pipeline.ErrDeadLetter) || !errors.Is(err, cause) {
+		t.Fatalf("Run = %v (ctx %v), want ErrDeadLetter wrapping %v well before the deadline", err, ctx.Err(), cause)
 	}
 	if want := fmt.Sprintf("%s/0 epoch 1 offset %d", topic, poison); !strings.Contains(err.Error(), want) {
 		t.Fatalf("Run = %v, want it to name %q", err, want)
@@ -71,7 +87,7 @@ func TestCmdDeadLetterTooLarge(t *testing.T) {
 	brokers, addr := integration.Kafka(t), integration.Redis(t)
 	bin := buildShardpipe(t)
 	topic := integration.CreateTopic(t, brokers, 1)
-	smallDeadLetterTopic(t, brokers, topic)
+	configuredDeadLetterTopic(t, brokers, topic, "max.message.bytes", "1024")
 	group := integration.Group(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -174,21 +190,20 @@ func TestDeadLetterScanPastControlRecord(t *testing.T) {
 	}
 }
 
-// smallDeadLetterTopic creates topic's dead-letter topic, one partition,
-// taking batches of at most 1024 bytes.
-func smallDeadLetterTopic(t *testing.T, brokers []string, topic string) string {
+// configuredDeadLetterTopic creates topic's dead-letter topic, one
+// partition, with config set to value.
+func configuredDeadLetterTopic(t *testing.T, brokers []string, topic, config, value string) string {
 	t.Helper()
 	dlq := integration.CreateDeadLetterTopic(t, brokers, topic, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	small := "1024"
 	resps, err := integration.NewAdmin(t, brokers).AlterTopicConfigs(ctx,
-		[]kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.message.bytes", Value: &small}}, dlq)
+		[]kadm.AlterConfig{{Op: kadm.SetConfig, Name: config, Value: &value}}, dlq)
 	if err == nil {
 		_, err = resps.On(dlq, nil)
 	}
 	if err != nil {
-		t.Fatalf("max.message.bytes of %s: %v", dlq, err)
+		t.Fatalf("%s of %s: %v", config, dlq, err)
 	}
 	return dlq
 }

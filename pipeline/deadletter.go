@@ -64,7 +64,8 @@ const (
 // uncommitted, so nothing is dropped silently and a partition never stalls
 // forever on one record. These are: a record larger than the dead-letter
 // topic's max.message.bytes (kerr.MessageTooLarge: give the dead-letter
-// topic at least the source topic's max.message.bytes), kerr.InvalidRecord, an authorization
+// topic at least the source topic's max.message.bytes), kerr.InvalidRecord
+// (a compacted dead-letter topic refuses a record without a key), an authorization
 // failure (TopicAuthorizationFailed, ClusterAuthorizationFailed), a
 // dead-letter topic still unknown a Lease after the first try, and a marker
 // key Redis refuses (WRONGTYPE, NOPERM) or that holds something else than a
