@@ -118,7 +118,8 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 			}
 			out, err := w.deadLetter(&batch[i], res.Err, attempts)
 			if err != nil {
-				return err
+				bad = err // the counts below still cover what landed before it
+				break
 			}
 			if out == dlqWritten {
 				dead++

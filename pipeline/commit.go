@@ -45,7 +45,7 @@ func (w *worker) commit() error {
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Fenced++ })
 	}
 	if stale && local {
-		w.fenced.Store(true)
+		w.fence()
 	}
 	w.p.emit(Event{Kind: CommitRefused, Partition: w.part, Epoch: w.epoch, Offset: point, Err: err})
 	if stale && local {

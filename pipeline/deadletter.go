@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/sink"
@@ -49,6 +48,28 @@ const (
 // append (franz-go keeps retrying an idempotent write it may have sent), or
 // clocks of two hosts more than a fifth of the lease apart. The markers cost
 // two Redis round trips per poison record and live for TTL.
+//
+// A worker whose term is fenced (its partition revoked past the revoke
+// timeout, or lost) stops delivering at once, even while it waits for a
+// foreign lease, scans or writes: it writes no dead letter after that, and
+// the next owner delivers the record. The scan reads control records too,
+// so a transactional writer to the dead-letter topic cannot make it wait for
+// a record that never comes; a scan is bounded to a minute all the same.
+//
+// Failures are retried with a backoff doubling from 100ms to 5s, with the
+// offset uncommitted, while a retry can help (Kafka or Redis down, a leader
+// moving). One that no retry can land stops the pipeline with an error
+// wrapping ErrDeadLetter, naming the poison record's partition and offset
+// and the cause, after committing what landed before it; the record stays
+// uncommitted, so nothing is dropped silently and a partition never stalls
+// forever on one record. These are: a record larger than the dead-letter
+// topic's max.message.bytes (kerr.MessageTooLarge: give the dead-letter
+// topic at least the source topic's max.message.bytes), kerr.InvalidRecord
+// (a compacted dead-letter topic refuses a record without a key), an authorization
+// failure (TopicAuthorizationFailed, ClusterAuthorizationFailed), a
+// dead-letter topic still unknown a Lease after the first try, and a marker
+// key Redis refuses (WRONGTYPE, NOPERM) or that holds something else than a
+// marker.
 type DeadLetterConfig struct {
 	// Redis holds the markers. Required.
 	Redis redis.UniversalClient
@@ -62,7 +83,8 @@ type DeadLetterConfig struct {
 	// this writes the record again. Match the ledger's TTL.
 	TTL time.Duration
 	// Lease bounds one write (default 30s): a successor waits this long for
-	// a claim whose owner died mid-write.
+	// a claim whose owner died mid-write. A dead-letter topic unknown for
+	// this long stops the pipeline (ErrDeadLetter).
 	Lease time.Duration
 }
 
@@ -131,7 +153,9 @@ const (
 )
 
 // deliver lands r in its dead-letter topic exactly once, for the term
-// owner. Any error leaves r unlanded: the caller retries later.
+// owner, while ctx lasts: ctx ends when the term is fenced, and deliver then
+// neither waits, scans nor writes any longer. Any error leaves r unlanded:
+// the caller retries it or, when judgeDLQ says so, stops.
 func (d *deadLetters) deliver(ctx context.Context, owner string, r *sink.Record, cause error, attempts int) (dlqOutcome, error) {
 	topic := DeadLetterTopic(d.cfg.Topic, r.Topic)
 	n, err := d.partitions(ctx, topic)
@@ -162,6 +186,9 @@ func (d *deadLetters) deliver(ctx context.Context, owner string, r *sink.Record,
 			if err != nil {
 				return 0, err
 			}
+			if err := ctx.Err(); err != nil { // fenced during the scan
+				return 0, err
+			}
 			if found {
 				done := prior
 				done.State = markDone
@@ -179,6 +206,9 @@ func (d *deadLetters) deliver(ctx context.Context, owner string, r *sink.Record,
 				continue // someone else took it meanwhile
 			}
 		}
+		if err := ctx.Err(); err != nil { // fenced while claiming
+			return 0, err
+		}
 		if err := d.write(ctx, mine, topic, part, r, cause, attempts); err != nil {
 			return 0, err
 		}
@@ -186,57 +216,13 @@ func (d *deadLetters) deliver(ctx context.Context, owner string, r *sink.Record,
 		done.State = markDone
 		// Written. Should marking it done fail, a replay finds the pending
 		// marker and then the record, and does not write it again.
-		_, _ = d.marks.swap(ctx, key, mine.encode(), done)
+		// Even fenced meanwhile: the record is there, and done spares the
+		// next owner a lease's wait and a scan.
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.Lease)
+		_, _ = d.marks.swap(mctx, key, mine.encode(), done)
+		cancel()
 		return dlqWritten, nil
 	}
-}
-
-// write produces the dead-letter record, bounded to end within the lease.
-func (d *deadLetters) write(ctx context.Context, m mark, topic string, part int32, r *sink.Record, cause error, attempts int) error {
-	deadline := m.At.Add(time.Duration(float64(m.Until.Sub(m.At)) * 0.8))
-	if time.Until(deadline) <= 0 {
-		return fmt.Errorf("dead-letter %s/%d@%d: lease ran out before the write", r.Topic, r.Partition, r.Offset)
-	}
-	wctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	rec := &kgo.Record{Topic: topic, Partition: part, Key: r.Key, Value: r.Value, Timestamp: time.Now()}
-	rec.Headers = make([]kgo.RecordHeader, 0, len(r.Headers)+5)
-	for _, h := range r.Headers {
-		rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
-	}
-	rec.Headers = append(rec.Headers,
-		kgo.RecordHeader{Key: HeaderError, Value: []byte(cause.Error())},
-		kgo.RecordHeader{Key: HeaderSourceTopic, Value: []byte(r.Topic)},
-		kgo.RecordHeader{Key: HeaderSourcePartition, Value: []byte(strconv.Itoa(int(r.Partition)))},
-		kgo.RecordHeader{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},
-		kgo.RecordHeader{Key: HeaderAttempts, Value: []byte(strconv.Itoa(attempts))})
-	if err := d.cl.ProduceSync(wctx, rec).FirstErr(); err != nil {
-		return fmt.Errorf("dead-letter %s/%d@%d to %s/%d: %w", r.Topic, r.Partition, r.Offset, topic, part, err)
-	}
-	return nil
-}
-
-// partitions returns topic's partition count, cached.
-func (d *deadLetters) partitions(ctx context.Context, topic string) (int32, error) {
-	d.mu.Lock()
-	n := d.parts[topic]
-	d.mu.Unlock()
-	if n > 0 {
-		return n, nil
-	}
-	md, err := kadm.NewClient(d.cl).Metadata(ctx, topic)
-	if err != nil {
-		return 0, fmt.Errorf("dead-letter topic %s: metadata: %w", topic, err)
-	}
-	td, ok := md.Topics[topic]
-	if !ok || td.Err != nil || len(td.Partitions) == 0 {
-		return 0, fmt.Errorf("dead-letter topic %s: not found (create it): %v", topic, td.Err)
-	}
-	n = int32(len(td.Partitions))
-	d.mu.Lock()
-	d.parts[topic] = n
-	d.mu.Unlock()
-	return n, nil
 }
 
 func (d *deadLetters) close() { d.cl.Close() }

@@ -37,7 +37,7 @@ func (m mark) encode() string {
 func decodeMark(s string) (mark, error) {
 	var m mark
 	if err := json.Unmarshal([]byte(s), &m); err != nil || (m.State != markPending && m.State != markDone) {
-		return mark{}, fmt.Errorf("dead-letter marker %.80q is not a marker: %v", s, err)
+		return mark{}, fmt.Errorf("%w: %.80q (%v)", errBadMarker, s, err)
 	}
 	return m, nil
 }
@@ -65,8 +65,10 @@ func (k marks) claim(ctx context.Context, key string, m mark) (prior mark, raw s
 	if err != nil {
 		return mark{}, "", false, fmt.Errorf("dead-letter marker %s: %w", key, err)
 	}
-	prior, err = decodeMark(raw)
-	return prior, raw, false, err
+	if prior, err = decodeMark(raw); err != nil {
+		return mark{}, "", false, fmt.Errorf("dead-letter marker %s: %w", key, err)
+	}
+	return prior, raw, false, nil
 }
 
 // swap replaces key's value with m if it is still old (compare and set).

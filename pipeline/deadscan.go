@@ -17,7 +17,13 @@ import (
 // record there came from r (same source topic, partition and offset
 // headers). It costs a ListOffsets, a ListEndOffsets and reading the
 // records in between: the window since a lapsed claim, normally a few.
+//
+// A scan that has not reached the end within scanBound fails (the caller
+// retries): a safety net, as every offset up to the end, control records
+// included, is read.
 func (d *deadLetters) find(ctx context.Context, topic string, part int32, since time.Time, r *sink.Record) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, scanBound)
+	defer cancel()
 	adm := kadm.NewClient(d.cl)
 	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
@@ -38,7 +44,10 @@ func (d *deadLetters) find(ctx context.Context, topic string, part int32, since 
 	if start.Offset >= end.Offset {
 		return false, nil
 	}
-	opts := append(append([]kgo.Opt{}, d.kopts...), kgo.SeedBrokers(d.seeds...),
+	// Control records (commit and abort markers of a transactional writer
+	// to the topic) are kept: the end offset may be one of them, and
+	// without seeing it the scan would wait for a record that never comes.
+	opts := append(append([]kgo.Opt{}, d.kopts...), kgo.SeedBrokers(d.seeds...), kgo.KeepControlRecords(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {part: kgo.NewOffset().At(start.Offset)}}))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -59,7 +68,7 @@ func (d *deadLetters) find(ctx context.Context, topic string, part int32, since 
 		found, last := false, int64(-1)
 		fs.EachRecord(func(rec *kgo.Record) {
 			last = max(last, rec.Offset)
-			if sourceOf(rec) == want {
+			if !rec.Attrs.IsControl() && sourceOf(rec) == want {
 				found = true
 			}
 		})
@@ -71,6 +80,9 @@ func (d *deadLetters) find(ctx context.Context, topic string, part int32, since 
 		}
 	}
 }
+
+// scanBound bounds one dead-letter scan.
+const scanBound = time.Minute
 
 // sourceOf returns the source topic, partition and offset headers of a
 // dead-letter record.

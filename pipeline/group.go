@@ -94,7 +94,7 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 			case <-deadline.Done():
 				p.cfg.logger.Warn("revoke timeout: fencing a worker still holding a batch",
 					"partition", w.part.String(), "epoch", w.epoch)
-				w.fenced.Store(true)
+				w.fence() // also ends a dead-letter write waiting or under way
 			}
 			p.store.Release(w.part, w.epoch)
 			p.stats.update(w.part, func(s *PartitionStats) { s.Held = false })

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -44,14 +45,17 @@ func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, e
 
 // deadLetter delivers r to its dead-letter topic, retrying failures (Redis
 // or Kafka down) with a backoff doubling from 100ms to 5s until it lands or
-// the term ends.
+// the term ends (errFenced once fenced, even mid-delivery). A failure no
+// retry can fix (judgeDLQ) returns ErrDeadLetter, naming r and the cause,
+// and stops the pipeline with r unlanded.
 func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutcome, error) {
 	backoff := 100 * time.Millisecond
+	giveUp := dlqGiveUp{grace: w.p.dlq.cfg.Lease}
 	for {
 		if w.fenced.Load() {
 			return 0, errFenced // the term is over: the next owner dead-letters it
 		}
-		out, err := w.p.dlq.deliver(w.ctx, w.owner(), r, cause, attempts)
+		out, err := w.p.dlq.deliver(w.term, w.owner(), r, cause, attempts)
 		if err == nil {
 			w.p.cfg.logger.Warn("poison record dead-lettered", "partition", w.part.String(), "epoch", w.epoch,
 				"offset", r.Offset, "attempts", attempts, "replay", out == dlqReplayed, "err", cause)
@@ -60,6 +64,13 @@ func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutco
 		}
 		if w.ctx.Err() != nil {
 			return 0, w.ctx.Err()
+		}
+		if w.fenced.Load() {
+			return 0, errFenced
+		}
+		if giveUp.stop(err, time.Now()) {
+			return 0, fmt.Errorf("%s epoch %d offset %d (poison: %v): %w: %w",
+				w.part, w.epoch, r.Offset, cause, ErrDeadLetter, err)
 		}
 		w.warn("dead-letter write failed, retrying; the offset stays uncommitted",
 			"offset", r.Offset, "committed", w.committed(), "retry_in", backoff, "err", err)

@@ -30,8 +30,12 @@ type worker struct {
 	q      *queue
 	ctx    context.Context // canceled when the partition is lost or the pipeline aborts
 	cancel context.CancelFunc
-	wake   chan struct{} // closed by stop
-	done   chan struct{}
+	// term is ctx, canceled also when the term is fenced: dead-letter
+	// writes run under it, so a fenced worker writes none.
+	term    context.Context
+	endTerm context.CancelFunc
+	wake    chan struct{} // closed by stop
+	done    chan struct{}
 
 	mode   atomic.Int32
 	fenced atomic.Bool // the term ended without this worker: no commit may land
@@ -50,12 +54,13 @@ type worker struct {
 
 func newWorker(p *runner, part checkpoint.Partition, epoch int64, member string) *worker {
 	ctx, cancel := context.WithCancel(context.Background())
+	term, endTerm := context.WithCancel(ctx)
 	tps := map[string][]int32{part.Topic: {part.Partition}}
 	q := newQueue(p.cfg.queueRecords,
 		func() { p.cl.PauseFetchPartitions(tps) },
 		func() { p.cl.ResumeFetchPartitions(tps) })
 	return &worker{p: p, part: part, epoch: epoch, member: member, q: q,
-		ctx: ctx, cancel: cancel, wake: make(chan struct{}), done: make(chan struct{}), lastCommit: -1}
+		ctx: ctx, cancel: cancel, term: term, endTerm: endTerm, wake: make(chan struct{}), done: make(chan struct{}), lastCommit: -1}
 }
 
 // stop asks the worker to exit in mode; a stronger mode wins.
@@ -74,9 +79,17 @@ func (w *worker) stop(mode int32) {
 	}
 }
 
+// fence ends the term: no commit of it may land, no dead letter be written.
+// An apply under way may finish (the ledger suppresses what the next owner
+// already applied).
+func (w *worker) fence() {
+	w.fenced.Store(true)
+	w.endTerm()
+}
+
 // kill ends the worker at once with no commit (lost partition, abort).
 func (w *worker) kill() {
-	w.fenced.Store(true)
+	w.fence()
 	w.cancel()
 	w.stop(revoking)
 }
@@ -180,7 +193,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 		return err
 	}
 	if crash {
-		w.fenced.Store(true)
+		w.fence()
 		w.p.store.Release(w.part, w.epoch)
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Crashed, s.Held = true, false })
 		w.p.emit(Event{Kind: Crashed, Partition: w.part, Epoch: w.epoch, Offset: batch[len(batch)-1].Offset,

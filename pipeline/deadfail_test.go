@@ -1,0 +1,122 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/watch"
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+// TestDeadLetterStops: a dead-letter write no retry can land stops the
+// pipeline, instead of stalling the partition for good, with an error
+// wrapping ErrDeadLetter and the cause, naming the partition and the poison
+// record's offset; what landed before it (offsets 0-3) is committed, the
+// record itself is not. The dead-letter topic is left empty.
+func TestDeadLetterStops(t *testing.T) {
+	big := incompressible(8192) // the producer compresses: repeated bytes would fit
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, env fakeEnv) // creates orders.dlq, or not
+		value string                          // of the poison record at offset 4
+		cause error                           // wrapped besides ErrDeadLetter; nil: only the text
+		text  string
+	}{
+		{"record larger than the topic takes", func(t *testing.T, env fakeEnv) {
+			createTopic(t, env.brokers, "orders.dlq", map[string]*string{"max.message.bytes": ptr("1024")})
+		}, big, kerr.MessageTooLarge, "MESSAGE_TOO_LARGE"},
+		{"topic stays unknown", func(*testing.T, fakeEnv) {}, "{}", nil, "dead-letter topic not found"},
+		{"marker holds garbage", func(t *testing.T, env fakeEnv) {
+			createTopic(t, env.brokers, "orders.dlq", nil)
+			if err := env.rc.Set(context.Background(), "t:dlq:orders:0:4", "garbage", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}, "{}", nil, "dead-letter marker holds no marker"},
+		{"marker key of another type", func(t *testing.T, env fakeEnv) {
+			createTopic(t, env.brokers, "orders.dlq", nil)
+			if err := env.rc.HSet(context.Background(), "t:dlq:orders:0:4", "f", "v").Err(); err != nil {
+				t.Fatal(err)
+			}
+		}, "{}", nil, "WRONGTYPE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.Close)
+			mr := miniredis.RunT(t)
+			rc := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+			t.Cleanup(func() { _ = rc.Close() })
+			env := fakeEnv{brokers: c.ListenAddrs(), rc: rc, mr: mr}
+			tc.setup(t, env)
+			recs := orderRecords()
+			recs[4].Value = []byte(tc.value)
+			produce(t, env.brokers, recs...)
+			r := start(t, env.brokers, totalsLedger(t, env.rc), pipeline.CommitEvery(100), pipeline.PoisonAttempts(1),
+				pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: env.rc, Prefix: "t:", Lease: 300 * time.Millisecond}))
+			var err2 error
+			select {
+			case err2 = <-r.done:
+			case <-time.After(20 * time.Second): // a stall: the defect
+				r.p.Abort()
+				t.Fatal("the pipeline did not stop within 20s: the partition stalls on the dead letter")
+			}
+			if !errors.Is(err2, pipeline.ErrDeadLetter) || (tc.cause != nil && !errors.Is(err2, tc.cause)) {
+				t.Fatalf("Run = %v, want ErrDeadLetter wrapping %v", err2, tc.cause)
+			}
+			for _, want := range []string{"orders/0", "offset 4", tc.text} {
+				if !strings.Contains(err2.Error(), want) {
+					t.Fatalf("Run = %v, want it to name %q", err2, want)
+				}
+			}
+			if c := watch.Committed(r.log.Events(), "")[checkpoint.Partition{Topic: "orders"}]; c != 4 {
+				t.Fatalf("committed %d, want 4 (just before the poison record)", c)
+			}
+			if s := r.p.Stats()[0]; s.DeadLettered != 0 || s.Applied != 4 {
+				t.Fatalf("stats %+v, want 4 applied and nothing dead-lettered", s)
+			}
+		})
+	}
+}
+
+// createTopic creates topic with one partition and the given configs.
+func createTopic(t *testing.T, brokers []string, topic string, configs map[string]*string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).CreateTopic(context.Background(), 1, 1, configs, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("create %s: %v", topic, err)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// incompressible returns n random letters (seeded: the same every run).
+func incompressible(n int) string {
+	rng := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + rng.IntN(26))
+	}
+	return string(b)
+}
