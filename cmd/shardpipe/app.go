@@ -58,7 +58,8 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // newApp builds the command tree.
 func newApp(stdout, stderr io.Writer) *cli.Command {
 	onUsage := func(_ context.Context, _ *cli.Command, err error, _ bool) error { return usageErr(err.Error()) }
-	cmds := []*cli.Command{runCommand(), produceCommand(), statusCommand(), demoCommand(), versionCommand()}
+	cmds := []*cli.Command{runCommand(), produceCommand(), statusCommand(), benchCommand(), benchWorkerCommand(),
+		demoCommand(), versionCommand()}
 	for _, c := range cmds {
 		c.OnUsageError = onUsage
 	}
@@ -81,7 +82,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		},
 		Action: func(_ context.Context, c *cli.Command) error {
 			if c.Args().Len() > 0 {
-				return usageErr(fmt.Sprintf("unknown command %q: want run, produce, status, demo or version", c.Args().First()))
+				return usageErr(fmt.Sprintf("unknown command %q: want run, produce, status, bench, demo or version", c.Args().First()))
 			}
 			return cli.ShowRootCommandHelp(c)
 		},
