@@ -13,6 +13,9 @@ import (
 	"github.com/shardpipe/shardpipe/checkpoint"
 )
 
+// fetchMaxWait bounds how long the broker holds a fetch with no new data.
+const fetchMaxWait = 100 * time.Millisecond
+
 // Pipeline consumes its topics in a consumer group and lands effects through
 // its sink. Create it with New, start it with Run, stop it by ending Run's
 // context or with Close.
@@ -48,7 +51,12 @@ func New(opts ...Option) (*Pipeline, error) {
 	if !cfg.startEarliest {
 		start = kgo.NewOffset().AtEnd()
 	}
-	kopts := append([]kgo.Opt{kgo.WithLogger(kgoLogger{cfg.logger})}, cfg.kgoOpts...)
+	// A paused partition is resumed only after the broker answers the fetch
+	// in flight, which waits up to FetchMaxWait when the partitions it asks
+	// for have nothing new (franz-go's default 5s): the queues pause and
+	// resume partitions all the time under load, so keep the wait short.
+	// KafkaOptions may override it.
+	kopts := append([]kgo.Opt{kgo.WithLogger(kgoLogger{cfg.logger}), kgo.FetchMaxWait(fetchMaxWait)}, cfg.kgoOpts...)
 	kopts = append(kopts,
 		kgo.SeedBrokers(cfg.brokers...),
 		kgo.ConsumerGroup(cfg.group),

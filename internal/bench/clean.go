@@ -3,6 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -39,6 +43,25 @@ func Clean(ctx context.Context, redisSpec, prefix string) error {
 	}
 	if err := flush(); err != nil {
 		return fmt.Errorf("bench: unlink %s*: %w", prefix, err)
+	}
+	return settle(ctx, rdb)
+}
+
+// settle waits (up to a minute) until Redis has freed what UNLINK handed to
+// its background thread, so that the next mode does not share the CPU with it.
+func settle(ctx context.Context, rdb *redis.Client) error {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		info, err := rdb.Info(ctx, "memory").Result()
+		if err != nil || !strings.Contains(info, "lazyfree_pending_objects:") ||
+			strings.Contains(info, "lazyfree_pending_objects:0\r") {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	return nil
 }

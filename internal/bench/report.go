@@ -64,6 +64,9 @@ type LatencyReport struct {
 	P50ms          Stat    `json:"p50_ms"`
 	P99ms          Stat    `json:"p99_ms"`
 	MaxMs          Stat    `json:"max_ms"`
+	// Of which producing: record timestamp to the producer's acknowledgement.
+	AckP50ms Stat `json:"produce_ack_p50_ms"`
+	AckP99ms Stat `json:"produce_ack_p99_ms"`
 }
 
 // Machine says where the run happened.
@@ -128,13 +131,14 @@ func newReport(ctx context.Context, cfg Config, results map[Mode][]Result, lat [
 	r.Ratios = Ratios{DOverCeiling: div(med[Shardpipe], ceiling), DOverNaive: div(med[Shardpipe], med[Naive]),
 		EOverD: div(med[Totals], med[Shardpipe]), FOverCeiling: div(med[Replay], ceiling)}
 	if len(lat) > 0 {
-		var p50, p99, mx []float64
+		var p50, p99, mx, a50, a99 []float64
 		for _, x := range lat {
 			p50, p99, mx = append(p50, x.P50ms), append(p99, x.P99ms), append(mx, x.MaxMs)
+			a50, a99 = append(a50, x.AckP50ms), append(a99, x.AckP99ms)
 		}
 		r.Latency = &LatencyReport{Rate: cfg.LatencyRate, Seconds: cfg.LatencyDuration.Seconds(),
 			CommitInterval: cfg.LatencyCommit.String(), Rounds: len(lat),
-			P50ms: statOf(p50), P99ms: statOf(p99), MaxMs: statOf(mx)}
+			P50ms: statOf(p50), P99ms: statOf(p99), MaxMs: statOf(mx), AckP50ms: statOf(a50), AckP99ms: statOf(a99)}
 		r.Raw[Latency] = lat
 	}
 	return r

@@ -27,6 +27,8 @@ func spawn(ctx context.Context, cfg Config, spec Spec) (Result, error) {
 	}
 	st := cmd.ProcessState
 	res.CPUSeconds = (st.UserTime() + st.SystemTime()).Seconds()
-	res.MaxRSSMB = maxRSSMB(st)
+	if res.MaxRSSMB == 0 {
+		res.MaxRSSMB = maxRSSMB(st)
+	}
 	return res, nil
 }

@@ -58,9 +58,13 @@ type Result struct {
 	P50ms float64 `json:"p50_ms,omitempty"`
 	P99ms float64 `json:"p99_ms,omitempty"`
 	MaxMs float64 `json:"max_ms,omitempty"`
+	// Latency mode: record timestamp to the producer's acknowledgement.
+	AckP50ms float64 `json:"ack_p50_ms,omitempty"`
+	AckP99ms float64 `json:"ack_p99_ms,omitempty"`
+	// Peak resident set (VmHWM) as the child read it, else from its rusage.
+	MaxRSSMB float64 `json:"max_rss_mb"`
 	// Filled by the parent from the child's rusage.
 	CPUSeconds float64 `json:"cpu_seconds"`
-	MaxRSSMB   float64 `json:"max_rss_mb"`
 }
 
 // RecordsPerSec is the measured throughput.

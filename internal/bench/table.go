@@ -32,6 +32,8 @@ func WriteTable(w io.Writer, r Report) error {
 			l.Rate, l.Seconds, l.CommitInterval, l.Rounds)
 		fmt.Fprintf(w, "p50 %s ms   p99 %s ms (target <= 50 %s)   max %s ms\n", stat(l.P50ms, "%.1f"),
 			stat(l.P99ms, "%.1f"), mark(l.P99ms.Median <= 50), stat(l.MaxMs, "%.1f"))
+		fmt.Fprintf(w, "of which producing (timestamp to producer ack): p50 %s ms   p99 %s ms\n",
+			stat(l.AckP50ms, "%.1f"), stat(l.AckP99ms, "%.1f"))
 	}
 	return nil
 }

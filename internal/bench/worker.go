@@ -55,6 +55,7 @@ func RunWorker(ctx context.Context, spec Spec, log *slog.Logger) (Result, error)
 	}
 	objs1, bytes1 := allocs()
 	res.Mode, res.Allocs, res.AllocBytes = spec.Mode, objs1-objs0, bytes1-bytes0
+	res.MaxRSSMB = selfPeakRSSMB()
 	if spec.MemProfile != "" {
 		f, err := os.Create(spec.MemProfile)
 		if err != nil {
