@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -71,7 +72,7 @@ func plainJSON(s string) bool {
 func claimPrefix(b []byte, r *Record) []byte {
 	b, _ = appendClaim(b, Claim{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: r.Epoch,
 		Member: r.Member, At: time.Time{}})
-	return b[:strings.Index(string(b), `,"at":`)]
+	return b[:bytes.Index(b, []byte(`,"at":`))]
 }
 
 // namesRecord reports whether the stored claim prior was written for r: the
