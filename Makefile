@@ -41,6 +41,13 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-## bench: benchmarks against real Kafka and Redis
+# BENCHARGS: flags for `shardpipe bench`, e.g. BENCHARGS='--records 100000 --rounds 1' for a quick run.
+BENCHARGS ?=
+BENCHBIN := .cache/bin/shardpipe
+
+## bench: shardpipe bench (end to end against the ceilings) and the Go benchmarks, on real Kafka and Redis
 bench:
-	scripts/with-services.sh $(GO) test $(BENCHFLAGS) ./...
+	$(GO) build -o $(BENCHBIN) ./cmd/shardpipe
+	scripts/with-services.sh bash -c '$(BENCHBIN) bench --brokers "$$KAFKA_BROKERS" --redis "$$REDIS_ADDR" \
+		--json-file .cache/bench.json $(BENCHARGS) && $(GO) test $(BENCHFLAGS) ./...'
+	@echo "bench: JSON report in .cache/bench.json"

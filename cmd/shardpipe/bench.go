@@ -24,6 +24,7 @@ const (
 	fLatencyDuration = "latency-duration"
 	fLatencyCommit   = "latency-commit-interval"
 	fProfileDir      = "profile-dir"
+	fJSONFile        = "json-file"
 )
 
 func benchCommand() *cli.Command {
@@ -53,11 +54,12 @@ Examples:
 			&cli.IntFlag{Name: fPartitions, Value: 12, Usage: "partitions of a topic the bench creates"},
 			&cli.IntFlag{Name: fRounds, Value: 3, Usage: "rounds per mode; figures are the median with min and max"},
 			&cli.IntFlag{Name: fNaiveRecords, Value: 20_000, Usage: "naive baseline: records per round at most"},
-			&cli.DurationFlag{Name: fNaiveBudget, Value: 10 * time.Second, Usage: "naive baseline: time per round at most"},
+			&cli.DurationFlag{Name: fNaiveBudget, Value: 5 * time.Second, Usage: "naive baseline: time per round at most"},
 			&cli.IntFlag{Name: fLatencyRate, Value: 20_000, Usage: "latency: offered records per second (0: skip)"},
 			&cli.DurationFlag{Name: fLatencyDuration, Value: 5 * time.Second, Usage: "latency: how long each round offers load"},
 			&cli.DurationFlag{Name: fLatencyCommit, Value: 100 * time.Millisecond, Usage: "latency: the pipeline's --commit-interval"},
 			&cli.BoolFlag{Name: fJSON, Usage: "print JSON instead of a table"},
+			&cli.StringFlag{Name: fJSONFile, Usage: "also write the JSON report to this file"},
 			&cli.StringFlag{Name: fProfileDir, Usage: "write CPU and allocation profiles of each mode's first round here"},
 		},
 		Action: benchAction,
@@ -108,11 +110,19 @@ func benchAction(ctx context.Context, c *cli.Command) error {
 	if err != nil {
 		return failure(err)
 	}
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return failure(fmt.Errorf("bench: encode the report: %w", err))
+	}
+	js = append(js, '\n')
+	if f := c.String(fJSONFile); f != "" {
+		if err := os.WriteFile(f, js, 0o644); err != nil {
+			return failure(fmt.Errorf("bench: %w", err))
+		}
+	}
 	out := c.Root().Writer
 	if c.Bool(fJSON) {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(rep)
+		_, err = out.Write(js)
 	} else {
 		err = bench.WriteTable(out, rep)
 	}

@@ -100,8 +100,9 @@ var labels = map[Mode][2]string{
 	Replay:    {"f", "shardpipe replay, all suppressed"},
 }
 
-func newReport(ctx context.Context, cfg Config, results map[Mode][]Result, lat []Result) Report {
-	r := Report{Machine: machine(ctx, cfg), Topic: cfg.Topic, Records: cfg.Records, Partitions: cfg.Partitions,
+// newReport folds the rounds into medians and ratios.
+func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
+	r := Report{Topic: cfg.Topic, Records: cfg.Records, Partitions: cfg.Partitions,
 		Raw: results}
 	med := map[Mode]float64{}
 	for _, m := range []Mode{Consume, Sink, Naive, Shardpipe, Totals, Replay} {
@@ -144,6 +145,7 @@ func newReport(ctx context.Context, cfg Config, results map[Mode][]Result, lat [
 	return r
 }
 
+// machine describes this machine and the servers.
 func machine(ctx context.Context, cfg Config) Machine {
 	m := Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), OSArch: runtime.GOOS + "/" + runtime.GOARCH,
 		Kafka: "unknown", Redis: "unknown", LoadAvg: "unknown"}

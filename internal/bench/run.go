@@ -116,7 +116,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	return newReport(ctx, cfg, results, lat), nil
+	r := newReport(cfg, results, lat)
+	r.Machine = machine(ctx, cfg)
+	return r, nil
 }
 
 // check refuses a round whose counts say it did not measure what it claims.
