@@ -13,8 +13,12 @@ import (
 	"github.com/shardpipe/shardpipe/checkpoint"
 )
 
-// fetchMaxWait bounds how long the broker holds a fetch with no new data.
-const fetchMaxWait = 100 * time.Millisecond
+// Fetch settings (see New): how long the broker holds a fetch with no new
+// data, and how much of one partition a fetch returns at most.
+const (
+	fetchMaxWait           = 100 * time.Millisecond
+	fetchMaxPartitionBytes = 256 << 10
+)
 
 // Pipeline consumes its topics in a consumer group and lands effects through
 // its sink. Create it with New, start it with Run, stop it by ending Run's
@@ -51,12 +55,16 @@ func New(opts ...Option) (*Pipeline, error) {
 	if !cfg.startEarliest {
 		start = kgo.NewOffset().AtEnd()
 	}
-	// A paused partition is resumed only after the broker answers the fetch
-	// in flight, which waits up to FetchMaxWait when the partitions it asks
-	// for have nothing new (franz-go's default 5s): the queues pause and
-	// resume partitions all the time under load, so keep the wait short.
-	// KafkaOptions may override it.
-	kopts := append([]kgo.Opt{kgo.WithLogger(kgoLogger{cfg.logger}), kgo.FetchMaxWait(fetchMaxWait)}, cfg.kgoOpts...)
+	// The queues pause and resume partitions all the time under load. A
+	// paused partition is fetched again only after the broker answers the
+	// fetch in flight, which waits up to FetchMaxWait when the partitions
+	// it asks for have nothing new (franz-go's default 5s): keep it short.
+	// Pausing drops what franz-go buffered for the partition, to be fetched
+	// again, and queued records keep their whole fetch response alive: keep
+	// a partition's share of a fetch small (franz-go's default is 1MiB).
+	// KafkaOptions may override both.
+	kopts := append([]kgo.Opt{kgo.WithLogger(kgoLogger{cfg.logger}), kgo.FetchMaxWait(fetchMaxWait),
+		kgo.FetchMaxPartitionBytes(fetchMaxPartitionBytes)}, cfg.kgoOpts...)
 	kopts = append(kopts,
 		kgo.SeedBrokers(cfg.brokers...),
 		kgo.ConsumerGroup(cfg.group),

@@ -25,6 +25,7 @@ const (
 	fLatencyCommit   = "latency-commit-interval"
 	fProfileDir      = "profile-dir"
 	fJSONFile        = "json-file"
+	fModes           = "modes"
 )
 
 func benchCommand() *cli.Command {
@@ -52,6 +53,7 @@ Examples:
 			&cli.StringFlag{Name: fTopic, Usage: "pre-filled topic to use (default shardpipe-bench-RECORDS, recreated when it holds another count)"},
 			&cli.IntFlag{Name: fRecords, Value: 1_000_000, Usage: "records in the topic, and per round of each mode"},
 			&cli.IntFlag{Name: fPartitions, Value: 12, Usage: "partitions of a topic the bench creates"},
+			&cli.StringFlag{Name: fModes, Usage: "measure only these, comma-separated: a-f or consume, sink, naive, shardpipe, totals, replay, and latency (default all)"},
 			&cli.IntFlag{Name: fRounds, Value: 3, Usage: "rounds per mode; figures are the median with min and max"},
 			&cli.IntFlag{Name: fNaiveRecords, Value: 20_000, Usage: "naive baseline: records per round at most"},
 			&cli.DurationFlag{Name: fNaiveBudget, Value: 5 * time.Second, Usage: "naive baseline: time per round at most"},
@@ -84,6 +86,11 @@ func benchAction(ctx context.Context, c *cli.Command) error {
 		cfg.Topic, cfg.Recreate = fmt.Sprintf("shardpipe-bench-%d", cfg.Records), true
 	} else if msg := topicProblem(cfg.Topic); msg != "" {
 		bad.addf("--%s %q: %s", fTopic, cfg.Topic, msg)
+	}
+	if ms, err := bench.ParseModes(c.String(fModes)); err != nil {
+		bad.addf("--%s: %v", fModes, err)
+	} else {
+		cfg.Modes = ms
 	}
 	if _, err := parseRedis(cfg.Redis, false); err != nil {
 		bad.addf("%s %q: %v", flagRef(fRedis), redactURL(cfg.Redis), err)

@@ -20,6 +20,7 @@ func TestBenchRejectsBadSettings(t *testing.T) {
 		{"topic", []string{"--topic", "bad topic"}, `--topic "bad topic"`},
 		{"latency", []string{"--latency-commit-interval", "0s"}, "latency commit interval 0s"},
 		{"arguments", []string{"extra"}, "bench takes no arguments"},
+		{"modes", []string{"--modes", "d,x"}, `--modes: mode "x": want a-f`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

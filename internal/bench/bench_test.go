@@ -136,3 +136,29 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestParseModes(t *testing.T) {
+	got, err := ParseModes("a, d,totals,latency,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Mode{Consume, Shardpipe, Totals, Latency}
+	if strings.Join(modeStrings(got), ",") != strings.Join(modeStrings(want), ",") {
+		t.Errorf("ParseModes = %v, want %v", got, want)
+	}
+	if _, err := ParseModes("d,g"); err == nil || !strings.Contains(err.Error(), `"g"`) {
+		t.Errorf("ParseModes(d,g) = %v, want an error naming g", err)
+	}
+	c := Config{Modes: []Mode{Replay}}
+	if !c.wants(Shardpipe) || !c.wants(Replay) || c.wants(Consume) || c.wants(Latency) {
+		t.Error("replay alone should bring in shardpipe and nothing else")
+	}
+}
+
+func modeStrings(ms []Mode) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, string(m))
+	}
+	return out
+}

@@ -7,55 +7,73 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Clean deletes every Redis key under prefix (SCAN and UNLINK), so that a
-// run holds at most a round's keys at a time.
-func Clean(ctx context.Context, redisSpec, prefix string) error {
+// Clean deletes the keys a round wrote under prefix: prefix+Key(i) for i
+// below n, the totals hash and the latency warm-up key (UNLINK, pipelined),
+// so that a run holds at most a round's keys at a time. It then waits until
+// Redis has freed them and, when Redis keeps an append-only file, compacts
+// it, so that every mode starts from the same server state.
+func Clean(ctx context.Context, redisSpec, prefix string, n int) error {
 	rdb, err := NewRedis(redisSpec)
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
-	iter := rdb.Scan(ctx, 0, prefix+"*", 10_000).Iterator()
-	batch := make([]string, 0, 10_000)
+	const perCmd, perPipe = 1000, 100
+	p := rdb.Pipeline()
+	keys := []string{prefix + "totals", prefix + "warm-up"}
 	flush := func() error {
-		if len(batch) == 0 {
+		if len(keys) > 0 {
+			p.Unlink(ctx, keys...)
+			keys = nil
+		}
+		if p.Len() < perPipe {
 			return nil
 		}
-		err := rdb.Unlink(ctx, batch...).Err()
-		batch = batch[:0]
+		_, err := p.Exec(ctx)
 		return err
 	}
-	for iter.Next(ctx) {
-		batch = append(batch, iter.Val())
-		if len(batch) == cap(batch) {
+	for i := range n {
+		keys = append(keys, prefix+Key(i))
+		if len(keys) == perCmd {
 			if err := flush(); err != nil {
 				return fmt.Errorf("bench: unlink %s*: %w", prefix, err)
 			}
 		}
 	}
-	if err := iter.Err(); err != nil {
-		return fmt.Errorf("bench: scan %s*: %w", prefix, err)
-	}
 	if err := flush(); err != nil {
+		return fmt.Errorf("bench: unlink %s*: %w", prefix, err)
+	}
+	if _, err := p.Exec(ctx); err != nil {
 		return fmt.Errorf("bench: unlink %s*: %w", prefix, err)
 	}
 	return settle(ctx, rdb)
 }
 
-// settle waits (up to a minute) until Redis has freed what UNLINK handed to
-// its background thread, so that the next mode does not share the CPU with it.
+// settle waits (up to two minutes) until Redis has freed what UNLINK handed
+// to its background thread, then rewrites the append-only file if there is
+// one and waits for the rewrite.
 func settle(ctx context.Context, rdb *redis.Client) error {
-	deadline := time.Now().Add(time.Minute)
+	rewrote := false
+	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		info, err := rdb.Info(ctx, "memory").Result()
-		if err != nil || !strings.Contains(info, "lazyfree_pending_objects:") ||
-			strings.Contains(info, "lazyfree_pending_objects:0\r") {
-			return nil
+		mem, err := rdb.Info(ctx, "memory", "persistence").Result()
+		if err != nil {
+			return nil // an ACL without INFO: nothing to wait for
+		}
+		busy := infoField(mem, "lazyfree_pending_objects") != "0" && infoField(mem, "lazyfree_pending_objects") != "" ||
+			infoField(mem, "aof_rewrite_in_progress") == "1" || infoField(mem, "aof_rewrite_scheduled") == "1"
+		if !busy {
+			if rewrote || infoField(mem, "aof_enabled") != "1" {
+				return nil
+			}
+			if err := rdb.BgRewriteAOF(ctx).Err(); err != nil {
+				return nil // refused (ACL, a rewrite already running): carry on
+			}
+			rewrote = true
 		}
 		select {
 		case <-ctx.Done():
@@ -64,6 +82,16 @@ func settle(ctx context.Context, rdb *redis.Client) error {
 		}
 	}
 	return nil
+}
+
+// infoField returns the value of name in an INFO reply, "" when absent.
+func infoField(info, name string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // DeleteTopic deletes topic.

@@ -107,6 +107,9 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 	med := map[Mode]float64{}
 	for _, m := range []Mode{Consume, Sink, Naive, Shardpipe, Totals, Replay} {
 		rs := results[m]
+		if len(rs) == 0 {
+			continue
+		}
 		var rps, cpu, rss, al, by, n []float64
 		for _, x := range rs {
 			rps = append(rps, x.RecordsPerSec())
@@ -162,11 +165,7 @@ func machine(ctx context.Context, cfg Config) Machine {
 	}
 	if rdb, err := NewRedis(cfg.Redis); err == nil {
 		if info, err := rdb.Info(ctx, "server").Result(); err == nil {
-			for _, line := range strings.Split(info, "\n") {
-				if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-					m.Redis = v
-				}
-			}
+			m.Redis = infoField(info, "redis_version")
 		}
 		rdb.Close()
 	}

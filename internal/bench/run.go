@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -27,6 +28,9 @@ type Config struct {
 	LatencyRate     int
 	LatencyDuration time.Duration
 	LatencyCommit   time.Duration
+	// Modes to measure, in any order; empty means all. Replay needs
+	// Shardpipe (its rounds claim the keys) and brings it in.
+	Modes []Mode
 	// ProfileDir, when set, receives CPU and allocation profiles of each
 	// mode's first round.
 	ProfileDir string
@@ -79,6 +83,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		tag := fmt.Sprintf("%s-%d", run, round)
 		var claimed string // the shardpipe round's prefix, for the replay
 		for _, m := range []Mode{Consume, Sink, Naive, Shardpipe, Replay, Totals} {
+			if !cfg.wants(m) {
+				continue
+			}
 			spec := base
 			spec.Mode, spec.Group = m, "shardpipe-bench-"+tag+"-"+string(m)
 			spec.Prefix = "shardpipe-bench:" + tag + ":" + string(m) + ":"
@@ -106,19 +113,63 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				"records_per_sec", int64(res.RecordsPerSec()), "cpu_seconds", res.CPUSeconds, "max_rss_mb", res.MaxRSSMB)
 			results[m] = append(results[m], res)
 			if m != Shardpipe { // the replay reads it next
-				if err := Clean(ctx, cfg.Redis, spec.Prefix); err != nil {
+				if err := Clean(ctx, cfg.Redis, spec.Prefix, cfg.Records); err != nil {
 					return Report{}, err
 				}
 			}
 		}
 	}
-	lat, err := runLatencyRounds(ctx, cfg, run)
+	var lat []Result
+	var err error
+	if cfg.wants(Latency) {
+		lat, err = runLatencyRounds(ctx, cfg, run)
+	}
 	if err != nil {
 		return Report{}, err
 	}
 	r := newReport(cfg, results, lat)
 	r.Machine = machine(ctx, cfg)
 	return r, nil
+}
+
+// wants reports whether m is to be measured.
+func (c Config) wants(m Mode) bool {
+	if len(c.Modes) == 0 {
+		return true
+	}
+	for _, x := range c.Modes {
+		if x == m || (m == Shardpipe && x == Replay) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseModes reads a comma-separated list of mode names or the issue's
+// letters: a consume, b sink, c naive, d shardpipe, e totals, f replay,
+// and latency.
+func ParseModes(s string) ([]Mode, error) {
+	var out []Mode
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		m, ok := Mode(f), false
+		for mode, l := range labels {
+			if f == l[0] || m == mode {
+				m, ok = mode, true
+			}
+		}
+		if m == Latency {
+			ok = true
+		}
+		if !ok {
+			return nil, fmt.Errorf("mode %q: want a-f, consume, sink, naive, shardpipe, totals, replay or latency", f)
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // check refuses a round whose counts say it did not measure what it claims.
@@ -162,7 +213,7 @@ func runLatencyRounds(ctx context.Context, cfg Config, run string) ([]Result, er
 		if derr != nil {
 			cfg.Log.Warn("bench: could not delete the latency topic", "topic", topic, "err", derr)
 		}
-		if err := Clean(ctx, cfg.Redis, spec.Prefix); err != nil {
+		if err := Clean(ctx, cfg.Redis, spec.Prefix, int(res.Records)); err != nil {
 			return nil, err
 		}
 		cfg.Log.Info("bench: measured", "mode", Latency, "round", round+1, "records", res.Records,
