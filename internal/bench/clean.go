@@ -13,15 +13,22 @@ import (
 
 // Clean deletes the keys a round wrote under prefix: prefix+Key(i) for i
 // below n, the totals hash and the latency warm-up key (UNLINK, pipelined),
-// so that a run holds at most a round's keys at a time. It then waits until
-// Redis has freed them and, when Redis keeps an append-only file, compacts
-// it, so that every mode starts from the same server state.
+// or, with n < 0, whatever SCAN finds under prefix; so that a run holds at
+// most a round's keys at a time. It then waits until Redis has freed them
+// and, when Redis keeps an append-only file, compacts it, so that every
+// mode starts from the same server state.
 func Clean(ctx context.Context, redisSpec, prefix string, n int) error {
 	rdb, err := NewRedis(redisSpec)
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
+	if n < 0 {
+		if err := scanUnlink(ctx, rdb, prefix); err != nil {
+			return err
+		}
+		return settle(ctx, rdb)
+	}
 	const perCmd, perPipe = 1000, 100
 	p := rdb.Pipeline()
 	keys := []string{prefix + "totals", prefix + "warm-up"}
@@ -51,6 +58,30 @@ func Clean(ctx context.Context, redisSpec, prefix string, n int) error {
 		return fmt.Errorf("bench: unlink %s*: %w", prefix, err)
 	}
 	return settle(ctx, rdb)
+}
+
+// scanUnlink deletes every key under prefix, found by SCAN.
+func scanUnlink(ctx context.Context, rdb *redis.Client, prefix string) error {
+	iter := rdb.Scan(ctx, 0, prefix+"*", 10_000).Iterator()
+	var batch []string
+	for iter.Next(ctx) {
+		batch = append(batch, iter.Val())
+		if len(batch) == 1000 {
+			if err := rdb.Unlink(ctx, batch...).Err(); err != nil {
+				return fmt.Errorf("bench: unlink %s*: %w", prefix, err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return fmt.Errorf("bench: scan %s*: %w", prefix, err)
+	}
+	if len(batch) > 0 {
+		if err := rdb.Unlink(ctx, batch...).Err(); err != nil {
+			return fmt.Errorf("bench: unlink %s*: %w", prefix, err)
+		}
+	}
+	return nil
 }
 
 // settle waits (up to two minutes) until Redis has freed what UNLINK handed

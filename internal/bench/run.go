@@ -112,10 +112,21 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			log.Info("bench: measured", "mode", m, "round", round+1, "records", res.Records,
 				"records_per_sec", int64(res.RecordsPerSec()), "cpu_seconds", res.CPUSeconds, "max_rss_mb", res.MaxRSSMB)
 			results[m] = append(results[m], res)
-			if m != Shardpipe { // the replay reads it next
-				if err := Clean(ctx, cfg.Redis, spec.Prefix, cfg.Records); err != nil {
-					return Report{}, err
+			// Consume writes nothing; the naive consumer's keys are some
+			// records of each partition, found by SCAN; the shardpipe
+			// round's keys stay for the replay, which cleans them.
+			switch m {
+			case Naive:
+				err = Clean(ctx, cfg.Redis, spec.Prefix, -1)
+			case Sink, Replay, Totals:
+				err = Clean(ctx, cfg.Redis, spec.Prefix, cfg.Records)
+			case Shardpipe:
+				if !cfg.wants(Replay) {
+					err = Clean(ctx, cfg.Redis, spec.Prefix, cfg.Records)
 				}
+			}
+			if err != nil {
+				return Report{}, err
 			}
 		}
 	}
