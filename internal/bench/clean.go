@@ -14,9 +14,7 @@ import (
 // Clean deletes the keys a round wrote under prefix: prefix+Key(i) for i
 // below n, the totals hash and the latency warm-up key (UNLINK, pipelined),
 // or, with n < 0, whatever SCAN finds under prefix; so that a run holds at
-// most a round's keys at a time. It then waits until Redis has freed them
-// and, when Redis keeps an append-only file, compacts it, so that every
-// mode starts from the same server state.
+// most a round's keys at a time. It then waits until Redis has freed them.
 func Clean(ctx context.Context, redisSpec, prefix string, n int) error {
 	rdb, err := NewRedis(redisSpec)
 	if err != nil {
@@ -84,27 +82,15 @@ func scanUnlink(ctx context.Context, rdb *redis.Client, prefix string) error {
 	return nil
 }
 
-// settle waits (up to two minutes) until Redis has freed what UNLINK handed
-// to its background thread, then rewrites the append-only file if there is
-// one and waits for the rewrite.
+// settle waits (up to a minute) until Redis has freed what UNLINK handed to
+// its background thread, so that the next mode does not share the CPU with
+// it.
 func settle(ctx context.Context, rdb *redis.Client) error {
-	rewrote := false
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		mem, err := rdb.Info(ctx, "memory", "persistence").Result()
-		if err != nil {
-			return nil // an ACL without INFO: nothing to wait for
-		}
-		busy := infoField(mem, "lazyfree_pending_objects") != "0" && infoField(mem, "lazyfree_pending_objects") != "" ||
-			infoField(mem, "aof_rewrite_in_progress") == "1" || infoField(mem, "aof_rewrite_scheduled") == "1"
-		if !busy {
-			if rewrote || infoField(mem, "aof_enabled") != "1" {
-				return nil
-			}
-			if err := rdb.BgRewriteAOF(ctx).Err(); err != nil {
-				return nil // refused (ACL, a rewrite already running): carry on
-			}
-			rewrote = true
+		mem, err := rdb.Info(ctx, "memory").Result()
+		if v := infoField(mem, "lazyfree_pending_objects"); err != nil || v == "" || v == "0" {
+			return nil // done, or an ACL without INFO: nothing to wait for
 		}
 		select {
 		case <-ctx.Done():
