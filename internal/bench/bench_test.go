@@ -91,7 +91,7 @@ func TestReportRatios(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"(d) shardpipe, record mode, defaults", "d / min(a, b)               0.80   >= 0.8  met",
-		"d / c                       80.0   >= 10   met"} {
+		"d / c                      80.00   >= 10   met"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, b.String())
 		}

@@ -23,10 +23,10 @@ func WriteTable(w io.Writer, r Report) error {
 	}
 	fmt.Fprintln(w, "\nmedian [min-max] of the rounds; records/s from the first record in to the last effect landed")
 	fmt.Fprintf(w, "\nratios (of medians)        value   target\n")
-	fmt.Fprintf(w, "d / min(a, b)             %6.2f   >= 0.8  %s\n", r.Ratios.DOverCeiling, mark(r.Ratios.DOverCeiling >= 0.8))
-	fmt.Fprintf(w, "d / c                     %6.1f   >= 10   %s\n", r.Ratios.DOverNaive, mark(r.Ratios.DOverNaive >= 10))
-	fmt.Fprintf(w, "e / d                     %6.2f\n", r.Ratios.EOverD)
-	fmt.Fprintf(w, "f / min(a, b)             %6.2f   >= 0.8  %s\n", r.Ratios.FOverCeiling, mark(r.Ratios.FOverCeiling >= 0.8))
+	ratio(w, "d / min(a, b)", r.Ratios.DOverCeiling, 0.8)
+	ratio(w, "d / c", r.Ratios.DOverNaive, 10)
+	ratio(w, "e / d", r.Ratios.EOverD, 0)
+	ratio(w, "f / min(a, b)", r.Ratios.FOverCeiling, 0.8)
 	if l := r.Latency; l != nil {
 		fmt.Fprintf(w, "\nlatency, record timestamp to effect landed, %d records/s offered for %.0fs, commit interval %s, %d rounds:\n",
 			l.Rate, l.Seconds, l.CommitInterval, l.Rounds)
@@ -36,6 +36,19 @@ func WriteTable(w io.Writer, r Report) error {
 			stat(l.AckP50ms, "%.1f"), stat(l.AckP99ms, "%.1f"))
 	}
 	return nil
+}
+
+// ratio prints one ratio line against its target (0: none); a ratio whose
+// modes were not measured is n/a.
+func ratio(w io.Writer, name string, v, target float64) {
+	switch {
+	case v == 0:
+		fmt.Fprintf(w, "%-24s     n/a   (modes not measured)\n", name)
+	case target == 0:
+		fmt.Fprintf(w, "%-24s  %6.2f\n", name, v)
+	default:
+		fmt.Fprintf(w, "%-24s  %6.2f   >= %-4g %s\n", name, v, target, mark(v >= target))
+	}
 }
 
 func stat(s Stat, f string) string {
