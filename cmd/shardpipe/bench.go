@@ -54,6 +54,7 @@ Examples:
 			&cli.IntFlag{Name: fRecords, Value: 1_000_000, Usage: "records in the topic, and per round of each mode"},
 			&cli.IntFlag{Name: fPartitions, Value: 12, Usage: "partitions of a topic the bench creates"},
 			&cli.StringFlag{Name: fModes, Usage: "measure only these, comma-separated: a-f or consume, sink, naive, shardpipe, totals, replay, and latency (default all)"},
+			&cli.IntFlag{Name: fCommitEvery, Usage: "modes d, e, f: commit every N records instead of the pipeline's default (a what-if; 0: the default)"},
 			&cli.IntFlag{Name: fRounds, Value: 3, Usage: "rounds per mode; figures are the median with min and max"},
 			&cli.IntFlag{Name: fNaiveRecords, Value: 20_000, Usage: "naive baseline: records per round at most"},
 			&cli.DurationFlag{Name: fNaiveBudget, Value: 5 * time.Second, Usage: "naive baseline: time per round at most"},
@@ -78,7 +79,7 @@ func benchAction(ctx context.Context, c *cli.Command) error {
 		Topic: c.String(fTopic), Records: int(c.Int(fRecords)), Partitions: int32(c.Int(fPartitions)),
 		Rounds: int(c.Int(fRounds)), NaiveRecords: int(c.Int(fNaiveRecords)), NaiveBudget: c.Duration(fNaiveBudget),
 		LatencyRate: int(c.Int(fLatencyRate)), LatencyDuration: c.Duration(fLatencyDuration),
-		LatencyCommit: c.Duration(fLatencyCommit), ProfileDir: c.String(fProfileDir),
+		LatencyCommit: c.Duration(fLatencyCommit), ProfileDir: c.String(fProfileDir), CommitEvery: int(c.Int(fCommitEvery)),
 		Args: []string{"bench-worker", "--spec"}, Stderr: c.Root().ErrWriter,
 		Log: newLogger(c.Root().ErrWriter, "text", 0),
 	}

@@ -81,14 +81,17 @@ type Machine struct {
 
 // Report is a whole run.
 type Report struct {
-	Machine    Machine           `json:"machine"`
-	Topic      string            `json:"topic"`
-	Records    int               `json:"records"`
-	Partitions int32             `json:"partitions"`
-	Modes      []ModeReport      `json:"modes"`
-	Ratios     Ratios            `json:"ratios"`
-	Latency    *LatencyReport    `json:"latency,omitempty"`
-	Raw        map[Mode][]Result `json:"raw"`
+	Machine    Machine `json:"machine"`
+	Topic      string  `json:"topic"`
+	Records    int     `json:"records"`
+	Partitions int32   `json:"partitions"`
+	// CommitEvery is set when d, e and f ran with another commit count
+	// than the pipeline's default.
+	CommitEvery int               `json:"commit_every,omitempty"`
+	Modes       []ModeReport      `json:"modes"`
+	Ratios      Ratios            `json:"ratios"`
+	Latency     *LatencyReport    `json:"latency,omitempty"`
+	Raw         map[Mode][]Result `json:"raw"`
 }
 
 var labels = map[Mode][2]string{
@@ -102,7 +105,7 @@ var labels = map[Mode][2]string{
 
 // newReport folds the rounds into medians and ratios.
 func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
-	r := Report{Topic: cfg.Topic, Records: cfg.Records, Partitions: cfg.Partitions,
+	r := Report{Topic: cfg.Topic, CommitEvery: cfg.CommitEvery, Records: cfg.Records, Partitions: cfg.Partitions,
 		Raw: results}
 	med := map[Mode]float64{}
 	for _, m := range []Mode{Consume, Sink, Naive, Shardpipe, Totals, Replay} {

@@ -28,6 +28,9 @@ type Config struct {
 	LatencyRate     int
 	LatencyDuration time.Duration
 	LatencyCommit   time.Duration
+	// CommitEvery, when positive, replaces the pipeline's default commit
+	// count in modes d, e and f (the report is then not of the defaults).
+	CommitEvery int
 	// Modes to measure, in any order; empty means all. Replay needs
 	// Shardpipe (its rounds claim the keys) and brings it in.
 	Modes []Mode
@@ -78,7 +81,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	results := map[Mode][]Result{}
-	base := Spec{Brokers: cfg.Brokers, Redis: cfg.Redis, Topic: cfg.Topic, Records: cfg.Records, TTL: ttl}
+	base := Spec{Brokers: cfg.Brokers, Redis: cfg.Redis, Topic: cfg.Topic, Records: cfg.Records, TTL: ttl,
+		CommitEvery: cfg.CommitEvery}
 	for round := range cfg.Rounds {
 		tag := fmt.Sprintf("%s-%d", run, round)
 		var claimed string // the shardpipe round's prefix, for the replay

@@ -29,8 +29,12 @@ func runPipeline(ctx context.Context, spec Spec, log *slog.Logger) (Result, erro
 		return Result{}, err
 	}
 	t := newTimed(l, int64(spec.Records), false)
-	p, err := pipeline.New(pipeline.Brokers(spec.Brokers...), pipeline.Topics(spec.Topic),
-		pipeline.Group(spec.Group), pipeline.Sink(t), pipeline.Logger(log), pipeline.Observe(t.observe))
+	popts := []pipeline.Option{pipeline.Brokers(spec.Brokers...), pipeline.Topics(spec.Topic),
+		pipeline.Group(spec.Group), pipeline.Sink(t), pipeline.Logger(log), pipeline.Observe(t.observe)}
+	if spec.CommitEvery > 0 {
+		popts = append(popts, pipeline.CommitEvery(spec.CommitEvery))
+	}
+	p, err := pipeline.New(popts...)
 	if err != nil {
 		return Result{}, err
 	}

@@ -32,6 +32,9 @@ type Spec struct {
 	Group   string        `json:"group"`
 	Prefix  string        `json:"prefix"` // ledger or ceiling key prefix
 	TTL     time.Duration `json:"ttl"`
+	// CommitEvery, when positive, overrides the pipeline's default commit
+	// count (modes d, e and f), to see what the default costs.
+	CommitEvery int `json:"commit_every,omitempty"`
 	// Naive: stop after this long even if Records are not done.
 	Budget time.Duration `json:"budget,omitempty"`
 	// Latency: offered load, how long, and the commit interval.

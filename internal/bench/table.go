@@ -12,6 +12,9 @@ func WriteTable(w io.Writer, r Report) error {
 	fmt.Fprintf(w, "shardpipe bench: %d records of %d bytes in %d partitions (topic %s)\n", r.Records, valueSize, r.Partitions, r.Topic)
 	fmt.Fprintf(w, "machine: %d cores, %s %s, %s, redis %s, load %s\n\n", r.Machine.Cores, r.Machine.GoVersion,
 		r.Machine.OSArch, r.Machine.Kafka, r.Machine.Redis, r.Machine.LoadAvg)
+	if r.CommitEvery > 0 {
+		fmt.Fprintf(w, "NOT the defaults: modes d, e and f commit every %d records\n\n", r.CommitEvery)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "mode\trecords\trecords/s\tCPU s per 1M\tpeak RSS MB\tallocs/record\t")
 	for _, m := range r.Modes {
