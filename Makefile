@@ -12,7 +12,7 @@ TESTFLAGS ?= -race -count=1 -v
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHFLAGS ?= -run '^$$' -bench . -benchmem
 
-.PHONY: test vet test-integration services-start services-stop services-status lint bench
+.PHONY: test vet test-integration services-start services-stop services-status lint bench bench-run
 
 ## test: start Kafka and Redis (reusing running ones), go vet, go test with integration required, stop what was started
 test:
@@ -48,6 +48,10 @@ BENCHBIN := .cache/bin/shardpipe
 ## bench: shardpipe bench (end to end against the ceilings) and the Go benchmarks, on real Kafka and Redis
 bench:
 	$(GO) build -o $(BENCHBIN) ./cmd/shardpipe
-	scripts/with-services.sh bash -c '$(BENCHBIN) bench --brokers "$$KAFKA_BROKERS" --redis "$$REDIS_ADDR" \
-		--json-file .cache/bench.json $(BENCHARGS) && $(GO) test $(BENCHFLAGS) ./...'
+	scripts/with-services.sh $(MAKE) --no-print-directory bench-run
 	@echo "bench: JSON report in .cache/bench.json"
+
+# bench-run expects KAFKA_BROKERS and REDIS_ADDR in the environment (see `make bench`).
+bench-run:
+	$(BENCHBIN) bench --brokers "$$KAFKA_BROKERS" --redis "$$REDIS_ADDR" --json-file .cache/bench.json $(BENCHARGS)
+	$(GO) test $(BENCHFLAGS) ./...

@@ -129,6 +129,9 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 		r.Modes = append(r.Modes, mr)
 	}
 	ceiling := min(med[Consume], med[Sink])
+	if med[Consume] == 0 || med[Sink] == 0 { // one of them not measured
+		ceiling = max(med[Consume], med[Sink])
+	}
 	div := func(a, b float64) float64 {
 		if b == 0 {
 			return 0
