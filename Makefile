@@ -19,7 +19,7 @@ TEST_FUZZTIME ?= 3s
 FUZZ_TARGETS := ./sink:FuzzKeySource ./sink:FuzzKeySourceRoundTrip ./sink:FuzzTotalsArgs \
 	./cmd/shardpipe:FuzzRunConfig ./cmd/shardpipe:FuzzParseRedis
 
-.PHONY: test vet test-integration fuzz services-start services-stop services-status lint bench chaos
+.PHONY: test vet test-integration fuzz services-start services-stop services-status lint bench bench-run chaos
 
 ## test: start Kafka and Redis (reusing running ones), go vet, go test with integration required, stop what was started; then each fuzz target briefly
 test:
@@ -69,6 +69,17 @@ CHAOSFLAGS ?=
 chaos:
 	$(GO) run ./internal/cmd/chaos $(CHAOSFLAGS)
 
-## bench: benchmarks against real Kafka and Redis
+# BENCHARGS: flags for `shardpipe bench`, e.g. BENCHARGS='--records 100000 --rounds 1' for a quick run.
+BENCHARGS ?=
+BENCHBIN := .cache/bin/shardpipe
+
+## bench: shardpipe bench (end to end against the ceilings) and the Go benchmarks, on real Kafka and Redis
 bench:
-	scripts/with-services.sh $(GO) test $(BENCHFLAGS) ./...
+	$(GO) build -o $(BENCHBIN) ./cmd/shardpipe
+	scripts/with-services.sh $(MAKE) --no-print-directory bench-run
+	@echo "bench: JSON report in .cache/bench.json"
+
+# bench-run expects KAFKA_BROKERS and REDIS_ADDR in the environment (see `make bench`).
+bench-run:
+	$(BENCHBIN) bench --brokers "$$KAFKA_BROKERS" --redis "$$REDIS_ADDR" --json-file .cache/bench.json $(BENCHARGS)
+	$(GO) test $(BENCHFLAGS) ./...

@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Kafka is a Store over a consumer group's committed offsets, through a
@@ -27,11 +26,15 @@ import (
 // STALE_MEMBER_EPOCH, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID) also wrap
 // ErrStaleEpoch, with the broker's error beside it.
 //
-// Each Commit is one synchronous OffsetCommit round trip
-// (Client.CommitOffsetsSync). Release waits for a commit in flight on that
-// partition, so once Release returns no commit of the old term can land.
+// Each Commit waits for a synchronous OffsetCommit (Client.CommitOffsetsSync).
+// Commits of different partitions that overlap in time share one request
+// (group commit): franz-go sends one synchronous commit at a time, and one
+// round trip per partition would queue every worker behind all the others.
+// Release waits for a commit in flight on that partition, so once Release
+// returns no commit of the old term can land.
 type Kafka struct {
-	cl *kgo.Client
+	cl    *kgo.Client
+	batch commitBatcher
 
 	mu    sync.Mutex
 	terms map[Partition]*term
@@ -46,7 +49,7 @@ type term struct {
 // NewKafka returns a store that commits through cl, which must consume in a
 // group with autocommit disabled.
 func NewKafka(cl *kgo.Client) *Kafka {
-	return &Kafka{cl: cl, terms: make(map[Partition]*term)}
+	return &Kafka{cl: cl, batch: commitBatcher{cl: cl}, terms: make(map[Partition]*term)}
 }
 
 // Assign opens p's term at epoch. Commits with an older epoch are refused from
@@ -132,25 +135,10 @@ func (k *Kafka) Commit(ctx context.Context, p Partition, epoch, offset int64) er
 	return nil
 }
 
-// send issues one synchronous OffsetCommit for p and maps its errors.
+// send commits offset for p (in a request it may share with other
+// partitions) and maps its errors.
 func (k *Kafka) send(ctx context.Context, p Partition, offset int64) error {
-	var rerr error
-	k.cl.CommitOffsetsSync(ctx,
-		map[string]map[int32]kgo.EpochOffset{p.Topic: {p.Partition: {Epoch: -1, Offset: offset}}},
-		func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
-			if err != nil {
-				rerr = err
-				return
-			}
-			for _, rt := range resp.Topics {
-				for _, rp := range rt.Partitions {
-					if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-						rerr = err
-						return
-					}
-				}
-			}
-		})
+	rerr := k.batch.commit(ctx, p, offset)
 	if rerr == nil {
 		return nil
 	}

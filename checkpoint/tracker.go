@@ -23,7 +23,8 @@ type Tracker struct {
 	partition Partition
 	point     int64   // commit point: every started record below it has landed
 	committed int64   // last commit point handed to Committed
-	flight    []entry // started records not yet folded into point, by offset
+	flight    []entry // flight[head:]: started records not yet folded into point, by offset
+	head      int     // records at the front of flight already folded
 	landed    int     // records landed since the last Committed
 }
 
@@ -42,7 +43,7 @@ func NewTracker(p Partition, start int64) *Tracker {
 // be at or past the commit point and greater than every offset started before.
 func (t *Tracker) Start(offset int64) error {
 	last := t.point - 1
-	if n := len(t.flight); n > 0 {
+	if n := len(t.flight); n > t.head {
 		last = t.flight[n-1].offset
 	}
 	if offset <= last {
@@ -56,24 +57,36 @@ func (t *Tracker) Start(offset int64) error {
 // suppressed by the ledger: either way it is known). It folds every landed
 // record at the front into the commit point.
 func (t *Tracker) Land(offset int64) error {
-	i := sort.Search(len(t.flight), func(i int) bool { return t.flight[i].offset >= offset })
-	if i == len(t.flight) || t.flight[i].offset != offset {
+	fl := t.flight[t.head:]
+	i := 0
+	if len(fl) == 0 || fl[0].offset != offset { // landing in order needs no search
+		i = sort.Search(len(fl), func(i int) bool { return fl[i].offset >= offset })
+	}
+	if i == len(fl) || fl[i].offset != offset {
 		return fmt.Errorf("tracker %s: land offset %d was not started", t.partition, offset)
 	}
-	if t.flight[i].landed {
+	if fl[i].landed {
 		return fmt.Errorf("tracker %s: offset %d landed twice", t.partition, offset)
 	}
-	t.flight[i].landed = true
+	fl[i].landed = true
 	t.landed++
 	n := 0
-	for n < len(t.flight) && t.flight[n].landed {
+	for n < len(fl) && fl[n].landed {
 		n++
 	}
-	if n > 0 {
-		t.point = t.flight[n-1].offset + 1
-		// Shift rather than reslice so the backing array does not grow
-		// without bound on a long-running partition.
-		t.flight = t.flight[:copy(t.flight, t.flight[n:])]
+	if n == 0 {
+		return nil
+	}
+	t.point = fl[n-1].offset + 1
+	t.head += n
+	// Folded records are dropped by moving a head, and the array is
+	// compacted once they are at least half of it, so that landing costs
+	// amortised O(1) and the array does not grow on a long-running partition.
+	switch {
+	case t.head == len(t.flight):
+		t.flight, t.head = t.flight[:0], 0
+	case t.head >= len(t.flight)/2:
+		t.flight, t.head = t.flight[:copy(t.flight, t.flight[t.head:])], 0
 	}
 	return nil
 }
@@ -90,7 +103,7 @@ func (t *Tracker) LandedSinceCommit() int { return t.landed }
 
 // InFlight counts started records whose effects have not been folded into the
 // commit point.
-func (t *Tracker) InFlight() int { return len(t.flight) }
+func (t *Tracker) InFlight() int { return len(t.flight) - t.head }
 
 // Committed records that offset was committed. It resets LandedSinceCommit.
 func (t *Tracker) Committed(offset int64) {

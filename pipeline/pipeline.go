@@ -6,10 +6,18 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+)
+
+// Fetch settings (see New): how long the broker holds a fetch with no new
+// data, and how much of one partition a fetch returns at most.
+const (
+	fetchMaxWait           = 100 * time.Millisecond
+	fetchMaxPartitionBytes = 256 << 10
 )
 
 // Pipeline consumes its topics in a consumer group and lands effects through
@@ -41,7 +49,16 @@ func New(opts ...Option) (*Pipeline, error) {
 	if !cfg.startEarliest {
 		start = kgo.NewOffset().AtEnd()
 	}
-	kopts := append([]kgo.Opt{kgo.WithLogger(kgoLogger{cfg.logger})}, cfg.kgoOpts...)
+	// The queues pause and resume partitions all the time under load. A
+	// paused partition is fetched again only after the broker answers the
+	// fetch in flight, which waits up to FetchMaxWait when the partitions
+	// it asks for have nothing new (franz-go's default 5s): keep it short.
+	// Pausing drops what franz-go buffered for the partition, to be fetched
+	// again, and queued records keep their whole fetch response alive: keep
+	// a partition's share of a fetch small (franz-go's default is 1MiB).
+	// KafkaOptions may override both.
+	kopts := append([]kgo.Opt{kgo.WithLogger(kgoLogger{cfg.logger}), kgo.FetchMaxWait(fetchMaxWait),
+		kgo.FetchMaxPartitionBytes(fetchMaxPartitionBytes)}, cfg.kgoOpts...)
 	kopts = append(kopts,
 		kgo.SeedBrokers(cfg.brokers...),
 		kgo.ConsumerGroup(cfg.group),

@@ -50,7 +50,11 @@ func (q *queue) take(n int) []*kgo.Record {
 		n = len(q.recs)
 	}
 	rs := append([]*kgo.Record(nil), q.recs[:n]...)
-	q.recs = q.recs[:copy(q.recs, q.recs[n:])]
+	left := copy(q.recs, q.recs[n:])
+	// Drop the pointers left behind the new end: a stale one would keep its
+	// record, the record slice it sits in and its fetch response alive.
+	clear(q.recs[left:])
+	q.recs = q.recs[:left]
 	if q.paused && len(q.recs) < q.bound/2 {
 		q.paused = false
 		q.resume()

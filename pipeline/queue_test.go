@@ -77,3 +77,22 @@ func TestConfigErrors(t *testing.T) {
 		t.Error("ParseProtocol accepted eager")
 	}
 }
+
+// TestQueueTakeDropsTakenRecords: once taken, a record is no longer
+// referenced by the queue's backing array, where it would keep its fetch
+// response alive (memory grew with the topic before this).
+func TestQueueTakeDropsTakenRecords(t *testing.T) {
+	q := newQueue(100, func() {}, func() {})
+	q.push(recs(0, 8))
+	q.take(5)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.recs) != 3 || q.recs[0].Offset != 5 {
+		t.Fatalf("queue holds %d records from %v, want 3 from offset 5", len(q.recs), q.recs)
+	}
+	for i, r := range q.recs[len(q.recs):cap(q.recs)] {
+		if r != nil {
+			t.Errorf("slot %d behind the end still points at offset %d", len(q.recs)+i, r.Offset)
+		}
+	}
+}

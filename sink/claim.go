@@ -41,9 +41,9 @@ func claimFor(r *Record, state string, at time.Time) Claim {
 // Encode returns the stored form of c (JSON, about 120 bytes). It panics
 // only if At is outside the years 0-9999, which the sink never writes.
 func (c Claim) Encode() string {
-	b, err := json.Marshal(c)
-	if err != nil { // only a year outside [0,9999] can fail
-		panic(fmt.Sprintf("sink: encode claim: %v", err))
+	b, ok := appendClaim(make([]byte, 0, 192), c)
+	if !ok {
+		panic(fmt.Sprintf("sink: encode claim: year %d outside 0-9999", c.At.Year()))
 	}
 	return string(b)
 }

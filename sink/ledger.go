@@ -71,8 +71,10 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 	results := make([]Result, len(batch))
 	now := time.Now()
 	var todo []*write
+	writes := make([]write, len(batch))       // one allocation for the batch's writes
 	first := make(map[string]int, len(batch)) // business key -> index of the write
 	dups := map[int]int{}                     // record index -> index in todo
+	var buf []byte                            // claims are encoded here, then copied to a string
 	for i := range batch {
 		r := &batch[i]
 		key, err := l.cfg.keys.Extract(r)
@@ -81,7 +83,8 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 			continue
 		}
 		results[i].Key = key
-		w := &write{idx: i, key: l.cfg.prefix + key}
+		w := &writes[i]
+		w.idx, w.key = i, l.cfg.prefix+key
 		if l.script != nil {
 			if err := l.effectArgs(r, key, w); err != nil {
 				results[i].Err = err
@@ -92,7 +95,8 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 			dups[i] = j
 			continue
 		}
-		w.claim = claimFor(r, ClaimApplied, now).Encode()
+		buf, _ = appendClaim(buf[:0], claimFor(r, ClaimApplied, now)) // now is in range
+		w.claim = string(buf)
 		first[key] = len(todo)
 		todo = append(todo, w)
 	}

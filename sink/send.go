@@ -74,13 +74,14 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 		return err
 	}
 	var batchErr error
+	var scratch []byte
 	for i, w := range pending {
 		prior, claimed, cerr := answer(cmds[i])
 		switch {
 		case cerr == nil:
 			w.done = true
 			w.outcome = Suppressed
-			if claimed || ownClaim(prior, &batch[w.idx]) {
+			if claimed || namesRecord(prior, &batch[w.idx], &scratch) {
 				w.outcome = Applied
 			}
 		case final(cerr): // e.g. WRONGTYPE: nothing was written for this record
@@ -126,12 +127,6 @@ func answer(c redis.Cmder) (prior string, claimed bool, err error) {
 		return "", true, nil
 	}
 	return "", false, fmt.Errorf("unexpected reply %T", c)
-}
-
-// ownClaim reports whether prior was written for r itself.
-func ownClaim(prior string, r *Record) bool {
-	c, err := DecodeClaim(prior)
-	return err == nil && c.Names(r)
 }
 
 // classify wraps a final server reply with the sentinel the caller branches

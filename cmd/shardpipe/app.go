@@ -58,7 +58,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // newApp builds the command tree.
 func newApp(stdout, stderr io.Writer) *cli.Command {
 	onUsage := func(_ context.Context, _ *cli.Command, err error, _ bool) error { return usageErr(err.Error()) }
-	cmds := []*cli.Command{runCommand(), produceCommand(), statusCommand(), replayCommand(), resetOffsetsCommand(),
+	cmds := []*cli.Command{runCommand(), produceCommand(), statusCommand(), replayCommand(), resetOffsetsCommand(), benchCommand(), benchWorkerCommand(),
 		demoCommand(), versionCommand()}
 	for _, c := range cmds {
 		c.OnUsageError = onUsage
@@ -82,7 +82,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		},
 		Action: func(_ context.Context, c *cli.Command) error {
 			if c.Args().Len() > 0 {
-				return usageErr(fmt.Sprintf("unknown command %q: want run, produce, status, replay, reset-offsets, demo or version", c.Args().First()))
+				return usageErr(fmt.Sprintf("unknown command %q: want run, produce, status, replay, reset-offsets, bench, demo or version", c.Args().First()))
 			}
 			return cli.ShowRootCommandHelp(c)
 		},

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBenchRejectsBadSettings: bad bench flags are a usage error naming the
+// flag, before anything connects.
+func TestBenchRejectsBadSettings(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"records", []string{"--records", "10"}, "records 10: want at least 1000"},
+		{"rounds", []string{"--rounds", "0"}, "rounds 0: want at least 1"},
+		{"broker", []string{"--brokers", "nohost"}, `--brokers (SHARDPIPE_BROKERS) "nohost": want host:port`},
+		{"redis", []string{"--redis", "redis://x:y:z"}, "--redis (SHARDPIPE_REDIS)"},
+		{"topic", []string{"--topic", "bad topic"}, `--topic "bad topic"`},
+		{"latency", []string{"--latency-commit-interval", "0s"}, "latency commit interval 0s"},
+		{"arguments", []string{"extra"}, "bench takes no arguments"},
+		{"modes", []string{"--modes", "d,x"}, `--modes: mode "x": want a-f`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"bench", "--brokers", "127.0.0.1:1", "--redis", "127.0.0.1:1"}, tt.args...)
+			code, _, stderr := call(t, nil, args...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d: %s", code, exitUsage, stderr)
+			}
+			if lines := problemLines(stderr); len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
+				t.Fatalf("stderr lines %q, want one containing %q", lines, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,93 @@
+package integration_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardpipe/shardpipe/integration"
+)
+
+// TestBenchSmall runs `shardpipe bench` end to end on the real servers with
+// a tiny topic: every mode measures something, the replay applies nothing
+// (bench itself refuses a round whose counts are off), the ratios and the
+// latency are reported, and a second run reuses the pre-filled topic. It
+// says nothing about speed.
+func TestBenchSmall(t *testing.T) {
+	brokers, addr := integration.Kafka(t), integration.Redis(t)
+	bin := buildShardpipe(t)
+	topic := integration.Topic(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = integration.NewAdmin(t, brokers).DeleteTopic(ctx, topic)
+	})
+	run := func() (report, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "bench", "--brokers", strings.Join(brokers, ","), "--redis", addr,
+			"--topic", topic, "--records", "2000", "--partitions", "4", "--rounds", "1", "--naive-records", "100",
+			"--latency-rate", "1000", "--latency-duration", "1s", "--json")
+		cmd.Env = withoutShardpipeEnv()
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bench: %v\n%s", err, stderr.String())
+		}
+		var r report
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("bench JSON: %v\n%s", err, out)
+		}
+		return r, stderr.String()
+	}
+	r, _ := run()
+	if len(r.Modes) != 6 {
+		t.Fatalf("%d modes, want 6: %+v", len(r.Modes), r.Modes)
+	}
+	for _, m := range r.Modes {
+		want := int64(2000)
+		if m.Mode == "naive" {
+			want = 100
+		}
+		if m.Records != want || m.RecordsPerSec.Median <= 0 || m.CPUSecPerM.Median <= 0 || m.PeakRSSMB.Median <= 0 {
+			t.Errorf("mode %s: %+v", m.Mode, m)
+		}
+	}
+	if r.Ratios.DOverCeiling <= 0 || r.Ratios.DOverNaive <= 0 || r.Ratios.EOverD <= 0 || r.Ratios.FOverCeiling <= 0 {
+		t.Errorf("ratios %+v: want all positive", r.Ratios)
+	}
+	if r.Latency == nil || r.Latency.P99ms.Median <= 0 || r.Latency.P50ms.Median > r.Latency.P99ms.Median {
+		t.Errorf("latency %+v", r.Latency)
+	}
+	if _, stderr := run(); !strings.Contains(stderr, "reusing pre-filled topic") {
+		t.Errorf("second run did not reuse the topic:\n%s", stderr)
+	}
+}
+
+type stat struct {
+	Median float64 `json:"median"`
+}
+
+type report struct {
+	Modes []struct {
+		Mode          string `json:"mode"`
+		Records       int64  `json:"records"`
+		RecordsPerSec stat   `json:"records_per_sec"`
+		CPUSecPerM    stat   `json:"cpu_seconds_per_million"`
+		PeakRSSMB     stat   `json:"peak_rss_mb"`
+	} `json:"modes"`
+	Ratios struct {
+		DOverCeiling float64 `json:"d_over_ceiling"`
+		DOverNaive   float64 `json:"d_over_naive"`
+		EOverD       float64 `json:"e_over_d"`
+		FOverCeiling float64 `json:"f_over_ceiling"`
+	} `json:"ratios"`
+	Latency *struct {
+		P50ms stat `json:"p50_ms"`
+		P99ms stat `json:"p99_ms"`
+	} `json:"latency"`
+}

@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStatOf(t *testing.T) {
+	tests := []struct {
+		in   []float64
+		want Stat
+	}{
+		{nil, Stat{}},
+		{[]float64{5}, Stat{5, 5, 5}},
+		{[]float64{3, 1, 2}, Stat{2, 1, 3}},
+		{[]float64{4, 1, 3, 2}, Stat{2.5, 1, 4}},
+	}
+	for _, tt := range tests {
+		if got := statOf(tt.in); got != tt.want {
+			t.Errorf("statOf(%v) = %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// The pre-filled orders are valid JSON of exactly valueSize bytes, keyed by
+// Key(i), with the fields the totals effect reads.
+func TestValue(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, i := range []int{0, 7, 999_999, 3_999_999} {
+		v := value(i, at)
+		if len(v) != valueSize {
+			t.Errorf("value(%d) is %d bytes, want %d", i, len(v), valueSize)
+		}
+		var o struct {
+			OrderID     string `json:"order_id"`
+			Customer    string `json:"customer"`
+			AmountCents int64  `json:"amount_cents"`
+		}
+		if err := json.Unmarshal(v, &o); err != nil {
+			t.Fatalf("value(%d) = %s: %v", i, v, err)
+		}
+		if o.OrderID != Key(i) || o.Customer == "" || o.AmountCents < 100 {
+			t.Errorf("value(%d) = %+v, want order_id %s, a customer and an amount", i, o, Key(i))
+		}
+	}
+}
+
+func TestReportRatios(t *testing.T) {
+	res := func(records int64, secs ...float64) []Result {
+		var out []Result
+		for _, s := range secs {
+			out = append(out, Result{Records: records, Seconds: s, CPUSeconds: s / 2, Allocs: uint64(records) * 3})
+		}
+		return out
+	}
+	results := map[Mode][]Result{
+		Consume:   res(1000, 0.001, 0.002, 0.004), // median 500k/s
+		Sink:      res(1000, 0.005, 0.01, 0.02),   // median 100k/s: the ceiling
+		Naive:     res(100, 0.1, 0.1, 0.1),        // 1k/s
+		Shardpipe: res(1000, 0.0125),              // 80k/s
+		Totals:    res(1000, 0.025),               // 40k/s
+		Replay:    res(1000, 0.01),                // 100k/s
+	}
+	r := newReport(Config{}, results, nil)
+	want := Ratios{DOverCeiling: 0.8, DOverNaive: 80, EOverD: 0.5, FOverCeiling: 1}
+	got := r.Ratios
+	for name, pair := range map[string][2]float64{"d/ceiling": {got.DOverCeiling, want.DOverCeiling},
+		"d/naive": {got.DOverNaive, want.DOverNaive}, "e/d": {got.EOverD, want.EOverD},
+		"f/ceiling": {got.FOverCeiling, want.FOverCeiling}} {
+		if d := pair[0] - pair[1]; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s = %v, want %v", name, pair[0], pair[1])
+		}
+	}
+	if m := r.Modes[0]; m.Letter != "a" || m.RecordsPerSec != (Stat{500_000, 250_000, 1_000_000}) ||
+		m.AllocsPerRecord.Median != 3 || m.CPUSecPerM.Median != 1 {
+		t.Errorf("mode a = %+v", m)
+	}
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"d_over_ceiling":0.8`, `"d_over_naive":80`, `"e_over_d":0.5`, `"f_over_ceiling":1`} {
+		if !strings.Contains(string(js), k) {
+			t.Errorf("JSON lacks %s: %s", k, js)
+		}
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"(d) shardpipe, record mode, defaults", "d / min(a, b)               0.80   >= 0.8  met",
+		"d / c                      80.00   >= 10   met"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("table lacks %q:\n%s", s, b.String())
+		}
+	}
+}
+
+// check refuses rounds that did not measure what they claim.
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		spec Spec
+		res  Result
+		ok   bool
+	}{
+		{"shardpipe all applied", Spec{Mode: Shardpipe, Records: 10}, Result{Records: 10, Applied: 10, Seconds: 1}, true},
+		{"shardpipe short", Spec{Mode: Shardpipe, Records: 10}, Result{Records: 9, Applied: 9, Seconds: 1}, false},
+		{"shardpipe on a used ledger", Spec{Mode: Shardpipe, Records: 10}, Result{Records: 10, Applied: 8, Suppressed: 2, Seconds: 1}, false},
+		{"replay all suppressed", Spec{Mode: Replay, Records: 10}, Result{Records: 10, Suppressed: 10, Seconds: 1}, true},
+		{"replay applied some", Spec{Mode: Replay, Records: 10}, Result{Records: 10, Applied: 1, Suppressed: 9, Seconds: 1}, false},
+		{"naive prefix", Spec{Mode: Naive, Records: 10}, Result{Records: 4, Seconds: 1}, true},
+		{"no time", Spec{Mode: Consume, Records: 10}, Result{Records: 10}, false},
+	}
+	for _, tt := range tests {
+		if err := check(tt.spec, tt.res); (err == nil) != tt.ok {
+			t.Errorf("%s: check = %v, want ok %v", tt.name, err, tt.ok)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := Config{Brokers: []string{"k:9092"}, Redis: "r:6379", Topic: "t", Records: 1000, Partitions: 12, Rounds: 1,
+		NaiveRecords: 10, NaiveBudget: time.Second, LatencyRate: 100, LatencyDuration: time.Second, LatencyCommit: time.Millisecond}
+	if err := good.Validate(); err != nil {
+		t.Fatalf("good config: %v", err)
+	}
+	bad := good
+	bad.Records, bad.Rounds, bad.LatencyCommit = 10, 0, 0
+	err := bad.Validate()
+	for _, want := range []string{"records 10", "rounds 0", "latency commit interval"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want it to name %q", err, want)
+		}
+	}
+}
+
+func TestParseModes(t *testing.T) {
+	got, err := ParseModes("a, d,totals,latency,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Mode{Consume, Shardpipe, Totals, Latency}
+	if strings.Join(modeStrings(got), ",") != strings.Join(modeStrings(want), ",") {
+		t.Errorf("ParseModes = %v, want %v", got, want)
+	}
+	if _, err := ParseModes("d,g"); err == nil || !strings.Contains(err.Error(), `"g"`) {
+		t.Errorf("ParseModes(d,g) = %v, want an error naming g", err)
+	}
+	c := Config{Modes: []Mode{Replay}}
+	if !c.wants(Shardpipe) || !c.wants(Replay) || c.wants(Consume) || c.wants(Latency) {
+		t.Error("replay alone should bring in shardpipe and nothing else")
+	}
+}
+
+func modeStrings(ms []Mode) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, string(m))
+	}
+	return out
+}

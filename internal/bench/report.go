@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/internal/kafkainfo"
+)
+
+// Stat is the median of several rounds with their min and max.
+type Stat struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+func statOf(xs []float64) Stat {
+	if len(xs) == 0 {
+		return Stat{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return Stat{Median: m, Min: s[0], Max: s[len(s)-1]}
+}
+
+// ModeReport is one mode over its rounds.
+type ModeReport struct {
+	Mode            Mode   `json:"mode"`
+	Letter          string `json:"letter"`
+	Label           string `json:"label"`
+	Rounds          int    `json:"rounds"`
+	Records         int64  `json:"records"` // per round (median)
+	RecordsPerSec   Stat   `json:"records_per_sec"`
+	CPUSecPerM      Stat   `json:"cpu_seconds_per_million"`
+	MaxRSSMB        Stat   `json:"peak_rss_mb"`
+	AllocsPerRecord Stat   `json:"allocs_per_record"`
+	BytesPerRecord  Stat   `json:"alloc_bytes_per_record"`
+}
+
+// Ratios compare the modes' median throughputs.
+type Ratios struct {
+	DOverCeiling float64 `json:"d_over_ceiling"` // d / min(a, b), target >= 0.8
+	DOverNaive   float64 `json:"d_over_naive"`   // d / c, target >= 10
+	EOverD       float64 `json:"e_over_d"`
+	FOverCeiling float64 `json:"f_over_ceiling"` // f / min(a, b), target >= 0.8
+}
+
+// LatencyReport is record timestamp to effect landed at a fixed load.
+type LatencyReport struct {
+	Rate           int     `json:"offered_records_per_sec"`
+	Seconds        float64 `json:"seconds_per_round"`
+	CommitInterval string  `json:"commit_interval"`
+	Rounds         int     `json:"rounds"`
+	P50ms          Stat    `json:"p50_ms"`
+	P99ms          Stat    `json:"p99_ms"`
+	MaxMs          Stat    `json:"max_ms"`
+	// Of which producing: record timestamp to the producer's acknowledgement.
+	AckP50ms Stat `json:"produce_ack_p50_ms"`
+	AckP99ms Stat `json:"produce_ack_p99_ms"`
+}
+
+// Machine says where the run happened.
+type Machine struct {
+	Cores     int    `json:"cores"`
+	GoVersion string `json:"go_version"`
+	OSArch    string `json:"os_arch"`
+	Kafka     string `json:"kafka"`
+	Redis     string `json:"redis"`
+	LoadAvg   string `json:"load_average"` // at the end of the run, 1/5/15 minutes
+}
+
+// Report is a whole run.
+type Report struct {
+	Machine    Machine `json:"machine"`
+	Topic      string  `json:"topic"`
+	Records    int     `json:"records"`
+	Partitions int32   `json:"partitions"`
+	// CommitEvery is set when d, e and f ran with another commit count
+	// than the pipeline's default.
+	CommitEvery int               `json:"commit_every,omitempty"`
+	Modes       []ModeReport      `json:"modes"`
+	Ratios      Ratios            `json:"ratios"`
+	Latency     *LatencyReport    `json:"latency,omitempty"`
+	Raw         map[Mode][]Result `json:"raw"`
+}
+
+var labels = map[Mode][2]string{
+	Consume:   {"a", "consume ceiling (franz-go, no sink)"},
+	Sink:      {"b", "sink ceiling (pipelined SET NX EX)"},
+	Naive:     {"c", "naive (SETNX + sync commit per record)"},
+	Shardpipe: {"d", "shardpipe, record mode, defaults"},
+	Totals:    {"e", "shardpipe, totals effect"},
+	Replay:    {"f", "shardpipe replay, all suppressed"},
+}
+
+// newReport folds the rounds into medians and ratios.
+func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
+	r := Report{Topic: cfg.Topic, CommitEvery: cfg.CommitEvery, Records: cfg.Records, Partitions: cfg.Partitions,
+		Raw: results}
+	med := map[Mode]float64{}
+	for _, m := range []Mode{Consume, Sink, Naive, Shardpipe, Totals, Replay} {
+		rs := results[m]
+		if len(rs) == 0 {
+			continue
+		}
+		var rps, cpu, rss, al, by, n []float64
+		for _, x := range rs {
+			rps = append(rps, x.RecordsPerSec())
+			cpu = append(cpu, x.CPUSeconds/float64(x.Records)*1e6)
+			rss = append(rss, x.MaxRSSMB)
+			al = append(al, float64(x.Allocs)/float64(x.Records))
+			by = append(by, float64(x.AllocBytes)/float64(x.Records))
+			n = append(n, float64(x.Records))
+		}
+		mr := ModeReport{Mode: m, Letter: labels[m][0], Label: labels[m][1], Rounds: len(rs),
+			Records: int64(statOf(n).Median), RecordsPerSec: statOf(rps), CPUSecPerM: statOf(cpu),
+			MaxRSSMB: statOf(rss), AllocsPerRecord: statOf(al), BytesPerRecord: statOf(by)}
+		med[m] = mr.RecordsPerSec.Median
+		r.Modes = append(r.Modes, mr)
+	}
+	ceiling := min(med[Consume], med[Sink])
+	if med[Consume] == 0 || med[Sink] == 0 { // one of them not measured
+		ceiling = max(med[Consume], med[Sink])
+	}
+	div := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return a / b
+	}
+	r.Ratios = Ratios{DOverCeiling: div(med[Shardpipe], ceiling), DOverNaive: div(med[Shardpipe], med[Naive]),
+		EOverD: div(med[Totals], med[Shardpipe]), FOverCeiling: div(med[Replay], ceiling)}
+	if len(lat) > 0 {
+		var p50, p99, mx, a50, a99 []float64
+		for _, x := range lat {
+			p50, p99, mx = append(p50, x.P50ms), append(p99, x.P99ms), append(mx, x.MaxMs)
+			a50, a99 = append(a50, x.AckP50ms), append(a99, x.AckP99ms)
+		}
+		r.Latency = &LatencyReport{Rate: cfg.LatencyRate, Seconds: cfg.LatencyDuration.Seconds(),
+			CommitInterval: cfg.LatencyCommit.String(), Rounds: len(lat),
+			P50ms: statOf(p50), P99ms: statOf(p99), MaxMs: statOf(mx), AckP50ms: statOf(a50), AckP99ms: statOf(a99)}
+		r.Raw[Latency] = lat
+	}
+	return r
+}
+
+// machine describes this machine and the servers.
+func machine(ctx context.Context, cfg Config) Machine {
+	m := Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), OSArch: runtime.GOOS + "/" + runtime.GOARCH,
+		Kafka: "unknown", Redis: "unknown", LoadAvg: "unknown"}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			m.LoadAvg = strings.Join(f[:3], " ")
+		}
+	}
+	if cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...)); err == nil {
+		if v, err := kafkainfo.BrokerVersion(ctx, kadm.NewClient(cl)); err == nil {
+			m.Kafka = v
+		}
+		cl.Close()
+	}
+	if rdb, err := NewRedis(cfg.Redis); err == nil {
+		if info, err := rdb.Info(ctx, "server").Result(); err == nil {
+			m.Redis = infoField(info, "redis_version")
+		}
+		rdb.Close()
+	}
+	return m
+}

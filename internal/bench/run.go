@@ -1,0 +1,239 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is one bench run.
+type Config struct {
+	Brokers    []string
+	Redis      string
+	Topic      string // pre-filled topic to use
+	Recreate   bool   // delete and refill Topic when it holds another count
+	Records    int
+	Partitions int32
+	Rounds     int
+	// Naive baseline: a bounded prefix of the topic.
+	NaiveRecords int
+	NaiveBudget  time.Duration
+	// Latency: offered load, duration per round, commit interval.
+	LatencyRate     int
+	LatencyDuration time.Duration
+	LatencyCommit   time.Duration
+	// CommitEvery, when positive, replaces the pipeline's default commit
+	// count in modes d, e and f (the report is then not of the defaults).
+	CommitEvery int
+	// Modes to measure, in any order; empty means all. Replay needs
+	// Shardpipe (its rounds claim the keys) and brings it in.
+	Modes []Mode
+	// ProfileDir, when set, receives CPU and allocation profiles of each
+	// mode's first round.
+	ProfileDir string
+	// Exe and Args start a worker: Exe Args... SPEC-JSON.
+	Exe    string
+	Args   []string
+	Stderr io.Writer // the workers' logs
+	Log    *slog.Logger
+}
+
+// Validate names every bad setting.
+func (c Config) Validate() error {
+	var errs []error
+	check := func(bad bool, format string, a ...any) {
+		if bad {
+			errs = append(errs, fmt.Errorf(format, a...))
+		}
+	}
+	check(len(c.Brokers) == 0, "no brokers")
+	check(c.Redis == "", "no redis")
+	check(c.Topic == "", "no topic")
+	check(c.Records < 1000, "records %d: want at least 1000", c.Records)
+	check(c.Partitions < 1, "partitions %d: want at least 1", c.Partitions)
+	check(c.Rounds < 1, "rounds %d: want at least 1", c.Rounds)
+	check(c.NaiveRecords < 1 || c.NaiveBudget <= 0, "naive records %d and budget %v: want both positive", c.NaiveRecords, c.NaiveBudget)
+	check(c.LatencyRate < 0 || c.LatencyDuration < 0, "latency rate %d and duration %v: want both >= 0", c.LatencyRate, c.LatencyDuration)
+	check(c.LatencyRate > 0 && c.LatencyCommit <= 0, "latency commit interval %v: want > 0", c.LatencyCommit)
+	return errors.Join(errs...)
+}
+
+// ttl of every key a bench writes: long enough for the run, short enough
+// that a crashed run cleans up after itself.
+const ttl = time.Hour
+
+// Run pre-fills the topic, then measures every mode Rounds times, the modes
+// interleaved round by round so that load from elsewhere spreads over all
+// of them, and the latency mode last.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return Report{}, err
+	}
+	log := cfg.Log
+	if err := Prefill(ctx, cfg.Brokers, cfg.Topic, cfg.Partitions, cfg.Records, cfg.Recreate, log); err != nil {
+		return Report{}, err
+	}
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	results := map[Mode][]Result{}
+	base := Spec{Brokers: cfg.Brokers, Redis: cfg.Redis, Topic: cfg.Topic, Records: cfg.Records, TTL: ttl,
+		CommitEvery: cfg.CommitEvery}
+	for round := range cfg.Rounds {
+		tag := fmt.Sprintf("%s-%d", run, round)
+		var claimed string // the shardpipe round's prefix, for the replay
+		for _, m := range []Mode{Consume, Sink, Naive, Shardpipe, Replay, Totals} {
+			if !cfg.wants(m) {
+				continue
+			}
+			spec := base
+			spec.Mode, spec.Group = m, "shardpipe-bench-"+tag+"-"+string(m)
+			spec.Prefix = "shardpipe-bench:" + tag + ":" + string(m) + ":"
+			switch m {
+			case Naive:
+				spec.Records, spec.Budget = min(cfg.NaiveRecords, cfg.Records), cfg.NaiveBudget
+			case Shardpipe:
+				claimed = spec.Prefix
+			case Replay:
+				spec.Prefix = claimed
+			}
+			if cfg.ProfileDir != "" && round == 0 {
+				spec.CPUProfile = filepath.Join(cfg.ProfileDir, string(m)+".cpu.pprof")
+				spec.MemProfile = filepath.Join(cfg.ProfileDir, string(m)+".allocs.pprof")
+			}
+			log.Info("bench: measuring", "mode", m, "round", round+1, "of", cfg.Rounds)
+			res, err := spawn(ctx, cfg, spec)
+			if err != nil {
+				return Report{}, err
+			}
+			if err := check(spec, res); err != nil {
+				return Report{}, err
+			}
+			log.Info("bench: measured", "mode", m, "round", round+1, "records", res.Records,
+				"records_per_sec", int64(res.RecordsPerSec()), "cpu_seconds", res.CPUSeconds, "max_rss_mb", res.MaxRSSMB)
+			results[m] = append(results[m], res)
+			// Consume writes nothing; the naive consumer's keys are some
+			// records of each partition, found by SCAN; the shardpipe
+			// round's keys stay for the replay, which cleans them.
+			switch m {
+			case Naive:
+				err = Clean(ctx, cfg.Redis, spec.Prefix, -1)
+			case Sink, Replay, Totals:
+				err = Clean(ctx, cfg.Redis, spec.Prefix, cfg.Records)
+			case Shardpipe:
+				if !cfg.wants(Replay) {
+					err = Clean(ctx, cfg.Redis, spec.Prefix, cfg.Records)
+				}
+			}
+			if err != nil {
+				return Report{}, err
+			}
+		}
+	}
+	var lat []Result
+	var err error
+	if cfg.wants(Latency) {
+		lat, err = runLatencyRounds(ctx, cfg, run)
+	}
+	if err != nil {
+		return Report{}, err
+	}
+	r := newReport(cfg, results, lat)
+	r.Machine = machine(ctx, cfg)
+	return r, nil
+}
+
+// wants reports whether m is to be measured.
+func (c Config) wants(m Mode) bool {
+	if len(c.Modes) == 0 {
+		return true
+	}
+	for _, x := range c.Modes {
+		if x == m || (m == Shardpipe && x == Replay) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseModes reads a comma-separated list of mode names or the issue's
+// letters: a consume, b sink, c naive, d shardpipe, e totals, f replay,
+// and latency.
+func ParseModes(s string) ([]Mode, error) {
+	var out []Mode
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		m, ok := Mode(f), false
+		for mode, l := range labels {
+			if f == l[0] || m == mode {
+				m, ok = mode, true
+			}
+		}
+		if m == Latency {
+			ok = true
+		}
+		if !ok {
+			return nil, fmt.Errorf("mode %q: want a-f, consume, sink, naive, shardpipe, totals, replay or latency", f)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// check refuses a round whose counts say it did not measure what it claims.
+func check(spec Spec, r Result) error {
+	n := int64(spec.Records)
+	switch {
+	case spec.Mode != Naive && r.Records < n:
+		return fmt.Errorf("bench %s: %d of %d records", spec.Mode, r.Records, n)
+	case (spec.Mode == Shardpipe || spec.Mode == Totals || spec.Mode == Sink) && r.Applied != n:
+		return fmt.Errorf("bench %s: %d of %d records applied on a fresh ledger", spec.Mode, r.Applied, n)
+	case spec.Mode == Replay && (r.Applied != 0 || r.Suppressed != n):
+		return fmt.Errorf("bench replay: %d applied and %d suppressed, want 0 and %d", r.Applied, r.Suppressed, n)
+	case r.Seconds <= 0:
+		return fmt.Errorf("bench %s: no time measured", spec.Mode)
+	}
+	return nil
+}
+
+// runLatencyRounds measures the latency mode on a fresh, empty topic.
+func runLatencyRounds(ctx context.Context, cfg Config, run string) ([]Result, error) {
+	if cfg.LatencyRate == 0 || cfg.LatencyDuration == 0 {
+		return nil, nil
+	}
+	var out []Result
+	for round := range cfg.Rounds {
+		tag := fmt.Sprintf("%s-%d", run, round)
+		topic := cfg.Topic + "-latency-" + tag
+		if err := Prefill(ctx, cfg.Brokers, topic, cfg.Partitions, 0, false, cfg.Log); err != nil {
+			return nil, err
+		}
+		spec := Spec{Mode: Latency, Brokers: cfg.Brokers, Redis: cfg.Redis, Topic: topic, TTL: ttl,
+			Group: "shardpipe-bench-" + tag + "-latency", Prefix: "shardpipe-bench:" + tag + ":latency:",
+			Rate: cfg.LatencyRate, Duration: cfg.LatencyDuration, CommitInterval: cfg.LatencyCommit,
+			Partitions: int(cfg.Partitions)}
+		cfg.Log.Info("bench: measuring", "mode", Latency, "round", round+1, "of", cfg.Rounds, "rate", cfg.LatencyRate)
+		res, err := spawn(ctx, cfg, spec)
+		derr := DeleteTopic(ctx, cfg.Brokers, topic)
+		if err != nil {
+			return nil, err
+		}
+		if derr != nil {
+			cfg.Log.Warn("bench: could not delete the latency topic", "topic", topic, "err", derr)
+		}
+		if err := Clean(ctx, cfg.Redis, spec.Prefix, int(res.Records)); err != nil {
+			return nil, err
+		}
+		cfg.Log.Info("bench: measured", "mode", Latency, "round", round+1, "records", res.Records,
+			"p50_ms", res.P50ms, "p99_ms", res.P99ms, "max_ms", res.MaxMs)
+		out = append(out, res)
+	}
+	return out, nil
+}

@@ -1,0 +1,58 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// runPipeline runs shardpipe with its default settings over the topic until
+// every record's effect landed. Replay expects every key to be claimed
+// already; the parent checks the counts.
+func runPipeline(ctx context.Context, spec Spec, log *slog.Logger) (Result, error) {
+	rdb, err := NewRedis(spec.Redis)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rdb.Close()
+	opts := []sink.Option{sink.WithPrefix(spec.Prefix), sink.WithTTL(spec.TTL)}
+	if spec.Mode == Totals {
+		opts = append(opts, sink.WithEffect(sink.Totals{Hash: spec.Prefix + "totals",
+			GroupField: "customer", AmountField: "amount_cents"}))
+	}
+	l, err := sink.NewLedger(rdb, opts...)
+	if err != nil {
+		return Result{}, err
+	}
+	t := newTimed(l, int64(spec.Records), false)
+	popts := []pipeline.Option{pipeline.Brokers(spec.Brokers...), pipeline.Topics(spec.Topic),
+		pipeline.Group(spec.Group), pipeline.Sink(t), pipeline.Logger(log), pipeline.Observe(t.observe)}
+	if spec.CommitEvery > 0 {
+		popts = append(popts, pipeline.CommitEvery(spec.CommitEvery))
+	}
+	p, err := pipeline.New(popts...)
+	if err != nil {
+		return Result{}, err
+	}
+	runErr := make(chan error, 1)
+	go func() { runErr <- p.Run(ctx) }()
+	select {
+	case <-t.done:
+	case err := <-runErr:
+		return Result{}, fmt.Errorf("pipeline stopped after %d of %d records: %v", t.landed.Load(), spec.Records, err)
+	case <-ctx.Done():
+		_ = p.Close(context.Background())
+		return Result{}, ctx.Err()
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.Close(cctx); err != nil {
+		return Result{}, fmt.Errorf("close: %w", err)
+	}
+	return Result{Records: t.landed.Load(), Seconds: t.seconds(),
+		Applied: t.applied.Load(), Suppressed: t.suppressed.Load()}, nil
+}

@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Mode names one measurement.
+type Mode string
+
+// The modes, in the order of the issue's table.
+const (
+	Consume   Mode = "consume"   // (a) franz-go in a group, no sink
+	Sink      Mode = "sink"      // (b) pipelined SET NX EX straight into Redis
+	Naive     Mode = "naive"     // (c) one SETNX and one synchronous commit per record
+	Shardpipe Mode = "shardpipe" // (d) the pipeline, record mode, defaults
+	Totals    Mode = "totals"    // (e) the pipeline with the totals effect
+	Replay    Mode = "replay"    // (f) the pipeline over keys all claimed already
+	Latency   Mode = "latency"   // the pipeline at a fixed offered load
+)
+
+// Spec is what one child process measures. The parent passes it as JSON.
+type Spec struct {
+	Mode    Mode          `json:"mode"`
+	Brokers []string      `json:"brokers"`
+	Redis   string        `json:"redis"`
+	Topic   string        `json:"topic"`
+	Records int           `json:"records"` // records to process (naive: at most)
+	Group   string        `json:"group"`
+	Prefix  string        `json:"prefix"` // ledger or ceiling key prefix
+	TTL     time.Duration `json:"ttl"`
+	// CommitEvery, when positive, overrides the pipeline's default commit
+	// count (modes d, e and f), to see what the default costs.
+	CommitEvery int `json:"commit_every,omitempty"`
+	// Naive: stop after this long even if Records are not done.
+	Budget time.Duration `json:"budget,omitempty"`
+	// Latency: offered load, how long, and the commit interval.
+	Rate           int           `json:"rate,omitempty"`
+	Duration       time.Duration `json:"duration,omitempty"`
+	CommitInterval time.Duration `json:"commit_interval,omitempty"`
+	Partitions     int           `json:"partitions,omitempty"`
+	// Profiles to write, empty for none.
+	CPUProfile string `json:"cpu_profile,omitempty"`
+	MemProfile string `json:"mem_profile,omitempty"`
+}
+
+// Result is what a child reports on stdout, completed by the parent with
+// what the operating system says about the child.
+type Result struct {
+	Mode       Mode    `json:"mode"`
+	Records    int64   `json:"records"`
+	Seconds    float64 `json:"seconds"` // first record in to last effect landed
+	Allocs     uint64  `json:"allocs"`  // heap objects allocated by the whole child
+	AllocBytes uint64  `json:"alloc_bytes"`
+	Applied    int64   `json:"applied,omitempty"`
+	Suppressed int64   `json:"suppressed,omitempty"`
+	// Latency mode: record timestamp to effect landed, in milliseconds.
+	P50ms float64 `json:"p50_ms,omitempty"`
+	P99ms float64 `json:"p99_ms,omitempty"`
+	MaxMs float64 `json:"max_ms,omitempty"`
+	// Latency mode: record timestamp to the producer's acknowledgement.
+	AckP50ms float64 `json:"ack_p50_ms,omitempty"`
+	AckP99ms float64 `json:"ack_p99_ms,omitempty"`
+	// Peak resident set (VmHWM) as the child read it, else from its rusage.
+	MaxRSSMB float64 `json:"max_rss_mb"`
+	// Filled by the parent from the child's rusage.
+	CPUSeconds float64 `json:"cpu_seconds"`
+}
+
+// RecordsPerSec is the measured throughput.
+func (r Result) RecordsPerSec() float64 {
+	if r.Seconds <= 0 {
+		return 0
+	}
+	return float64(r.Records) / r.Seconds
+}
+
+func (s Spec) validate() error {
+	switch {
+	case len(s.Brokers) == 0 && s.Mode != Sink:
+		return fmt.Errorf("bench worker %s: no brokers", s.Mode)
+	case s.Redis == "" && s.Mode != Consume:
+		return fmt.Errorf("bench worker %s: no redis", s.Mode)
+	case s.Records < 1 && s.Mode != Latency:
+		return fmt.Errorf("bench worker %s: records %d, want at least 1", s.Mode, s.Records)
+	case s.TTL <= 0 && s.Mode != Consume:
+		return fmt.Errorf("bench worker %s: ttl %v, want > 0", s.Mode, s.TTL)
+	}
+	return nil
+}
+
+// NewRedis returns a client for host:port or a redis:// URL.
+func NewRedis(spec string) (*redis.Client, error) {
+	if strings.Contains(spec, "://") {
+		o, err := redis.ParseURL(spec)
+		if err != nil {
+			return nil, fmt.Errorf("bench: redis %q: %w", spec, err)
+		}
+		o.ContextTimeoutEnabled = true
+		return redis.NewClient(o), nil
+	}
+	return redis.NewClient(&redis.Options{Addr: spec, ContextTimeoutEnabled: true}), nil
+}

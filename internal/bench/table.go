@@ -1,0 +1,66 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// WriteTable prints the report as aligned text: one row per mode (median
+// [min-max] of the rounds), the ratios against their targets, the latency.
+func WriteTable(w io.Writer, r Report) error {
+	fmt.Fprintf(w, "shardpipe bench: %d records of %d bytes in %d partitions (topic %s)\n", r.Records, valueSize, r.Partitions, r.Topic)
+	fmt.Fprintf(w, "machine: %d cores, %s %s, %s, redis %s, load %s\n\n", r.Machine.Cores, r.Machine.GoVersion,
+		r.Machine.OSArch, r.Machine.Kafka, r.Machine.Redis, r.Machine.LoadAvg)
+	if r.CommitEvery > 0 {
+		fmt.Fprintf(w, "NOT the defaults: modes d, e and f commit every %d records\n\n", r.CommitEvery)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "mode\trecords\trecords/s\tCPU s per 1M\tpeak RSS MB\tallocs/record\t")
+	for _, m := range r.Modes {
+		fmt.Fprintf(tw, "(%s) %s\t%d\t%s\t%s\t%s\t%s\t\n", m.Letter, m.Label, m.Records,
+			stat(m.RecordsPerSec, "%.0f"), stat(m.CPUSecPerM, "%.1f"), stat(m.MaxRSSMB, "%.0f"), stat(m.AllocsPerRecord, "%.1f"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nmedian [min-max] of the rounds; records/s from the first record in to the last effect landed")
+	fmt.Fprintf(w, "\nratios (of medians)        value   target\n")
+	ratio(w, "d / min(a, b)", r.Ratios.DOverCeiling, 0.8)
+	ratio(w, "d / c", r.Ratios.DOverNaive, 10)
+	ratio(w, "e / d", r.Ratios.EOverD, 0)
+	ratio(w, "f / min(a, b)", r.Ratios.FOverCeiling, 0.8)
+	if l := r.Latency; l != nil {
+		fmt.Fprintf(w, "\nlatency, record timestamp to effect landed, %d records/s offered for %.0fs, commit interval %s, %d rounds:\n",
+			l.Rate, l.Seconds, l.CommitInterval, l.Rounds)
+		fmt.Fprintf(w, "p50 %s ms   p99 %s ms (target <= 50 %s)   max %s ms\n", stat(l.P50ms, "%.1f"),
+			stat(l.P99ms, "%.1f"), mark(l.P99ms.Median <= 50), stat(l.MaxMs, "%.1f"))
+		fmt.Fprintf(w, "of which producing (timestamp to producer ack): p50 %s ms   p99 %s ms\n",
+			stat(l.AckP50ms, "%.1f"), stat(l.AckP99ms, "%.1f"))
+	}
+	return nil
+}
+
+// ratio prints one ratio line against its target (0: none); a ratio whose
+// modes were not measured is n/a.
+func ratio(w io.Writer, name string, v, target float64) {
+	switch {
+	case v == 0:
+		fmt.Fprintf(w, "%-24s     n/a   (modes not measured)\n", name)
+	case target == 0:
+		fmt.Fprintf(w, "%-24s  %6.2f\n", name, v)
+	default:
+		fmt.Fprintf(w, "%-24s  %6.2f   >= %-4g %s\n", name, v, target, mark(v >= target))
+	}
+}
+
+func stat(s Stat, f string) string {
+	return fmt.Sprintf(f+" ["+f+"-"+f+"]", s.Median, s.Min, s.Max)
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}

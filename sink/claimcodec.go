@@ -1,0 +1,154 @@
+package sink
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The claim's stored form is what encoding/json makes of Claim; these
+// functions write and read that same form without reflection, because the
+// ledger encodes a claim for every record and, on a replay, reads one back
+// for every suppressed record. A test keeps them equal to encoding/json.
+
+// appendClaim appends c's JSON to b, byte for byte what json.Marshal(c)
+// writes. It reports false for a time encoding/json refuses (a year
+// outside 0-9999).
+func appendClaim(b []byte, c Claim) ([]byte, bool) {
+	if y := c.At.Year(); y < 0 || y > 9999 {
+		return b, false
+	}
+	b = append(b, `{"topic":`...)
+	b = appendJSONString(b, c.Topic)
+	b = append(b, `,"partition":`...)
+	b = strconv.AppendInt(b, int64(c.Partition), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, c.Offset, 10)
+	b = append(b, `,"epoch":`...)
+	b = strconv.AppendInt(b, c.Epoch, 10)
+	if c.Member != "" {
+		b = append(b, `,"member":`...)
+		b = appendJSONString(b, c.Member)
+	}
+	b = append(b, `,"at":"`...)
+	b = c.At.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","state":`...)
+	b = appendJSONString(b, c.State)
+	if c.Owner != "" {
+		b = append(b, `,"owner":`...)
+		b = appendJSONString(b, c.Owner)
+	}
+	return append(b, '}'), true
+}
+
+// appendJSONString appends s as encoding/json quotes it: plain printable
+// ASCII as it is, anything else (escapes, HTML characters, non-ASCII)
+// through encoding/json itself.
+func appendJSONString(b []byte, s string) []byte {
+	if plainJSON(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(b, q...)
+}
+
+// plainJSON reports whether encoding/json writes s between quotes unchanged.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// claimPrefix appends the part of r's claim that Names compares, as
+// appendClaim writes it: everything before `,"at":`.
+func claimPrefix(b []byte, r *Record) []byte {
+	b, _ = appendClaim(b, Claim{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: r.Epoch,
+		Member: r.Member, At: time.Time{}})
+	return b[:bytes.Index(b, []byte(`,"at":`))]
+}
+
+// namesRecord reports whether the stored claim prior was written for r: the
+// same as DecodeClaim(prior) succeeding and Names(r) for every claim
+// shardpipe writes. Those are compared as bytes (a claim for another record
+// differs before `,"at":`), and only one that matches is decoded; a value of
+// any other form is decoded. scratch is reused for the comparison.
+func namesRecord(prior string, r *Record, scratch *[]byte) bool {
+	want := claimPrefix((*scratch)[:0], r)
+	*scratch = want
+	if len(prior) > len(want) && prior[:len(want)] == string(want) && strings.HasPrefix(prior[len(want):], `,"at":"`) {
+		c, err := DecodeClaim(prior) // ours: the state must still be valid
+		return err == nil && c.Names(r)
+	}
+	if canonicalOther(prior) {
+		return false
+	}
+	c, err := DecodeClaim(prior)
+	return err == nil && c.Names(r)
+}
+
+// canonicalOther reports whether prior has appendClaim's shape up to
+// `,"at":"` with plain strings, so that a byte difference from a record's
+// claimPrefix means a different topic, partition, offset, epoch or member.
+func canonicalOther(prior string) bool {
+	s, ok := strings.CutPrefix(prior, `{"topic":`)
+	if !ok {
+		return false
+	}
+	if s, ok = plainString(s); !ok {
+		return false
+	}
+	for _, field := range []string{`,"partition":`, `,"offset":`, `,"epoch":`} {
+		if s, ok = strings.CutPrefix(s, field); !ok {
+			return false
+		}
+		if s, ok = integer(s); !ok {
+			return false
+		}
+	}
+	if rest, ok := strings.CutPrefix(s, `,"member":`); ok {
+		if strings.HasPrefix(rest, `""`) { // omitempty never writes it
+			return false
+		}
+		if s, ok = plainString(rest); !ok {
+			return false
+		}
+	}
+	return strings.HasPrefix(s, `,"at":"`)
+}
+
+// plainString consumes a JSON string without escapes or characters that
+// encoding/json would escape.
+func plainString(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '"' {
+		return s, false
+	}
+	end := strings.IndexByte(s[1:], '"')
+	if end < 0 || !plainJSON(s[1:1+end]) {
+		return s, false
+	}
+	return s[end+2:], true
+}
+
+// integer consumes an integer as strconv.AppendInt writes it.
+func integer(s string) (string, bool) {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	start := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == start || (s[start] == '0' && (i-start > 1 || start > 0)) { // no leading zero, no -0
+		return s, false
+	}
+	return s[i:], true
+}

@@ -1,0 +1,176 @@
+package sink
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// benchOrders returns n records shaped like the bench topic's: an order ID
+// key, the same ID in a header and in a ~200-byte JSON value.
+func benchOrders(n int) []Record {
+	rs := make([]Record, n)
+	for i := range rs {
+		id := fmt.Sprintf("ord-%09d", i)
+		rs[i] = Record{Topic: "orders", Partition: int32(i % 12), Offset: int64(i), Epoch: 3,
+			Member: "kgo-0a1b2c3d-4e5f-6789-abcd-ef0123456789", Key: []byte(id),
+			Headers: []Header{{Key: "trace", Value: []byte("x")}, {Key: "order_id", Value: []byte(id)}},
+			Value: fmt.Appendf(nil, `{"order_id":%q,"customer":"cust-%03d","amount_cents":%d,"created_at":"2026-01-01T00:00:00Z","note":"%0100d"}`,
+				id, i%1000, 100+i%99901, 0),
+			Timestamp: time.Unix(1_700_000_000, 0)}
+	}
+	return rs
+}
+
+// BenchmarkKeyExtract compares the three key sources side by side on the
+// same records: the record key, a header, a JSON field of the value.
+func BenchmarkKeyExtract(b *testing.B) {
+	recs := benchOrders(1024)
+	for _, spec := range []string{"key", "header:order_id", "json:order_id"} {
+		ks, err := ParseKeySource(spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(spec, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := ks.Extract(&recs[i&1023]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkClaimEncode compares the ledger's claim encoder with
+// encoding/json, which writes the same bytes by reflection.
+func BenchmarkClaimEncode(b *testing.B) {
+	recs := benchOrders(1024)
+	at := time.Now()
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		i := 0
+		for b.Loop() {
+			buf, _ = appendClaim(buf[:0], claimFor(&recs[i&1023], ClaimApplied, at))
+			_ = string(buf)
+			i++
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := json.Marshal(claimFor(&recs[i&1023], ClaimApplied, at)); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+// BenchmarkClaimCompare compares recognising a foreign claim (every
+// suppressed record of a replay) by bytes with decoding it.
+func BenchmarkClaimCompare(b *testing.B) {
+	recs := benchOrders(1024)
+	at := time.Now()
+	priors := make([]string, len(recs))
+	for i := range recs {
+		old := recs[i]
+		old.Epoch, old.Member = 1, "kgo-earlier-member"
+		priors[i] = claimFor(&old, ClaimApplied, at).Encode()
+	}
+	b.Run("bytes", func(b *testing.B) {
+		b.ReportAllocs()
+		var scratch []byte
+		i := 0
+		for b.Loop() {
+			if namesRecord(priors[i&1023], &recs[i&1023], &scratch) {
+				b.Fatal("foreign claim taken for own")
+			}
+			i++
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			c, err := DecodeClaim(priors[i&1023])
+			if err != nil || c.Names(&recs[i&1023]) {
+				b.Fatal("foreign claim taken for own", err)
+			}
+			i++
+		}
+	})
+}
+
+// BenchmarkBatchEncode measures what the ledger does per record before the
+// round trip, for a batch of 500 (the default MaxBatch): key, ledger key,
+// claim, and the queued go-redis command, without the effect and with the
+// totals effect. The pipeline is never executed, so no server is involved.
+func BenchmarkBatchEncode(b *testing.B) {
+	const size = 500
+	recs := benchOrders(size)
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer c.Close()
+	ctx := context.Background()
+	for _, effect := range []bool{false, true} {
+		var opts []Option
+		if effect {
+			opts = append(opts, WithEffect(Totals{Hash: "totals", GroupField: "customer", AmountField: "amount_cents"}))
+		}
+		l, err := NewLedger(c, opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("effect="+strconv.FormatBool(effect), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				todo := make([]*write, 0, size)
+				writes := make([]write, size)
+				var buf []byte
+				now := time.Now()
+				for i := range recs {
+					r := &recs[i]
+					key, err := l.cfg.keys.Extract(r)
+					if err != nil {
+						b.Fatal(err)
+					}
+					w := &writes[i]
+					w.idx, w.key = i, l.cfg.prefix+key
+					if l.script != nil {
+						if err := l.effectArgs(r, key, w); err != nil {
+							b.Fatal(err)
+						}
+					}
+					buf, _ = appendClaim(buf[:0], claimFor(r, ClaimApplied, now))
+					w.claim = string(buf)
+					todo = append(todo, w)
+				}
+				p := c.Pipeline()
+				queue(ctx, l, p, todo)
+				p.Discard()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size), "ns/record")
+		})
+	}
+}
+
+// queue adds the writes to p as Ledger.pipe does.
+func queue(ctx context.Context, l *Ledger, p redis.Pipeliner, todo []*write) {
+	for _, w := range todo {
+		if l.script == nil {
+			p.SetArgs(ctx, w.key, w.claim, redis.SetArgs{Mode: "NX", TTL: l.cfg.ttl, Get: true})
+			continue
+		}
+		w.args[0] = w.claim
+		l.script.EvalSha(ctx, p, w.keys, w.args...)
+	}
+}
