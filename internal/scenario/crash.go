@@ -75,13 +75,7 @@ func SeedParity(ctx context.Context, env Env) (SeedResult, error) {
 func Crash(ctx context.Context, env Env, cfg CrashConfig) (SeedResult, error) {
 	cfg = cfg.withDefaults()
 	var res SeedResult
-	if env.Log == nil {
-		env.Log = watch.New()
-	}
-	if err := CreateTopic(ctx, env.Brokers, env.Topic, cfg.Partitions); err != nil {
-		return res, err
-	}
-	keys, err := ProduceOrders(ctx, env.Brokers, env.Topic, cfg.Partitions, cfg.PerPartition)
+	keys, err := env.orders(ctx, cfg.Partitions, cfg.PerPartition)
 	if err != nil {
 		return res, err
 	}

@@ -120,6 +120,18 @@ func CreateTopic(ctx context.Context, brokers []string, topic string, n int32) e
 	return nil
 }
 
+// orders prepares env for a scenario: an event log when it has none, the
+// topic with parts partitions, and perPart orders in each (ProduceOrders).
+func (env *Env) orders(ctx context.Context, parts int32, perPart int) ([]string, error) {
+	if env.Log == nil {
+		env.Log = watch.New()
+	}
+	if err := CreateTopic(ctx, env.Brokers, env.Topic, parts); err != nil {
+		return nil, err
+	}
+	return ProduceOrders(ctx, env.Brokers, env.Topic, parts, perPart)
+}
+
 // OrderKey is the business key of order i of partition n in ProduceOrders.
 func OrderKey(n int32, i int) string { return fmt.Sprintf("order-%d-%04d", n, i) }
 

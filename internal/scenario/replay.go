@@ -59,13 +59,7 @@ func Replay(ctx context.Context, env Env, cfg ReplayConfig) (ReplayResult, error
 	if cfg.From < 0 || cfg.From > int64(cfg.PerPartition) {
 		return res, fmt.Errorf("replay from offset %d: want 0..%d", cfg.From, cfg.PerPartition)
 	}
-	if env.Log == nil {
-		env.Log = watch.New()
-	}
-	if err := CreateTopic(ctx, env.Brokers, env.Topic, cfg.Partitions); err != nil {
-		return res, err
-	}
-	keys, err := ProduceOrders(ctx, env.Brokers, env.Topic, cfg.Partitions, cfg.PerPartition)
+	keys, err := env.orders(ctx, cfg.Partitions, cfg.PerPartition)
 	if err != nil {
 		return res, err
 	}

@@ -69,13 +69,7 @@ func (c ZombieConfig) withDefaults() ZombieConfig {
 func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error) {
 	cfg = cfg.withDefaults()
 	var res ZombieResult
-	if env.Log == nil {
-		env.Log = watch.New()
-	}
-	if err := CreateTopic(ctx, env.Brokers, env.Topic, cfg.Partitions); err != nil {
-		return res, err
-	}
-	keys, err := ProduceOrders(ctx, env.Brokers, env.Topic, cfg.Partitions, cfg.PerPartition)
+	keys, err := env.orders(ctx, cfg.Partitions, cfg.PerPartition)
 	if err != nil {
 		return res, err
 	}
