@@ -38,10 +38,13 @@
 //     apply and commit its stale batch.
 //   - Replay: a processed range is consumed again after its group's offsets
 //     were moved back.
+//   - Poison: records that cannot be decoded go through a crash; each must
+//     land in the dead-letter topic exactly once.
 //
 // Report.RequireExactlyOnce fails the test unless every produced business
 // key was applied exactly once (and your effect ran exactly once), nothing
-// else was applied, and every partition's committed offset reached its end.
+// else was applied, each poison record is in the dead-letter topic once, and
+// every partition's committed offset reached its end.
 // Reports also carry the pipelines' attempts, applied, suppressed and fenced
 // counts and each scenario's own figures (Report.Crash, Report.Zombie, ...).
 //
