@@ -44,9 +44,9 @@
 // Report.RequireExactlyOnce fails the test unless every produced business
 // key was applied exactly once (and your effect ran exactly once), nothing
 // else was applied, each poison record is in the dead-letter topic once, and
-// every partition's committed offset reached its end.
-// Reports also carry the pipelines' attempts, applied, suppressed and fenced
-// counts and each scenario's own figures (Report.Crash, Report.Zombie, ...).
+// every partition's committed offset reached its end. Reports also carry the
+// pipelines' attempts, applied, suppressed, dead-lettered and fenced counts
+// and each scenario's own figures (Report.Crash, Report.Zombie, ...).
 //
 //	func TestOrderHandler(t *testing.T) {
 //		s := integration.Setup{
