@@ -55,16 +55,24 @@ func runLatency(ctx context.Context, spec Spec, log *slog.Logger) (Result, error
 			return Result{}, fmt.Errorf("no assignment of %d partitions within 60s", spec.Partitions)
 		}
 	}
-	// One record first, outside the measurement: the producer loads the
-	// new topic's metadata and its producer ID, the consumer its first fetch.
+	// One record per partition first, outside the measurement: the producer
+	// loads the new topic's metadata and its producer ID, the consumer its
+	// first fetch of every partition. On a topic this new the broker may not
+	// host every partition yet when the consumer lists their start offsets;
+	// franz-go retries those partitions about a second later, and until then
+	// it fetches none of their records. Waiting for one record to land per
+	// partition keeps that start-up delay out of the figures.
 	if err := warmUp(ctx, spec); err != nil {
 		return Result{}, err
 	}
-	for t.landed.Load() < 1 {
+	warm := time.After(60 * time.Second)
+	for t.landed.Load() < int64(spec.Partitions) {
 		select {
 		case <-time.After(time.Millisecond):
 		case err := <-runErr:
-			return Result{}, fmt.Errorf("pipeline stopped before the warm-up record landed: %v", err)
+			return Result{}, fmt.Errorf("pipeline stopped before the warm-up records landed: %v", err)
+		case <-warm:
+			return Result{}, fmt.Errorf("only %d of %d warm-up records landed within 60s", t.landed.Load(), spec.Partitions)
 		}
 	}
 	t.mu.Lock()
@@ -102,16 +110,22 @@ func quantileMs(ds []time.Duration, q float64) float64 {
 	return float64(ds[int(q*float64(len(ds)-1))]) / 1e6
 }
 
-// warmUp produces one record and waits for its acknowledgement.
+// warmUp produces one record to each partition and waits for their
+// acknowledgements. They share one key, so the ledger holds one warm-up key
+// (the first applied, the rest suppressed: all land) and Clean removes it.
 func warmUp(ctx context.Context, spec Spec) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(spec.Brokers...), kgo.DefaultProduceTopic(spec.Topic))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(spec.Brokers...), kgo.DefaultProduceTopic(spec.Topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		return fmt.Errorf("producer: %w", err)
 	}
 	defer cl.Close()
-	r := &kgo.Record{Key: []byte("warm-up"), Value: value(0, time.Now())}
-	if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
-		return fmt.Errorf("warm-up record: %w", err)
+	rs := make([]*kgo.Record, spec.Partitions)
+	for i := range rs {
+		rs[i] = &kgo.Record{Key: []byte("warm-up"), Value: value(0, time.Now()), Partition: int32(i)}
+	}
+	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		return fmt.Errorf("warm-up records: %w", err)
 	}
 	return nil
 }
