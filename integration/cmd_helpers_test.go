@@ -40,8 +40,9 @@ type proc struct {
 	done  chan struct{}       // closed when the process has exited
 	code  int
 
-	mu  sync.Mutex
-	log strings.Builder
+	mu     sync.Mutex
+	log    strings.Builder // stderr and stdout, as they arrive
+	stdout strings.Builder // stdout alone, whole lines however stderr interleaves
 }
 
 // start runs bin with args; stderr lines are kept and, when JSON, parsed.
@@ -102,13 +103,22 @@ func withoutShardpipeEnv() []string {
 	return env
 }
 
-// lockedWriter appends to a proc's log under its mutex.
+// lockedWriter appends the process's stdout to its log and to its stdout
+// under its mutex.
 type lockedWriter struct{ p *proc }
 
 func (w lockedWriter) Write(b []byte) (int, error) {
 	w.p.mu.Lock()
 	defer w.p.mu.Unlock()
+	w.p.stdout.Write(b)
 	return w.p.log.Write(b)
+}
+
+// stdoutText returns what the process wrote to stdout so far.
+func (p *proc) stdoutText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stdout.String()
 }
 
 func (p *proc) output() string {

@@ -51,7 +51,7 @@ func TestCmdReplayPoison(t *testing.T) {
 			}
 		}
 		out := p.output()
-		row := regexp.MustCompile(`(?m)^\s+0\s+0\s+61\s+0\s+(\d+)\s.*\s(\w+)\s*$`).FindStringSubmatch(out)
+		row := regexp.MustCompile(`(?m)^\s+0\s+0\s+61\s+0\s+(\d+)\s.*\s(\w+)\s*$`).FindStringSubmatch(p.stdoutText())
 		if code != tc.code || line == nil || line["done"] != (tc.state == "done") || num(line, "reached") != tc.reached ||
 			num(line, "rejected") != tc.rejected || row == nil || row[2] != tc.state {
 			t.Fatalf("replay %s (--on-poison %s): exit %d, partition line %v, table row %q; want exit %d, reached %d, %d dead-lettered, %s\n%s",
