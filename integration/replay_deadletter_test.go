@@ -10,7 +10,6 @@ import (
 
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/pipeline"
-	"github.com/shardpipe/shardpipe/sink"
 )
 
 // TestReplayDeadLetters replays, on the real servers, a range holding a
@@ -30,14 +29,7 @@ func TestReplayDeadLetters(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.produce(ctx, 30, 0, time.Now())
-	ledger, err := sink.NewLedger(e.rdb, sink.WithPrefix(e.ledger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ranges, err := pipeline.PlanReplay(ctx, adminOf(t, e), e.topic, nil, pipeline.AtOffset(0), pipeline.Bound{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ledger, ranges := e.wholeTopic(ctx)
 	dlq := e.topic + ".dlq"
 	tests := []struct {
 		id                   string

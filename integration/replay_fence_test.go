@@ -24,14 +24,7 @@ func TestReplayFencedByNewerRun(t *testing.T) {
 	defer cancel()
 	e := newReplayEnv(t, "", 2)
 	e.produce(ctx, 400, 0, time.Now())
-	ledger, err := sink.NewLedger(e.rdb, sink.WithPrefix(e.ledger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ranges, err := pipeline.PlanReplay(ctx, adminOf(t, e), e.topic, nil, pipeline.AtOffset(0), pipeline.Bound{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ledger, ranges := e.wholeTopic(ctx)
 	newReplay := func(hooks pipeline.Hooks) *pipeline.Replay {
 		r, err := pipeline.NewReplay("same", e.topic, ranges, e.rdb, pipeline.Brokers(e.brokers...),
 			pipeline.Sink(ledger), pipeline.CommitEvery(10), pipeline.CheckpointPrefix(e.prefix+"replay:"),
@@ -65,7 +58,7 @@ func TestReplayFencedByNewerRun(t *testing.T) {
 		t.Fatalf("newer replay: %v", err)
 	}
 	close(release)
-	err = <-olderErr
+	err := <-olderErr
 	if !errors.Is(err, checkpoint.ErrStaleEpoch) {
 		t.Fatalf("older replay returned %v, want an error wrapping checkpoint.ErrStaleEpoch", err)
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 // order is one produced order record, as the replay tests know it.
@@ -212,3 +214,18 @@ func runCmd(ctx context.Context, bin string, args ...string) (int, string) {
 
 // adminOf returns an admin client on the env's brokers.
 func adminOf(t *testing.T, e *replayEnv) *kadm.Client { return integration.NewAdmin(t, e.brokers) }
+
+// wholeTopic returns a Ledger under the test's ledger prefix and the replay
+// plan of the whole topic, from offset 0 to its end now.
+func (e *replayEnv) wholeTopic(ctx context.Context) (*sink.Ledger, []pipeline.Range) {
+	e.t.Helper()
+	ledger, err := sink.NewLedger(e.rdb, sink.WithPrefix(e.ledger()))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ranges, err := pipeline.PlanReplay(ctx, adminOf(e.t, e), e.topic, nil, pipeline.AtOffset(0), pipeline.Bound{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ledger, ranges
+}

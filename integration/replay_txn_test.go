@@ -10,7 +10,6 @@ import (
 
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/pipeline"
-	"github.com/shardpipe/shardpipe/sink"
 )
 
 // TestReplayTransactionalTopic replays a topic written in transactions on
@@ -46,14 +45,7 @@ func TestReplayTransactionalTopic(t *testing.T) {
 	write(0, 20, kgo.TryCommit)
 	write(20, 10, kgo.TryAbort)
 	write(30, 20, kgo.TryCommit) // ends with a commit marker
-	ledger, err := sink.NewLedger(e.rdb, sink.WithPrefix(e.ledger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ranges, err := pipeline.PlanReplay(ctx, adminOf(t, e), e.topic, nil, pipeline.AtOffset(0), pipeline.Bound{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ledger, ranges := e.wholeTopic(ctx)
 	r, err := pipeline.NewReplay("txn", e.topic, ranges, e.rdb, pipeline.Brokers(e.brokers...), pipeline.Sink(ledger),
 		pipeline.CheckpointPrefix(e.prefix+"replay:"))
 	if err != nil {
