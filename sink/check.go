@@ -26,19 +26,11 @@ func (l *Ledger) Check(ctx context.Context, batch []Record) ([]Result, error) {
 	owner := make([]int, len(batch)) // record -> index in keys, -1 when none
 	for i := range batch {
 		owner[i] = -1
-		r := &batch[i]
-		key, err := l.cfg.keys.Extract(r)
+		var w write
+		key, err := l.prepare(&batch[i], i, &w)
+		results[i].Key, results[i].Err = key, err
 		if err != nil {
-			results[i].Err = err
 			continue
-		}
-		results[i].Key = key
-		w := &write{idx: i, key: l.cfg.prefix + key}
-		if l.script != nil {
-			if err := l.effectArgs(r, key, w); err != nil {
-				results[i].Err = err
-				continue
-			}
 		}
 		if _, dup := first[w.key]; dup {
 			results[i].Outcome = Suppressed

@@ -76,20 +76,11 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 	dups := map[int]int{}                     // record index -> index in todo
 	var buf []byte                            // claims are encoded here, then copied to a string
 	for i := range batch {
-		r := &batch[i]
-		key, err := l.cfg.keys.Extract(r)
+		r, w := &batch[i], &writes[i]
+		key, err := l.prepare(r, i, w)
+		results[i].Key, results[i].Err = key, err
 		if err != nil {
-			results[i].Err = err
 			continue
-		}
-		results[i].Key = key
-		w := &writes[i]
-		w.idx, w.key = i, l.cfg.prefix+key
-		if l.script != nil {
-			if err := l.effectArgs(r, key, w); err != nil {
-				results[i].Err = err
-				continue
-			}
 		}
 		if j, ok := first[key]; ok {
 			dups[i] = j
@@ -121,6 +112,24 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 // retried). It is for status and replay tools.
 func (l *Ledger) Lookup(ctx context.Context, key string) (Claim, bool, error) {
 	return lookup(ctx, l.c, l.cfg.prefix+key)
+}
+
+// prepare extracts r's business key into w (batch index i) and, with an
+// effect, the effect's arguments. An error is the record's refusal: ErrNoKey
+// or ErrBadValue (the key is returned when it was extracted). Apply and Check
+// refuse the same records this way.
+func (l *Ledger) prepare(r *Record, i int, w *write) (string, error) {
+	key, err := l.cfg.keys.Extract(r)
+	if err != nil {
+		return "", err
+	}
+	w.idx, w.key = i, l.cfg.prefix+key
+	if l.script != nil {
+		if err := l.effectArgs(r, key, w); err != nil {
+			return key, err
+		}
+	}
+	return key, nil
 }
 
 func (l *Ledger) effectArgs(r *Record, key string, w *write) error {
