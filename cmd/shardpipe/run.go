@@ -93,15 +93,22 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	return nil
 }
 
-// newPipeline builds the ledger and the pipeline from rc.
+// newPipeline builds the sink (the ledger, or guard mode for --effect http)
+// and the pipeline from rc.
 func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger) (*pipeline.Pipeline, error) {
-	ledger, err := newLedger(rc.ledgerConfig, rdb, log)
+	var applier pipeline.Applier
+	var err error
+	if rc.httpEffect {
+		applier, err = newHTTPGuarded(rc.ledgerConfig, rc.http, rdb, log)
+	} else {
+		applier, err = newLedger(rc.ledgerConfig, rdb, log)
+	}
 	if err != nil {
 		return nil, err
 	}
 	popts := []pipeline.Option{
 		pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
-		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol),
+		pipeline.Sink(applier), pipeline.GroupProtocol(rc.protocol),
 		pipeline.CommitEvery(rc.commitEvery), pipeline.CommitInterval(rc.commitInterval),
 		pipeline.MaxBatch(rc.maxBatch),
 		pipeline.ShutdownTimeout(rc.shutdownTimeout), pipeline.SessionTimeout(rc.sessionTimeout),

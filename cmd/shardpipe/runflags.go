@@ -47,6 +47,7 @@ func runFlags() []cli.Flag {
 		groupFlag(),
 	}
 	fs = append(fs, ledgerFlags()...)
+	fs = append(fs, httpFlags()...)
 	fs = append(fs, commitFlags()...)
 	fs = append(fs,
 		&cli.StringFlag{Name: fGroupProtocol, Value: "classic", Sources: fromEnv(fGroupProtocol),
@@ -86,7 +87,7 @@ func ledgerFlags() []cli.Flag {
 		&cli.StringFlag{Name: fKeyFrom, Value: "key", Sources: fromEnv(fKeyFrom),
 			Usage: "where the business key comes from: key (the record key), header:NAME or json:FIELD"},
 		&cli.StringFlag{Name: fEffect, Value: "none", Sources: fromEnv(fEffect),
-			Usage: "effect that lands atomically with the ledger entry: none, or totals (HINCRBY a hash per group field)"},
+			Usage: "effect per business key: none or totals (HINCRBY a hash per group field), which land atomically with the ledger entry; or http (run only: POST to --http-url in guard mode: claim, call, mark done)"},
 		&cli.StringFlag{Name: fTotalsHash, Value: "shardpipe:totals", Sources: fromEnv(fTotalsHash),
 			Usage: "totals: the Redis hash that holds the sums"},
 		&cli.StringFlag{Name: fTotalsGroup, Value: "customer", Sources: fromEnv(fTotalsGroup),
