@@ -146,22 +146,25 @@ func (r *runner) redisOutage(ctx context.Context, outage time.Duration) error {
 			_ = r.recv.control(context.WithoutCancel(ctx), "release")
 		}
 	}()
-	deadline := time.Now().Add(10 * time.Second)
+	// Wait for a call to arrive (at most 10s), then up to 2s more for one per
+	// partition: each partition's worker blocks in its call, so the outage
+	// strands effects of every consumer, not only of the first to call.
+	deadline, first := time.Now().Add(10*time.Second), time.Time{}
 	for {
 		st, err := r.recv.stats(ctx)
 		if err != nil {
 			return err
 		}
-		if st.Held > 0 || time.Now().After(deadline) {
+		if st.Held > 0 && first.IsZero() {
+			first = time.Now()
+		}
+		if st.Held >= r.cfg.Partitions || !first.IsZero() && time.Since(first) > 2*time.Second ||
+			first.IsZero() && time.Now().After(deadline) {
 			break
 		}
 		if err := sleep(ctx, 20*time.Millisecond); err != nil { // polls the receiver; no event to wait on
 			return err
 		}
-	}
-	// A moment for the other partitions' calls under way to arrive too.
-	if err := sleep(ctx, 200*time.Millisecond); err != nil {
-		return err
 	}
 	down := chaoscheck.Window{From: time.Now()}
 	if err := r.cfg.Services.Kill(ctx, "redis"); err != nil {

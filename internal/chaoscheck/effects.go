@@ -38,11 +38,11 @@ type Window struct{ From, To time.Time }
 
 // doneGrace is how long a live consumer may take, while Redis is up, to mark
 // a key done after the effect's reply: a round trip, behind the pipeline's
-// batch retry backoff (at most 5s) when the first attempt failed. A kill
-// later than that (counted from the end of a Redis outage that began by
-// then) came after the done write should have landed, so a run again after
-// it is not the documented window.
-const doneGrace = 6 * time.Second
+// batch retry backoff (at most 5s) when the first attempt failed, with room
+// for a loaded machine. A kill later than that (counted from the end of a
+// Redis outage that began by then) came after the done write should have
+// landed, so a run again after it is not the documented window.
+const doneGrace = 8 * time.Second
 
 // sendSlack is how much earlier than the receiver saw a call its process
 // may have been killed: a request written just before SIGKILL is read by

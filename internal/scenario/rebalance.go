@@ -33,22 +33,23 @@ type RebalanceConfig struct {
 
 // RebalanceResult is what the rebalance scenario measured.
 type RebalanceResult struct {
-	Orders     int
-	Attempts   int64 // effects attempted over all consumers
-	Applied    int64
-	Suppressed int64
-	Replays    int64 // attempts beyond one per order
-	LedgerKeys int   // keys under the ledger prefix at the end
-	TotalsOK   bool  // the totals hash equals the sums computed from the orders
-	Decreases  int   // committed offsets seen going backwards (events and broker polls)
-	Assigned   int   // partition assignments over the run
+	Orders      int
+	Attempts    int64 // effects attempted over all consumers
+	Applied     int64
+	Suppressed  int64
+	Replays     int64 // attempts beyond one per order
+	LedgerKeys  int   // keys under the ledger prefix at the end
+	TotalsOK    bool  // the totals hash equals the sums computed from the orders
+	Decreases   int   // committed offsets seen going backwards (events and broker polls)
+	OffsetPolls int   // broker polls that read the group's committed offsets (at least one, or Rebalance fails)
+	Assigned    int   // partition assignments over the run
 	Outcome
 }
 
 // Line prints the result in one line.
 func (r RebalanceResult) Line() string {
-	return fmt.Sprintf("orders=%d applied=%d suppressed=%d replays=%d ledger=%d totals_ok=%t offset_decreases=%d assignments=%d",
-		r.Orders, r.Applied, r.Suppressed, r.Replays, r.LedgerKeys, r.TotalsOK, r.Decreases, r.Assigned)
+	return fmt.Sprintf("orders=%d applied=%d suppressed=%d replays=%d ledger=%d totals_ok=%t offset_decreases=%d offset_polls=%d assignments=%d",
+		r.Orders, r.Applied, r.Suppressed, r.Replays, r.LedgerKeys, r.TotalsOK, r.Decreases, r.OffsetPolls, r.Assigned)
 }
 
 // Rebalance runs two consumers over a topic while orders arrive in three
@@ -109,7 +110,7 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	}
 
 	mon := startMonitor(env)
-	defer mon.stop()
+	defer func() { _ = mon.stop() }()
 	hash := env.Prefix + "totals"
 	crash := newLandedGate(2 * (cfg.Orders / 3))
 	start := func(tag string) (*pipeline.Pipeline, <-chan error, error) {
@@ -201,7 +202,10 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	if err := stopAll(); err != nil {
 		return res, err
 	}
-	mon.stop()
+	if err := mon.stop(); err != nil {
+		return res, err
+	}
+	res.OffsetPolls = mon.seen
 
 	res.collect(env, consumers...)
 	res.Attempts, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)

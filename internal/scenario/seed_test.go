@@ -54,7 +54,8 @@ func TestRebalanceFake(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Log(res.Line())
-		if res.Applied != 3000 || res.LedgerKeys != 3000 || !res.TotalsOK || res.Suppressed != res.Replays || res.Decreases != 0 {
+		if res.Applied != 3000 || res.LedgerKeys != 3000 || !res.TotalsOK || res.Suppressed != res.Replays || res.Decreases != 0 ||
+			res.OffsetPolls < 1 {
 			t.Fatalf("rebalance broke exactly-once: %s", res.Line())
 		}
 	})
