@@ -23,7 +23,8 @@ type Services struct {
 	KafkaPort      int
 	ControllerPort int
 	RedisPort      int
-	picked         [3]bool // which ports PickPorts chose (StartPicking may choose them again)
+	picked         [3]bool     // which ports PickPorts chose (StartPicking may choose them again)
+	onRetry        func(error) // tests: called before Restart tries again
 }
 
 // PickPorts gives every port that is 0 one that is free right now. A port
@@ -110,17 +111,17 @@ const (
 	rebindTimeout = time.Minute
 )
 
-// StartPicking starts both servers like Start. When a server cannot bind a
-// port PickPorts chose (taken since it was free), it stops what started,
-// picks new ports for those PickPorts chose, and tries again, up to
-// bindAttempts times; logf says so.
-func (s *Services) StartPicking(ctx context.Context, logf func(string, ...any)) error {
+// StartPicking starts both servers (or the one named) like Start. When a
+// server cannot bind a port PickPorts chose (taken since it was free), it
+// stops what started, picks new ports for those PickPorts chose, and tries
+// again, up to bindAttempts times; logf says so.
+func (s *Services) StartPicking(ctx context.Context, logf func(string, ...any), name ...string) error {
 	for attempt := 1; ; attempt++ {
-		err := s.Start(ctx)
+		err := s.Start(ctx, name...)
 		if err == nil || !bindFailure(err) || attempt >= bindAttempts || s.picked == [3]bool{} {
 			return err
 		}
-		_ = s.Stop(ctx)
+		_ = s.Stop(ctx, name...)
 		for i, p := range []*int{&s.KafkaPort, &s.ControllerPort, &s.RedisPort} {
 			if s.picked[i] {
 				*p = 0
@@ -145,6 +146,9 @@ func (s Services) Restart(ctx context.Context, name string) error {
 		err := s.Start(ctx, name)
 		if err == nil || !bindFailure(err) || time.Now().After(deadline) {
 			return err
+		}
+		if s.onRetry != nil {
+			s.onRetry(err)
 		}
 		select {
 		case <-ctx.Done():
