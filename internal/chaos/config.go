@@ -62,13 +62,15 @@ type GuardPass struct {
 const guardOutage = 14 * time.Second
 
 // Full is `make chaos`: 100,000 orders with 10% re-sends into 12
-// partitions over four minutes, both protocols, several kills each.
+// partitions over five minutes, both protocols, several kills each; then
+// 20,000 in guard mode over two and a half. Production outlasts the faults,
+// so that each has work to hit.
 func Full() Config {
-	return Config{Orders: 100_000, Duplicates: 0.1, Partitions: 12, Consumers: 3, Produce: 4 * time.Minute,
+	return Config{Orders: 100_000, Duplicates: 0.1, Partitions: 12, Consumers: 3, Produce: 5 * time.Minute,
 		Protocols: []string{"classic", "consumer"}, Kills: 18, FaultGap: 4 * time.Second,
 		SessionTimeout: 6 * time.Second, ZombiePause: 9 * time.Second, Poison: 30, DrainTimeout: 3 * time.Minute,
 		RecordPass: true,
-		Guard: GuardPass{Orders: 20_000, Produce: 2 * time.Minute, Protocols: []string{"classic", "consumer"}, Kills: 4,
+		Guard: GuardPass{Orders: 20_000, Produce: 150 * time.Second, Protocols: []string{"classic", "consumer"}, Kills: 4,
 			RedisOutage: guardOutage}}
 }
 
@@ -77,9 +79,9 @@ func Full() Config {
 // protocol: one kill, one zombie pause, one Redis outage.
 func Short() Config {
 	c := Full()
-	c.Orders, c.Produce, c.Kills, c.FaultGap, c.Poison = 10_000, 40*time.Second, 1, time.Second, 6
+	c.Orders, c.Produce, c.Kills, c.FaultGap, c.Poison = 10_000, 50*time.Second, 1, time.Second, 6
 	c.ZombiePause = 8 * time.Second
-	c.Guard = GuardPass{Orders: 2_000, Produce: 35 * time.Second, Protocols: []string{"consumer"}, Kills: 1,
+	c.Guard = GuardPass{Orders: 2_000, Produce: 40 * time.Second, Protocols: []string{"consumer"}, Kills: 1,
 		RedisOutage: guardOutage}
 	return c
 }
