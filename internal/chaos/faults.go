@@ -42,9 +42,13 @@ func (r *runner) do(ctx context.Context, s step) error {
 		return r.startSlot(c.slot)
 	case faultZombie:
 		c := r.holding(ctx, s.Slot)
-		c.mu.Lock()
-		held := c.scraped.uncommitted
-		c.mu.Unlock()
+		if r.protocol == "classic" {
+			// A classic group in a rebalance waits for a silent member up to
+			// the rebalance timeout, not the session timeout: a pause then
+			// would not make a zombie. Pause it in a stable group.
+			r.awaitStable(ctx, 30*time.Second)
+		}
+		held := r.awaitHolding(ctx, c, 5*time.Second)
 		r.logf("SIGSTOP %s, holding %d landed records not yet committed, for %v (past its session timeout), then SIGCONT",
 			c, held, r.cfg.ZombiePause)
 		if err := c.signal(syscall.SIGSTOP); err != nil {
@@ -275,6 +279,33 @@ func (r *runner) awaitPolls(ctx context.Context, seen int, d time.Duration) bool
 		}
 		if time.Now().After(deadline) || sleep(ctx, 25*time.Millisecond) != nil { // polls the watcher's count
 			return false
+		}
+	}
+}
+
+// awaitStable waits, at most d, until the classic group is Stable with one
+// member per running consumer (a killed one's membership has expired).
+func (r *runner) awaitStable(ctx context.Context, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for {
+		live := 0
+		for _, c := range r.slots {
+			if !c.exited() {
+				live++
+			}
+		}
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		gs, err := r.adm.DescribeGroups(dctx, r.group)
+		cancel()
+		if g, ok := gs[r.group]; err == nil && ok && g.Err == nil && g.State == "Stable" && len(g.Members) == live {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.logf("the group is not stable with %d members after %v (%v); pausing the zombie anyway", live, d, err)
+			return
+		}
+		if sleep(ctx, 100*time.Millisecond) != nil { // polls the group's state; no event to wait on
+			return
 		}
 	}
 }

@@ -30,6 +30,7 @@ type runner struct {
 	faults                       chaoscheck.Faults
 	problems                     []string // what the driver saw go wrong outside the checker's remit
 	watcher                      *chaoscheck.Watcher
+	adm                          *kadm.Client
 	recv                         *receiver           // guard pass
 	kills                        []chaoscheck.Kill   // every consumer SIGKILL, for the checker
 	redisDown                    []chaoscheck.Window // Redis crashes and outages
@@ -176,7 +177,7 @@ func (r *runner) chaos(ctx context.Context, adm *kadm.Client) error {
 	if err != nil {
 		return err
 	}
-	r.watcher = w
+	r.watcher, r.adm = w, adm
 	wctx, wstop := context.WithCancel(ctx)
 	wdone := make(chan struct{})
 	go func() { defer close(wdone); w.Run(wctx, 25*time.Millisecond) }()
