@@ -187,6 +187,20 @@ func (r *runner) chaos(ctx context.Context, adm *kadm.Client) error {
 	go r.scrapeLoop(sctx)
 
 	rng := rand.New(rand.NewPCG(r.cfg.Seed, r.cfg.Seed^0xc4a05))
+	fixed := recordFaults
+	if r.guard {
+		fixed = guardFaults
+	}
+	schedules := make([][]step, len(r.cfg.Protocols))
+	for i := range schedules {
+		schedules[i] = phaseSchedule(rng, r.cfg.Consumers, r.cfg.Kills, r.cfg.FaultGap, fixed)
+	}
+	// Production must outlast the faults: a fault after it hits an idle
+	// group and tests nothing (the run would say so and fail).
+	if need := r.scheduleTime(schedules); need > r.cfg.Produce {
+		r.logf("the fault schedule needs about %v: producing over that instead of %v", need.Round(time.Second), r.cfg.Produce)
+		r.cfg.Produce = need
+	}
 	producer, produced, err := r.startProducer()
 	if err != nil {
 		return err
@@ -198,8 +212,8 @@ func (r *runner) chaos(ctx context.Context, adm *kadm.Client) error {
 		}
 	}()
 	poisoned := r.injectPoison(ctx, rng)
-	for _, proto := range r.cfg.Protocols {
-		if err := r.phase(ctx, rng, proto); err != nil {
+	for i, proto := range r.cfg.Protocols {
+		if err := r.phase(ctx, proto, schedules[i]); err != nil {
 			return err
 		}
 	}
@@ -221,7 +235,7 @@ func (r *runner) chaos(ctx context.Context, adm *kadm.Client) error {
 
 // phase switches the consumers to proto (a graceful stop of all, then a
 // start of all) and runs one phase's fault schedule.
-func (r *runner) phase(ctx context.Context, rng *rand.Rand, proto string) error {
+func (r *runner) phase(ctx context.Context, proto string, steps []step) error {
 	if r.protocol != "" {
 		r.logf("switching the group from %s to %s: SIGTERM to all, then start all", r.protocol, proto)
 		r.stopAll()
@@ -233,11 +247,6 @@ func (r *runner) phase(ctx context.Context, rng *rand.Rand, proto string) error 
 			return err
 		}
 	}
-	fixed := recordFaults
-	if r.guard {
-		fixed = guardFaults
-	}
-	steps := phaseSchedule(rng, r.cfg.Consumers, r.cfg.Kills, r.cfg.FaultGap, fixed)
 	r.logf("%s phase schedule: %v", proto, steps)
 	for _, s := range steps {
 		if err := sleep(ctx, s.Gap); err != nil {

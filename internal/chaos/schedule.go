@@ -73,3 +73,35 @@ func (s step) round() step {
 	s.Gap, s.Down = s.Gap.Round(time.Millisecond), s.Down.Round(time.Millisecond)
 	return s
 }
+
+// cost is about how long a step takes past its gap on a loaded machine, as
+// measured in runs: the target's downtime, plus what the fault itself
+// waits for (a broker stops and starts in about 12s).
+func (r *runner) cost(s step) time.Duration {
+	switch s.Kind {
+	case faultKill:
+		return s.Down + 500*time.Millisecond
+	case faultZombie:
+		return r.cfg.ZombiePause + time.Second
+	case faultRedis:
+		return s.Down + time.Second
+	case faultBroker:
+		return s.Down + 12*time.Second
+	case faultRedisOutage:
+		return r.cfg.Guard.RedisOutage + 3*time.Second
+	}
+	return 0
+}
+
+// scheduleTime is about how long the phases take: 5s per phase to start
+// (or switch) the consumers, the gaps and the steps, and a third more.
+func (r *runner) scheduleTime(phases [][]step) time.Duration {
+	var d time.Duration
+	for _, steps := range phases {
+		d += 5 * time.Second
+		for _, s := range steps {
+			d += s.Gap + r.cost(s)
+		}
+	}
+	return d + d/3
+}
