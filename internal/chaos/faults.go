@@ -83,19 +83,19 @@ func (r *runner) do(ctx context.Context, s step) error {
 			return err
 		}
 		r.logf("SIGKILL redis; restart in %v (appendonly yes, appendfsync always)", s.Down)
-		down := chaoscheck.Window{From: time.Now()}
 		if err := r.cfg.Services.Kill(ctx, "redis"); err != nil {
 			return err
 		}
+		down := chaoscheck.Window{From: time.Now()}
 		r.faults.RedisRestarts++
 		if err := sleep(ctx, s.Down); err != nil {
 			return err
 		}
+		down.To = time.Now()
+		r.redisDown = append(r.redisDown, down)
 		if err := r.cfg.Services.Restart(ctx, "redis"); err != nil {
 			return err
 		}
-		down.To = time.Now()
-		r.redisDown = append(r.redisDown, down)
 		if r.redisRecovered(ctx, "redis crash", before) {
 			r.faults.RedisRecovered++
 		}
@@ -170,10 +170,10 @@ func (r *runner) redisOutage(ctx context.Context, outage time.Duration) error {
 			return err
 		}
 	}
-	down := chaoscheck.Window{From: time.Now()}
 	if err := r.cfg.Services.Kill(ctx, "redis"); err != nil {
 		return err
 	}
+	down := chaoscheck.Window{From: time.Now()}
 	st, err := r.recv.stats(ctx)
 	if err != nil {
 		return err
@@ -191,12 +191,12 @@ func (r *runner) redisOutage(ctx context.Context, outage time.Duration) error {
 	if err := sleep(ctx, outage); err != nil {
 		return err
 	}
+	down.To = time.Now()
+	r.redisDown = append(r.redisDown, down)
 	if err := r.cfg.Services.Restart(ctx, "redis"); err != nil {
 		return err
 	}
-	down.To = time.Now()
-	r.redisDown = append(r.redisDown, down)
-	r.logf("redis back after %v down", down.To.Sub(down.From).Round(time.Millisecond))
+	r.logf("redis back after %v down", time.Since(down.From).Round(time.Millisecond))
 	r.redisRecovered(ctx, "redis outage", before)
 	return nil
 }

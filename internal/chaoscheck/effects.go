@@ -33,7 +33,8 @@ type Kill struct {
 	At       time.Time
 }
 
-// Window is a stretch of time, such as Redis being down.
+// Window is a stretch of time during which Redis was certainly down: from
+// after its kill was done to before its restart began.
 type Window struct{ From, To time.Time }
 
 // doneGrace is how long a live consumer may take, while Redis is up, to mark
@@ -82,8 +83,8 @@ type EffectRuns struct {
 	Windows   []string
 	// Doubled counts runs again outside that window: each is a violation.
 	Doubled int
-	// Stranded counts calls answered while Redis was down: effects that ran
-	// and whose done writes met the outage.
+	// Stranded counts calls answered while Redis was certainly down:
+	// effects that ran and whose done writes met the outage.
 	Stranded int
 }
 
