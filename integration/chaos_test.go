@@ -94,8 +94,11 @@ func TestChaosShort(t *testing.T) {
 		f.RedisRestarts != 2 || f.BrokerRestarts != 2 {
 		t.Errorf("record pass faults %+v, want both protocols and one of each fault per protocol", f)
 	}
-	if want := cfg.Orders + int(float64(cfg.Orders)*cfg.Duplicates+0.5); rec.Orders != want || rec.Unique != cfg.Orders {
-		t.Errorf("the checker read %d orders, %d unique; want %d and %d", rec.Orders, rec.Unique, want, cfg.Orders)
+	// Orders beyond cfg.Orders are the tail the run feeds, without re-sends,
+	// when faults outlast production.
+	resends := int(float64(cfg.Orders)*cfg.Duplicates + 0.5)
+	if rec.Unique < cfg.Orders || rec.Orders-rec.Unique != resends {
+		t.Errorf("the checker read %d orders, %d unique; want at least %d unique and %d re-sends", rec.Orders, rec.Unique, cfg.Orders, resends)
 	}
 	if rec.Poison != cfg.Poison {
 		t.Errorf("the checker found %d poison records, want the %d injected", rec.Poison, cfg.Poison)
@@ -104,8 +107,8 @@ func TestChaosShort(t *testing.T) {
 	if !slices.Equal(g.Protocols, cfg.Guard.Protocols) || g.Kills != cfg.Guard.Kills || g.ZombiePauses != 1 || g.RedisOutages != 1 {
 		t.Errorf("guard pass faults %+v, want %v, %d kill, one zombie pause, one Redis outage", g, cfg.Guard.Protocols, cfg.Guard.Kills)
 	}
-	if guard.Unique != cfg.Guard.Orders || guard.Effects == nil || guard.Effects.PerKey[1] == 0 {
-		t.Errorf("guard pass: %d unique orders, effects %+v; want %d orders whose effects ran", guard.Unique, guard.Effects, cfg.Guard.Orders)
+	if guard.Unique < cfg.Guard.Orders || guard.Effects == nil || guard.Effects.PerKey[1] == 0 {
+		t.Errorf("guard pass: %d unique orders, effects %+v; want at least %d orders whose effects ran", guard.Unique, guard.Effects, cfg.Guard.Orders)
 	}
 	// Each fault had an effect one can observe (the run counts a fault
 	// again when it sees its effect), not just a signal sent.

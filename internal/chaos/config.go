@@ -68,7 +68,7 @@ const guardOutage = 14 * time.Second
 func Full() Config {
 	return Config{Orders: 100_000, Duplicates: 0.1, Partitions: 12, Consumers: 3, Produce: 5 * time.Minute,
 		Protocols: []string{"classic", "consumer"}, Kills: 18, FaultGap: 4 * time.Second,
-		SessionTimeout: 6 * time.Second, ZombiePause: 9 * time.Second, Poison: 30, DrainTimeout: 3 * time.Minute,
+		SessionTimeout: 6 * time.Second, ZombiePause: 10 * time.Second, Poison: 30, DrainTimeout: 3 * time.Minute,
 		RecordPass: true,
 		Guard: GuardPass{Orders: 20_000, Produce: 150 * time.Second, Protocols: []string{"classic", "consumer"}, Kills: 4,
 			RedisOutage: guardOutage}}
@@ -80,7 +80,6 @@ func Full() Config {
 func Short() Config {
 	c := Full()
 	c.Orders, c.Produce, c.Kills, c.FaultGap, c.Poison = 10_000, 50*time.Second, 1, time.Second, 6
-	c.ZombiePause = 8 * time.Second
 	c.Guard = GuardPass{Orders: 2_000, Produce: 40 * time.Second, Protocols: []string{"consumer"}, Kills: 1,
 		RedisOutage: guardOutage}
 	return c

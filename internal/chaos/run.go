@@ -205,10 +205,14 @@ func (r *runner) chaos(ctx context.Context, adm *kadm.Client) error {
 	if err != nil {
 		return err
 	}
+	faultsDone := make(chan struct{})
+	stage, tailed := r.feedTail(produced, faultsDone)
 	finished := false
 	defer func() {
-		if !finished { // the run failed: do not leave the producer behind
+		if !finished { // the run failed: do not leave the producers behind
 			_ = producer.Process.Kill()
+			close(faultsDone)
+			<-tailed
 		}
 	}()
 	poisoned := r.injectPoison(ctx, rng)
@@ -218,7 +222,8 @@ func (r *runner) chaos(ctx context.Context, adm *kadm.Client) error {
 		}
 	}
 	r.logf("faults done; waiting for the producer")
-	err = errors.Join(<-produced, <-poisoned)
+	close(faultsDone)
+	err = errors.Join(<-stage, <-tailed, <-poisoned)
 	finished = true
 	if err != nil {
 		return err
