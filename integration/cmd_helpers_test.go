@@ -174,9 +174,9 @@ func num(m map[string]any, k string) int64 {
 // expected is what exactly-once processing of a topic must give, computed
 // from the records themselves: the first record of each order ID counts.
 type expected struct {
-	records int
-	unique  int
-	totals  map[string]int64
+	records   int
+	unique    int
+	totals    map[string]int64
 	firstSeen map[int32][]bool   // per partition, per offset: the record is its order's first
 	keyAt     map[int32][]string // per partition, per offset: the record's order ID
 }
