@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 	"testing"
@@ -151,7 +152,7 @@ func testPartitionLost(t *testing.T, ctx context.Context, env scenario.Env) {
 		opts = append([]pipeline.Option{pipeline.Brokers(env.Brokers...), pipeline.Topics(env.Topic),
 			pipeline.Group(env.Group), pipeline.Sink(a), pipeline.GroupProtocol(env.Protocol),
 			pipeline.CommitEvery(25), pipeline.CommitInterval(0), pipeline.MaxBatch(10),
-			pipeline.Observe(log.Observer(tag))}, opts...)
+			pipeline.Observe(log.Observer(tag)), pipeline.Logger(slog.New(slog.DiscardHandler))}, opts...)
 		p, err := pipeline.New(opts...)
 		if err != nil {
 			t.Fatal(err)

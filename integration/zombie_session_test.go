@@ -193,9 +193,9 @@ func testZombieSession(t *testing.T, ctx context.Context, env scenario.Env) {
 			}
 		}
 		batch := stalled.Last - stalled.Offset + 1
-		outcome := "dropped its batch: lost before it reached Redis"
+		outcome := "dropped its batch: the loss came before it reached Redis"
 		if stats.Attempts > 0 {
-			outcome = "applied its batch: all suppressed"
+			outcome = "took its batch to Redis"
 		}
 		t.Logf("partition %d: zombie held %d..%d and %s; attempts=%d applied=%d suppressed=%d fenced=%d refused=%d lost=%t",
 			n, stalled.Offset, stalled.Last, outcome, stats.Attempts, stats.Applied, stats.Supp, stats.Fenced, len(refused), lost)
