@@ -257,14 +257,6 @@ func testZombieSession(t *testing.T, ctx context.Context, env scenario.Env) {
 	}
 }
 
-func keys(m map[int32]bool) []int32 {
-	var out []int32
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 func countLedger(ctx context.Context, env scenario.Env) (int, error) {
 	n := 0
 	it := env.Redis.Scan(ctx, 0, env.Prefix+"*", 1000).Iterator()
