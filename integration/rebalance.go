@@ -22,8 +22,9 @@ type RebalanceConfig struct {
 type RebalanceFigures struct {
 	// Replays counts the records the leaving member had landed past its
 	// last commit: its claims in the ledger at or past the committed
-	// offsets read from the broker as it left, before another member took
-	// its partitions. The others re-read exactly these, so Report.Suppressed
+	// offsets read from the broker as it left (the other members hold their
+	// effects back meanwhile, so they have committed nothing of its
+	// partitions). The others re-read exactly these, so Report.Suppressed
 	// must equal Replays (0 after a graceful leave). It is read from Redis
 	// and the broker, not from the pipelines' counts.
 	Replays     int64

@@ -39,10 +39,11 @@ type RebalanceResult struct {
 	Suppressed int64
 	// Replays counts the records the leaving consumer had landed past its
 	// last commit: its claims in the ledger (read from Redis at the end) at
-	// or past each partition's committed offset, read from the broker as it
-	// left and before any other consumer took its partitions over. The others
-	// re-read exactly these, so Suppressed must equal Replays. It is not
-	// taken from the pipelines' counts.
+	// or past each partition's committed offset, read from the broker right
+	// after it left while the other consumers held their effects back (so
+	// they had committed nothing on its partitions yet). The others re-read
+	// exactly these, so Suppressed must equal Replays. It is not taken from
+	// the pipelines' counts.
 	Replays    int64
 	LedgerKeys int  // keys under the ledger prefix at the end
 	TotalsOK   bool // the totals hash equals the sums computed from the orders
@@ -118,16 +119,22 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	defer mon.stop()
 	hash := env.totalsHash()
 	crash := newLandedGate(2 * (cfg.Orders / 3))
+	pause := &pauseGate{}
 	start := func(tag string) (*pipeline.Pipeline, <-chan error, error) {
 		env := env
-		if tag == "c1" && cfg.CrashLeave {
-			inner := env.Wrap
-			env.Wrap = func(a pipeline.Applier) pipeline.Applier {
-				if inner != nil {
-					a = inner(a)
-				}
-				return crash.wrap(a)
+		outer := pause.wrap // c2 and c3 wait while c1's offsets are read
+		if tag == "c1" {
+			outer = func(a pipeline.Applier) pipeline.Applier { return a }
+			if cfg.CrashLeave {
+				outer = crash.wrap
 			}
+		}
+		inner := env.Wrap
+		env.Wrap = func(a pipeline.Applier) pipeline.Applier {
+			if inner != nil {
+				a = inner(a)
+			}
+			return outer(a)
 		}
 		p, err := env.consumer(tag, func() (pipeline.Applier, error) { return env.totals(hash) },
 			[]pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(200 * time.Millisecond)})
@@ -187,8 +194,11 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	if err := wave(2); err != nil {
 		return res, err
 	}
+	// From here until c1's committed offsets are read, c2 and c3 apply
+	// nothing: so they commit nothing on the partitions c1 leaves them, and
+	// the broker's offsets are the ones c1 left behind.
 	leaver, _ := consumers[0].Client().GroupMetadata()
-	mark := len(env.Log.Events())
+	pause.close()
 	if cfg.CrashLeave { // c1 dies during wave 3, holding a landed, uncommitted batch
 		select {
 		case <-crash.landed:
@@ -203,7 +213,8 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 		return res, err
 	}
 	dones[0] = nil
-	left, err := leftAt(ctx, env, cfg.Partitions, mark)
+	left, err := leftAt(ctx, env, cfg.Partitions)
+	pause.open()
 	if err != nil {
 		return res, err
 	}
@@ -281,11 +292,9 @@ func countKeys(ctx context.Context, env Env, match string) (int, error) {
 	return n, nil
 }
 
-// leftAt reads the committed offset of every partition from the broker right
-// after a consumer left (mark: the event count when it began to leave). It
-// fails if another consumer was assigned a partition in between: its commits
-// could then be mixed in.
-func leftAt(ctx context.Context, env Env, parts int32, mark int) (map[checkpoint.Partition]int64, error) {
+// leftAt reads the committed offset of every partition from the broker (0
+// for none).
+func leftAt(ctx context.Context, env Env, parts int32) (map[checkpoint.Partition]int64, error) {
 	all := make([]checkpoint.Partition, parts)
 	for n := range parts {
 		all[n] = checkpoint.Partition{Topic: env.Topic, Partition: n}
@@ -293,11 +302,6 @@ func leftAt(ctx context.Context, env Env, parts int32, mark int) (map[checkpoint
 	left, err := committed(ctx, env, all)
 	if err != nil {
 		return nil, err
-	}
-	for _, e := range env.Log.Events()[mark:] {
-		if e.Kind == pipeline.Assigned && e.Tag != "c1" {
-			return nil, fmt.Errorf("%s was assigned %s before the committed offsets c1 left behind could be read", e.Tag, e.Partition)
-		}
 	}
 	for _, p := range all {
 		left[p] = max(left[p], 0)
