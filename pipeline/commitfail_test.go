@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,12 +19,31 @@ import (
 	"github.com/shardpipe/shardpipe/sink"
 )
 
+// commitLog is when each OffsetCommit request reached kfake.
+type commitLog struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (l *commitLog) add(t time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.at = append(l.at, t)
+	return len(l.at)
+}
+
+func (l *commitLog) times() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Time(nil), l.at...)
+}
+
 // failCommits makes kfake answer the first n OffsetCommit requests with code
-// and counts every OffsetCommit it sees.
-func failCommits(c *kfake.Cluster, n int32, code *kerr.Error, seen *atomic.Int32) {
-	c.KeepControl()
+// and records when every OffsetCommit arrived.
+func failCommits(c *kfake.Cluster, n int, code *kerr.Error, seen *commitLog) {
 	c.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		if seen.Add(1) > n {
+		c.KeepControl() // inside the control function, or kfake drops it after one request
+		if seen.add(time.Now()) > n {
 			return nil, nil, false
 		}
 		r := req.(*kmsg.OffsetCommitRequest)
@@ -44,8 +63,9 @@ func failCommits(c *kfake.Cluster, n int32, code *kerr.Error, seen *atomic.Int32
 }
 
 // TestCommitFailures: failed commits are retried with backoff (not in a busy
-// loop), a broker refusal while the partition is still held here does not
-// stall it, and a non-retriable error stops the pipeline.
+// loop: each retry comes at least the doubling backoff, 100ms, 200ms, 400ms,
+// after the failed request), a broker refusal while the partition is still
+// held here does not stall it, and a non-retriable error stops the pipeline.
 func TestCommitFailures(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -68,8 +88,9 @@ func TestCommitFailures(t *testing.T) {
 				rs = append(rs, &kgo.Record{Topic: "orders", Key: []byte(fmt.Sprint(i)), Value: []byte("{}")})
 			}
 			produce(t, c.ListenAddrs(), rs...)
-			var seen atomic.Int32
-			failCommits(c, 3, tc.code, &seen)
+			const failed = 3
+			var seen commitLog
+			failCommits(c, failed, tc.code, &seen)
 			r := start(t, c.ListenAddrs(), okApplier{}, pipeline.CommitEvery(5), pipeline.CommitInterval(10*time.Millisecond))
 			p, log, done, ctx := r.p, r.log, r.done, r.ctx
 			if tc.fatal {
@@ -86,8 +107,18 @@ func TestCommitFailures(t *testing.T) {
 			if err := p.Close(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if n := seen.Load(); n > 15 {
-				t.Fatalf("%d OffsetCommit requests for 20 records committed every 5: no backoff", n)
+			at := seen.times()
+			if len(at) <= failed {
+				t.Fatalf("%d OffsetCommit requests, want the %d refused ones retried", len(at), failed)
+			}
+			for i := 1; i <= failed; i++ {
+				// The i-th failure in a row waits 50ms<<i before the next
+				// commit; the gap seen by the broker can only be longer.
+				gap, want := at[i].Sub(at[i-1]), 50*time.Millisecond<<i
+				t.Logf("retry %d came %v after the refused commit (backoff %v)", i, gap.Round(time.Millisecond), want)
+				if gap < want {
+					t.Errorf("retry %d came %v after the refused commit, want at least the backoff %v", i, gap, want)
+				}
 			}
 			_, _, _, _, fenced := pipeline.Totals(p.Stats())
 			if want := int64(0); tc.code == kerr.IllegalGeneration {
