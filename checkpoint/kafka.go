@@ -30,8 +30,11 @@ import (
 // Commits of different partitions that overlap in time share one request
 // (group commit): franz-go sends one synchronous commit at a time, and one
 // round trip per partition would queue every worker behind all the others.
-// Release waits for a commit in flight on that partition, so once Release
-// returns no commit of the old term can land.
+// A Commit waits for at most two round trips however many partitions keep
+// committing: the request in flight when it arrived, then the one carrying
+// it (whose sender hands over to the next waiting commit instead of sending
+// for the others). Release waits for a commit in flight on that partition,
+// so once Release returns no commit of the old term can land.
 type Kafka struct {
 	cl    *kgo.Client
 	batch commitBatcher
@@ -49,7 +52,7 @@ type term struct {
 // NewKafka returns a store that commits through cl, which must consume in a
 // group with autocommit disabled.
 func NewKafka(cl *kgo.Client) *Kafka {
-	return &Kafka{cl: cl, batch: commitBatcher{cl: cl}, terms: make(map[Partition]*term)}
+	return &Kafka{cl: cl, batch: commitBatcher{send: kafkaSend(cl)}, terms: make(map[Partition]*term)}
 }
 
 // Assign opens p's term at epoch. Commits with an older epoch are refused from
