@@ -99,8 +99,19 @@ func (k *Kafka) Held(p Partition) (Position, bool) {
 }
 
 // Commit commits offset for p if p is held at epoch and the offset does not go
-// backwards inside the term. It waits for the broker's answer.
+// backwards inside the term. It waits for the broker's answer. The commit
+// carries no leader epoch (-1); CommitAt gives one.
 func (k *Kafka) Commit(ctx context.Context, p Partition, epoch, offset int64) error {
+	return k.CommitAt(ctx, p, epoch, offset, -1)
+}
+
+// CommitAt is Commit with the leader epoch of the last record consumed
+// before offset (its kgo.Record.LeaderEpoch, as Tracker.CommitLeaderEpoch
+// gives it). The broker stores it with the offset, so that a consumer
+// resuming from it detects a log truncated under it (KIP-320) instead of
+// reading a diverged log; -1 stores none. It costs nothing extra: the epoch
+// travels in the same OffsetCommit.
+func (k *Kafka) CommitAt(ctx context.Context, p Partition, epoch, offset int64, leaderEpoch int32) error {
 	next := Position{Epoch: epoch, Offset: offset}
 	k.mu.Lock()
 	t := k.terms[p]
@@ -127,7 +138,7 @@ func (k *Kafka) Commit(ctx context.Context, p Partition, epoch, offset int64) er
 	if err != nil || v == Same {
 		return err
 	}
-	if err := k.send(ctx, p, offset); err != nil {
+	if err := k.send(ctx, p, offset, leaderEpoch); err != nil {
 		return &CommitError{Partition: p, Epoch: epoch, Offset: offset, Current: cur, Err: err}
 	}
 	k.mu.Lock()
@@ -140,8 +151,8 @@ func (k *Kafka) Commit(ctx context.Context, p Partition, epoch, offset int64) er
 
 // send commits offset for p (in a request it may share with other
 // partitions) and maps its errors.
-func (k *Kafka) send(ctx context.Context, p Partition, offset int64) error {
-	rerr := k.batch.commit(ctx, p, offset)
+func (k *Kafka) send(ctx context.Context, p Partition, offset int64, leaderEpoch int32) error {
+	rerr := k.batch.commit(ctx, p, offset, leaderEpoch)
 	if rerr == nil {
 		return nil
 	}

@@ -36,13 +36,14 @@ type commitReq struct {
 	ctx    context.Context
 	p      Partition
 	offset int64
+	epoch  int32 // leader epoch of the record before offset; -1 unknown
 	err    error
 	done   chan struct{} // closed once the request carrying it is answered
 	lead   chan struct{} // closed when the lead is handed to this commit
 }
 
-func newCommitReq(ctx context.Context, p Partition, offset int64) *commitReq {
-	return &commitReq{ctx: ctx, p: p, offset: offset, done: make(chan struct{}), lead: make(chan struct{})}
+func newCommitReq(ctx context.Context, p Partition, offset int64, leaderEpoch int32) *commitReq {
+	return &commitReq{ctx: ctx, p: p, offset: offset, epoch: leaderEpoch, done: make(chan struct{}), lead: make(chan struct{})}
 }
 
 // commitQueue holds the hand-over rules: who sends, what, and who sends
@@ -79,13 +80,13 @@ func (q *commitQueue) handOver() *commitReq {
 	return q.waiting[0]
 }
 
-// commit sends offset for p, in a request shared with other partitions'
+// commit sends offset (with leaderEpoch) for p, in a request shared with other partitions'
 // commits, and returns the broker's answer for p. It returns only once the
 // request that carried it has finished, whatever ctx does, so that a
 // caller holding a partition's in-flight lock keeps it until the commit can
 // no longer land. ctx bounds the request when this commit leads it.
-func (b *commitBatcher) commit(ctx context.Context, p Partition, offset int64) error {
-	r := newCommitReq(ctx, p, offset)
+func (b *commitBatcher) commit(ctx context.Context, p Partition, offset int64, leaderEpoch int32) error {
+	r := newCommitReq(ctx, p, offset, leaderEpoch)
 	b.mu.Lock()
 	lead := b.q.join(r)
 	b.mu.Unlock()
@@ -123,7 +124,7 @@ func kafkaSend(cl *kgo.Client) func(rs []*commitReq) {
 			if offsets[r.p.Topic] == nil {
 				offsets[r.p.Topic] = make(map[int32]kgo.EpochOffset)
 			}
-			offsets[r.p.Topic][r.p.Partition] = kgo.EpochOffset{Epoch: -1, Offset: r.offset}
+			offsets[r.p.Topic][r.p.Partition] = kgo.EpochOffset{Epoch: r.epoch, Offset: r.offset}
 		}
 		var (
 			reqErr error

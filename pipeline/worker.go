@@ -171,7 +171,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 	}
 	batch := w.buf[:0]
 	for _, r := range recs {
-		if err := w.tr.Start(r.Offset); err != nil {
+		if err := w.tr.Start(r.Offset, r.LeaderEpoch); err != nil {
 			return err
 		}
 		batch = append(batch, toSink(r, w.epoch, w.member))
