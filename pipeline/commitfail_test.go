@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,8 +22,9 @@ import (
 
 // commitLog is when each OffsetCommit request reached kfake.
 type commitLog struct {
-	mu sync.Mutex
-	at []time.Time
+	mu     sync.Mutex
+	at     []time.Time
+	healed atomic.Bool // no more commits fail
 }
 
 func (l *commitLog) add(t time.Time) int {
@@ -39,11 +41,12 @@ func (l *commitLog) times() []time.Time {
 }
 
 // failCommits makes kfake answer the first n OffsetCommit requests with code
-// and records when every OffsetCommit arrived.
+// (or all of them until seen.healed) and records when every OffsetCommit
+// arrived.
 func failCommits(c *kfake.Cluster, n int, code *kerr.Error, seen *commitLog) {
 	c.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl() // inside the control function, or kfake drops it after one request
-		if seen.add(time.Now()) > n {
+		if seen.add(time.Now()) > n || seen.healed.Load() {
 			return nil, nil, false
 		}
 		r := req.(*kmsg.OffsetCommitRequest)
@@ -170,4 +173,87 @@ func (okApplier) Apply(_ context.Context, b []sink.Record) ([]sink.Result, error
 		res[i] = sink.Result{Key: string(b[i].Key), Outcome: sink.Applied}
 	}
 	return res, nil
+}
+
+// countApplier lands every record as applied and counts them.
+type countApplier struct{ n *atomic.Int64 }
+
+func (a countApplier) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, error) {
+	a.n.Add(int64(len(b)))
+	return okApplier{}.Apply(ctx, b)
+}
+
+// TestUncommittedBound: while every commit fails, a partition lands at most
+// its bound of records past the last commit (by default ten times the larger
+// of CommitEvery and MaxBatch, or MaxUncommitted) and then stops taking
+// records until a commit succeeds; once commits succeed again it goes on to
+// the end, every record applied once.
+func TestUncommittedBound(t *testing.T) {
+	const records = 2000
+	cases := []struct {
+		name  string
+		opts  []pipeline.Option
+		bound int64
+	}{
+		{"default", nil, 10 * 10},
+		{"MaxUncommitted", []pipeline.Option{pipeline.MaxUncommitted(35)}, 35},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var rs []*kgo.Record
+			for i := range records {
+				rs = append(rs, &kgo.Record{Topic: "orders", Key: []byte(fmt.Sprint(i)), Value: []byte("{}")})
+			}
+			produce(t, c.ListenAddrs(), rs...)
+			var seen commitLog
+			failCommits(c, 1<<30, kerr.RebalanceInProgress, &seen) // every commit fails until healed below
+			var applied atomic.Int64
+			r := start(t, c.ListenAddrs(), countApplier{&applied}, append([]pipeline.Option{pipeline.CommitEvery(10),
+				pipeline.MaxBatch(10), pipeline.CommitInterval(10 * time.Millisecond)}, tc.opts...)...)
+			// Wait for the bound to be reached, then for three more failed
+			// commits: time enough for a partition that ignores the bound to
+			// run far past it.
+			for applied.Load() < tc.bound {
+				select {
+				case err := <-r.done:
+					t.Fatalf("Run ended: %v", err)
+				case <-r.ctx.Done():
+					t.Fatalf("applied %d, never reached the bound %d", applied.Load(), tc.bound)
+				case <-time.After(10 * time.Millisecond): // poll interval: the count has no event of its own
+				}
+			}
+			failed := len(seen.times())
+			for len(seen.times()) < failed+3 {
+				select {
+				case <-r.ctx.Done():
+					t.Fatal("no commit retried at the bound")
+				case <-time.After(10 * time.Millisecond): // poll interval
+				}
+			}
+			got := applied.Load()
+			landed := r.p.Stats()[0].Landed
+			t.Logf("commits failing: %d records applied, landed to offset %d, bound %d", got, landed, tc.bound)
+			if got > tc.bound || landed > tc.bound {
+				t.Fatalf("commits failing: %d records applied (landed to %d) past the last commit, want at most %d",
+					got, landed, tc.bound)
+			}
+			seen.healed.Store(true)
+			if err := r.log.Wait(r.ctx, "commit to the end", func(evs []watch.Tagged) bool {
+				return watch.Committed(evs, "")[checkpoint.Partition{Topic: "orders"}] == records
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.p.Close(r.ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := applied.Load(); n != records {
+				t.Fatalf("applied %d records in all, want each of the %d once", n, records)
+			}
+		})
+	}
 }

@@ -124,6 +124,17 @@ func (w *worker) loop() error {
 			landed = w.tr.LandedSinceCommit()
 		}
 		n := w.p.cfg.policy.Room(landed, maxBatch)
+		if n == 0 {
+			// As many records landed past the last commit as the
+			// policy allows: nothing more lands before a commit.
+			if err := w.atBound(mode); err != nil {
+				return err
+			}
+			if mode != running && w.tr.LandedSinceCommit() > 0 {
+				return nil // stopping while commits fail: the final commit tries once more
+			}
+			continue
+		}
 		recs := w.q.take(n)
 		if len(recs) == 0 {
 			if mode == draining {
@@ -138,6 +149,29 @@ func (w *worker) loop() error {
 			return err
 		}
 	}
+}
+
+// atBound commits when the commit is due, else (a failed commit waits for
+// its retry) waits for that retry, a stop or the end of the term. Records
+// stay queued meanwhile; the queue's bound pauses the partition's fetching.
+func (w *worker) atBound(mode int32) error {
+	at, _ := w.nextCommit() // due: the policy's Max has landed
+	if !at.After(time.Now()) {
+		return w.commit()
+	}
+	if mode != running {
+		return nil
+	}
+	t := time.NewTimer(time.Until(at))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return w.commit()
+	case <-w.wake:
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+	return nil
 }
 
 // idle waits for records, a stop, or the next commit.
