@@ -204,33 +204,43 @@ func (w *worker) process(recs []*kgo.Record) error {
 		recs, crash = recs[:k-w.attempts], true
 	}
 	batch := w.buf[:0]
+	var markers []int64 // transaction markers: no effect, landed once read
 	for _, r := range recs {
 		if err := w.tr.Start(r.Offset, r.LeaderEpoch); err != nil {
 			return err
 		}
+		if r.Attrs.IsControl() {
+			markers = append(markers, r.Offset)
+			continue
+		}
 		batch = append(batch, toSink(r, w.epoch, w.member))
 	}
 	w.buf = batch
-	if h := w.p.cfg.hooks.BeforeApply; h != nil {
-		h(w.ctx, w.part, w.epoch, batch)
+	if len(batch) > 0 {
+		if h := w.p.cfg.hooks.BeforeApply; h != nil {
+			h(w.ctx, w.part, w.epoch, batch)
+		}
+		results, err := w.apply(batch)
+		if err != nil {
+			return err
+		}
+		tries, err := w.retryPoison(batch, results)
+		if err != nil {
+			return err
+		}
+		w.attempts += len(batch)
+		if err := w.land(batch, results, tries); err != nil {
+			return err
+		}
 	}
-	results, err := w.apply(batch)
-	if err != nil {
-		return err
-	}
-	tries, err := w.retryPoison(batch, results)
-	if err != nil {
-		return err
-	}
-	w.attempts += len(batch)
-	if err := w.land(batch, results, tries); err != nil {
+	if err := w.landMarkers(markers); err != nil {
 		return err
 	}
 	if crash {
 		w.fence()
 		w.p.store.Release(w.part, w.epoch)
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Crashed, s.Held = true, false })
-		w.p.emit(Event{Kind: Crashed, Partition: w.part, Epoch: w.epoch, Offset: batch[len(batch)-1].Offset,
+		w.p.emit(Event{Kind: Crashed, Partition: w.part, Epoch: w.epoch, Offset: recs[len(recs)-1].Offset,
 			Err: fmt.Errorf("%s epoch %d after %d attempts: %w", w.part, w.epoch, w.attempts, ErrInjectedCrash)})
 		return errFenced
 	}
