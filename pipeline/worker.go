@@ -103,13 +103,26 @@ func (w *worker) run() {
 		// landed is committed, nothing past it. A worker fenced by the
 		// revoke timeout tries too, and is refused (and counted) by the
 		// store: that is the zombie's late commit.
-		if cerr := w.commit(); err == nil {
+		cerr := w.commit()
+		if errors.Is(err, errStopped) {
+			w.leftForReplay(err)
+			err = nil
+		}
+		if err == nil {
 			err = cerr
 		}
 	}
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errFenced) {
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errFenced) && !errors.Is(err, errStopped) {
 		w.p.fail(err)
 	}
+}
+
+// leftForReplay logs what a worker stopped with a batch of unknown effects
+// (stopped: why) leaves to the partition's next owner: the records from the
+// commit point on, read again then (the ledger suppresses whatever landed).
+func (w *worker) leftForReplay(stopped error) {
+	w.p.cfg.logger.Warn("stopped with records left for replay", "partition", w.part.String(), "epoch", w.epoch,
+		"committed", w.committed(), "first_left", w.tr.CommitPoint(), "queued", w.q.len(), "err", stopped)
 }
 
 func (w *worker) loop() error {
