@@ -186,8 +186,8 @@ func (a countApplier) Apply(ctx context.Context, b []sink.Record) ([]sink.Result
 // TestUncommittedBound: while every commit fails, a partition lands at most
 // its bound of records past the last commit (by default ten times the larger
 // of CommitEvery and MaxBatch, or MaxUncommitted) and then stops taking
-// records until a commit succeeds; once commits succeed again it goes on to
-// the end, every record applied once.
+// records (its queue fills and its fetching pauses) until a commit succeeds;
+// once commits succeed again it goes on to the end, every record applied once.
 func TestUncommittedBound(t *testing.T) {
 	const records = 2000
 	cases := []struct {
@@ -241,6 +241,9 @@ func TestUncommittedBound(t *testing.T) {
 			if got > tc.bound || landed > tc.bound {
 				t.Fatalf("commits failing: %d records applied (landed to %d) past the last commit, want at most %d",
 					got, landed, tc.bound)
+			}
+			if paused := r.p.Client().PauseFetchPartitions(nil); len(paused["orders"]) != 1 {
+				t.Fatalf("at the bound, paused partitions %v, want orders/0: its fetching stops", paused)
 			}
 			seen.healed.Store(true)
 			if err := r.log.Wait(r.ctx, "commit to the end", func(evs []watch.Tagged) bool {
