@@ -338,10 +338,11 @@ func statusJSON(ctx context.Context, t *testing.T, bin string, brokers []string,
 type statusOut struct {
 	Lag        int64 `json:"lag"`
 	Partitions []struct {
-		Partition int32 `json:"partition"`
-		Committed int64 `json:"committed"`
-		LogEnd    int64 `json:"log_end"`
-		Lag       int64 `json:"lag"`
+		Partition  int32 `json:"partition"`
+		Committed  int64 `json:"committed"`
+		LogEnd     int64 `json:"log_end"`
+		LastStable int64 `json:"last_stable"`
+		Lag        int64 `json:"lag"`
 	} `json:"partitions"`
 }
 

@@ -31,7 +31,9 @@ type Report struct {
 	// refused because the partition had moved on.
 	Attempts, Applied, Suppressed, DeadLettered, Fenced int64
 	// Committed is the group's committed offset per partition, read from the
-	// broker after the scenario; LogEnd is each partition's end offset.
+	// broker after the scenario; LogEnd is each partition's end as a
+	// read_committed consumer sees it, the last stable offset (the high
+	// watermark unless a transaction is still open).
 	Committed map[checkpoint.Partition]int64
 	LogEnd    map[checkpoint.Partition]int64
 	// Applications counts, per business key, the records the sink reported
@@ -176,7 +178,7 @@ func (rn *run) finish(t testing.TB, name string, keys []string, stats []pipeline
 	return r
 }
 
-// offsets reads group's committed offsets and topic's end offsets.
+// offsets reads group's committed offsets and topic's last stable offsets.
 func offsets(ctx context.Context, adm *kadm.Client, group, topic string) (committed, ends map[checkpoint.Partition]int64, err error) {
 	offs, err := adm.FetchOffsets(ctx, group)
 	if err == nil {
@@ -185,7 +187,7 @@ func offsets(ctx context.Context, adm *kadm.Client, group, topic string) (commit
 	if err != nil {
 		return nil, nil, fmt.Errorf("committed offsets of %s: %w", group, err)
 	}
-	le, err := adm.ListEndOffsets(ctx, topic)
+	le, err := adm.ListCommittedOffsets(ctx, topic)
 	if err == nil {
 		err = le.Error()
 	}

@@ -14,7 +14,10 @@ import (
 // unknown: the sink's claims are idempotent, so a retry never applies twice.
 // The backoff doubles from 100ms to 5s and the warning is rate limited, so a
 // Redis outage costs a few calls and one log line every few seconds per
-// partition; the commit point stays before the batch meanwhile.
+// partition; the commit point stays before the batch meanwhile. Once the
+// worker is asked to stop (revoke or shutdown) a failed batch is not retried
+// again: apply returns errStopped, so that the worker commits what landed
+// before the batch instead of retrying until its time is up.
 func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 	backoff := 100 * time.Millisecond
 	for {
@@ -39,11 +42,17 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 		if w.fenced.Load() {
 			return nil, errFenced
 		}
+		if w.mode.Load() != running {
+			return nil, w.stopped(batch, err)
+		}
 		w.warn("sink failed, retrying the batch; its offsets stay uncommitted",
 			"first_offset", batch[0].Offset, "last_offset", batch[len(batch)-1].Offset,
 			"committed", w.committed(), "retry_in", backoff, "err", err)
-		if err := w.sleep(backoff); err != nil {
+		if err := w.sleepOrStop(backoff); err != nil {
 			return nil, err
+		}
+		if w.mode.Load() != running {
+			return nil, w.stopped(batch, err)
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
@@ -55,6 +64,30 @@ func (w *worker) sleep(d time.Duration) error {
 	defer t.Stop()
 	select {
 	case <-t.C:
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+	if w.fenced.Load() {
+		return errFenced
+	}
+	return nil
+}
+
+// stopped is the error of a batch given up because the worker was asked to
+// stop while its effects were unknown (cause: the last failure).
+func (w *worker) stopped(batch []sink.Record, cause error) error {
+	return fmt.Errorf("%s epoch %d offsets %d..%d: %w: %w", w.part, w.epoch,
+		batch[0].Offset, batch[len(batch)-1].Offset, errStopped, cause)
+}
+
+// sleepOrStop is sleep that also ends, with no error, when the worker is
+// asked to stop: the caller then sees the stop and gives up its retries.
+func (w *worker) sleepOrStop(d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-w.wake:
 	case <-w.ctx.Done():
 		return w.ctx.Err()
 	}

@@ -163,3 +163,60 @@ func TestMisconfiguredRedisStops(t *testing.T) {
 		t.Fatalf("committed %d, want 6: the batches before the refused one", c)
 	}
 }
+
+// notifyingApplier reports each successful batch's size on landed.
+type notifyingApplier struct {
+	pipeline.Applier
+	landed chan int
+}
+
+func (a notifyingApplier) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, error) {
+	res, err := a.Applier.Apply(ctx, b)
+	if err == nil {
+		a.landed <- len(b)
+	}
+	return res, err
+}
+
+// TestCloseWhileRedisDown: Close while every Redis call fails does not wait
+// out the shutdown timeout retrying the failing batch: the partition commits
+// what landed before the outage and stops, leaving the rest for replay.
+func TestCloseWhileRedisDown(t *testing.T) {
+	env := newFake(t, "orders", 1)
+	var rs []*kgo.Record
+	for i := range 30 {
+		rs = append(rs, &kgo.Record{Topic: "orders", Key: []byte(fmt.Sprintf("order-%d", i)), Value: []byte("{}")})
+	}
+	produce(t, env.brokers, rs...)
+	ledger, err := sink.NewLedger(env.rc, sink.WithRetry(sink.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	landed := make(chan int, 100)
+	app := countingApplier{Applier: notifyingApplier{Applier: ledger, landed: landed}, failures: make(chan error, 1)}
+	r := start(t, env.brokers, app, pipeline.CommitEvery(0), pipeline.CommitInterval(time.Hour),
+		pipeline.ShutdownTimeout(time.Minute))
+	for n := 0; n < 30; {
+		select {
+		case k := <-landed:
+			n += k
+		case <-r.ctx.Done():
+			t.Fatalf("%d of 30 records landed", n)
+		}
+	}
+	env.mr.SetError("LOADING Redis is loading the dataset in memory")
+	produce(t, env.brokers, &kgo.Record{Topic: "orders", Key: []byte("order-30"), Value: []byte("{}")})
+	select {
+	case <-app.failures:
+	case <-r.ctx.Done():
+		t.Fatal("the sink never failed")
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
+	defer cancel()
+	if err := r.p.Close(ctx); err != nil {
+		t.Fatalf("Close while Redis is down: %v", err)
+	}
+	if c := watch.Committed(r.log.Events(), "")[checkpoint.Partition{Topic: "orders"}]; c != 30 {
+		t.Fatalf("committed %d at Close, want 30: what landed before the outage", c)
+	}
+}

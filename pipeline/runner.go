@@ -11,10 +11,11 @@ import (
 )
 
 // terms is the checkpoint store as a worker sees it: commits fenced by the
-// term's epoch, and the local record of which terms are held. checkpoint.Kafka
-// is one (group runs); redisTerms is the other (replays).
+// term's epoch (with the leader epoch of the record before the offset, for
+// stores that keep it), and the local record of which terms are held.
+// checkpoint.Kafka is one (group runs); redisTerms is the other (replays).
 type terms interface {
-	Commit(ctx context.Context, p checkpoint.Partition, epoch, offset int64) error
+	CommitAt(ctx context.Context, p checkpoint.Partition, epoch, offset int64, leaderEpoch int32) error
 	Held(p checkpoint.Partition) (checkpoint.Position, bool)
 	Release(p checkpoint.Partition, epoch int64)
 }

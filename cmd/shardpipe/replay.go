@@ -87,7 +87,7 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	}
 	opts := append([]pipeline.Option{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier),
 		pipeline.CommitEvery(rc.commitConfig.commitEvery), pipeline.CommitInterval(rc.commitConfig.commitInterval),
-		pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)},
+		pipeline.MaxUncommitted(rc.commitConfig.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)},
 		rc.poisonConfig.options(rdb, rc.ledgerConfig)...)
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {

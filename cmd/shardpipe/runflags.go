@@ -22,6 +22,7 @@ const (
 	fTotalsAmount    = "totals-amount-field"
 	fCommitEvery     = "commit-every"
 	fCommitInterval  = "commit-interval"
+	fMaxUncommitted  = "max-uncommitted"
 	fMaxBatch        = "max-batch"
 	fGroupProtocol   = "group-protocol"
 	fStart           = "start"
@@ -104,6 +105,8 @@ func commitFlags() []cli.Flag {
 			Usage: "commit a partition's offset after this many landed records (0: off)"},
 		&cli.DurationFlag{Name: fCommitInterval, Value: 5 * time.Second, Sources: fromEnv(fCommitInterval),
 			Usage: "commit landed records at most this long after the first of them landed (0: off)"},
+		&cli.IntFlag{Name: fMaxUncommitted, Value: 0, Sources: fromEnv(fMaxUncommitted),
+			Usage: "most records of a partition landed past its last commit: reaching it commits at once, and while commits fail the partition stops fetching; a crash re-reads at most this many (0: 10 x the larger of --commit-every and --max-batch)"},
 		&cli.IntFlag{Name: fMaxBatch, Value: 500, Sources: fromEnv(fMaxBatch),
 			Usage: "most records in one Redis round trip"},
 	}
