@@ -131,15 +131,16 @@ func kafkaSend(cl *kgo.Client) func(rs []*commitReq) {
 			perP   = make(map[Partition]error)
 		)
 		cl.CommitOffsetsSync(rs[0].ctx, offsets,
-			func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+			func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 				if err != nil {
 					reqErr = err
 					return
 				}
 				for _, rt := range resp.Topics {
+					topic := responseTopic(req, rt)
 					for _, rp := range rt.Partitions {
 						if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-							perP[Partition{Topic: rt.Topic, Partition: rp.Partition}] = err
+							perP[Partition{Topic: topic, Partition: rp.Partition}] = err
 						}
 					}
 				}
@@ -151,4 +152,21 @@ func kafkaSend(cl *kgo.Client) func(rs []*commitReq) {
 			}
 		}
 	}
+}
+
+// responseTopic names a topic of an OffsetCommit response. From v10 on the
+// broker answers with topic IDs only; franz-go fills the names in for a
+// response to its own member and generation, but not when the member's
+// generation changed while the commit was in flight, which is when the broker
+// refuses it: the name is then taken from the request.
+func responseTopic(req *kmsg.OffsetCommitRequest, rt kmsg.OffsetCommitResponseTopic) string {
+	if rt.Topic != "" {
+		return rt.Topic
+	}
+	for _, t := range req.Topics {
+		if t.TopicID == rt.TopicID {
+			return t.Topic
+		}
+	}
+	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/scenario"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -42,6 +43,13 @@ type Report struct {
 	// (nil when the Setup has no Effect).
 	Applications map[string]int
 	EffectCalls  map[string]int
+	// Ledger is what Redis holds under the scenario's ledger prefix at the
+	// end, read by the kit itself (SCAN and GET), per business key. It does
+	// not come from the sink's answers: ExactlyOnce checks it against the
+	// topic's records.
+	Ledger    map[string]LedgerClaim
+	ledgerBad map[string]string
+	records   map[scenario.Pos]string
 	// Scenario figures: exactly one is set, by the scenario that ran.
 	Crash     *CrashFigures
 	Rebalance *RebalanceFigures
@@ -52,9 +60,15 @@ type Report struct {
 
 // ExactlyOnce returns nil when every produced business key was applied
 // exactly once (and, with an Effect, its effect ran exactly once), nothing
-// else was applied, each poison record (Poison scenario) is in the
+// else was applied, the ledger read back from Redis holds one finished claim
+// per produced key, each naming a record of the topic that holds that key,
+// and no other key, each poison record (Poison scenario) is in the
 // dead-letter topic exactly once, and every partition's committed offset
-// reached its log end. Otherwise the error lists the first violations.
+// reached its log end. Otherwise the error lists the first violations of each
+// kind.
+//
+// The ledger check reads Redis, so a Setup.Sink must keep its ledger under
+// the prefix it is given, in the sink's claim format.
 func (r *Report) ExactlyOnce() error {
 	var bad []string
 	want := make(map[string]bool, len(r.Keys))
@@ -94,6 +108,7 @@ func (r *Report) ExactlyOnce() error {
 			bad = append(bad, fmt.Sprintf("%d dead-letter records from another topic", f.Stray))
 		}
 	}
+	bad = append(bad, r.ledgerFaults()...)
 	for p, end := range r.LogEnd {
 		if c, ok := r.Committed[p]; !ok || c != end {
 			bad = append(bad, fmt.Sprintf("%s committed %d, log end %d", p, c, end))
@@ -102,13 +117,33 @@ func (r *Report) ExactlyOnce() error {
 	if len(bad) == 0 {
 		return nil
 	}
+	return fmt.Errorf("%s (%s): not exactly once: %s", r.Scenario, r.Protocol, summarize(bad))
+}
+
+// summarize lists violations sorted, at most five of each kind (a kind is
+// a violation's first word), with how many more there were.
+func summarize(bad []string) string {
 	sort.Strings(bad)
-	more := ""
-	if len(bad) > 10 {
-		more = fmt.Sprintf(" (and %d more)", len(bad)-10)
-		bad = bad[:10]
+	kinds := map[string]int{}
+	var out []string
+	for _, b := range bad {
+		kind, _, _ := strings.Cut(b, " ")
+		if kinds[kind]++; kinds[kind] <= 5 {
+			out = append(out, b)
+		}
 	}
-	return fmt.Errorf("%s (%s): not exactly once: %s%s", r.Scenario, r.Protocol, strings.Join(bad, "; "), more)
+	var more []string
+	for kind, n := range kinds {
+		if n > 5 {
+			more = append(more, fmt.Sprintf("%d more %q", n-5, kind))
+		}
+	}
+	sort.Strings(more)
+	s := strings.Join(out, "; ")
+	if len(more) > 0 {
+		s += " (and " + strings.Join(more, ", ") + ")"
+	}
+	return s
 }
 
 // RequireExactlyOnce fails the test unless ExactlyOnce holds.
@@ -135,6 +170,11 @@ func (rn *run) finish(t testing.TB, name string, keys []string, stats []pipeline
 	if r.Committed, r.LogEnd, err = offsets(rn.ctx, NewAdmin(t, rn.env.Brokers), rn.env.Group, rn.env.Topic); err != nil {
 		t.Fatalf("integration: %s: %v", name, err)
 	}
+	v, err := readLedgerView(rn.ctx, rn.env)
+	if err != nil {
+		t.Fatalf("integration: %s: %v", name, err)
+	}
+	r.Ledger, r.ledgerBad, r.records = v.claims, v.bad, v.keys
 	return r
 }
 

@@ -43,7 +43,8 @@ type Setup struct {
 	GuardOptions []sink.Option
 	// Sink, when set, builds each consumer's Applier instead (for example a
 	// Ledger with your sink.Effect, or, to prove a scenario bites, an Applier
-	// with no ledger at all). prefix is the scenario's fresh key prefix.
+	// with no ledger at all). prefix is the scenario's fresh key prefix: keep
+	// the ledger under it, since Report.ExactlyOnce reads it back from there.
 	// With neither Effect nor Sink, consumers use a sink.Ledger (record mode).
 	Sink func(rdb redis.UniversalClient, prefix string) (pipeline.Applier, error)
 	// Logger receives the pipelines' logs (default: discarded).
