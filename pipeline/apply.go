@@ -22,14 +22,19 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 		if err == nil && len(results) != len(batch) {
 			return nil, fmt.Errorf("%s: sink returned %d results for %d records", w.part, len(results), len(batch))
 		}
+		at := -1
 		if err == nil {
-			err = transient(results)
+			at, err = transient(results)
 		}
 		if err == nil {
 			return results, nil
 		}
 		if errors.Is(err, sink.ErrMisconfigured) {
 			// No retry can fix it and skipping would lose effects: stop.
+			if at >= 0 {
+				return results, &refused{at: at, err: fmt.Errorf("%s epoch %d offset %d: %w", w.part, w.epoch,
+					batch[at].Offset, err)}
+			}
 			return nil, fmt.Errorf("%s epoch %d offsets %d..%d: %w", w.part, w.epoch,
 				batch[0].Offset, batch[len(batch)-1].Offset, err)
 		}
@@ -84,15 +89,43 @@ const warnEvery = 5 * time.Second
 func (w *worker) committed() int64 { return w.lastCommit }
 
 // transient returns the first per-record error that says nothing about the
-// record itself (a Redis error reply such as OOM): the batch's effects are then
-// unknown and it must be applied again, not skipped past.
-func transient(results []sink.Result) error {
-	for _, r := range results {
+// record itself (a Redis error reply such as OOM, or ErrMisconfigured), and
+// its index: the batch's effects are then unknown and it must be applied
+// again, not skipped past, or the partition stops there.
+func transient(results []sink.Result) (int, error) {
+	for i, r := range results {
 		if r.Err != nil && !badRecord(r.Err) {
-			return r.Err
+			return i, r.Err
 		}
 	}
-	return nil
+	return -1, nil
+}
+
+// refused is a per-record refusal no retry can fix (ErrMisconfigured) at
+// index at of a batch whose other results are known: the records before it
+// land, and the partition stops there.
+type refused struct {
+	at  int
+	err error
+}
+
+func (e *refused) Error() string { return e.err.Error() }
+func (e *refused) Unwrap() error { return e.err }
+
+// landBefore lands the records of batch before the refused one, up to the
+// first that has an error of its own, and returns the refusal: the final
+// commit then covers every record whose effect is known to have landed.
+func (w *worker) landBefore(batch []sink.Record, results []sink.Result, ref *refused) error {
+	n := 0
+	for n < ref.at && results[n].Err == nil {
+		n++
+	}
+	if n > 0 {
+		if err := w.land(batch[:n], results[:n], 1); err != nil {
+			return errors.Join(ref, err)
+		}
+	}
+	return ref
 }
 
 // badRecord reports whether err is the record's own fault: a poison record.

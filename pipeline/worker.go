@@ -181,6 +181,9 @@ func (w *worker) process(recs []*kgo.Record) error {
 		h(w.ctx, w.part, w.epoch, batch)
 	}
 	results, err := w.apply(batch)
+	if ref := (*refused)(nil); errors.As(err, &ref) {
+		return w.landBefore(batch, results, ref)
+	}
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,11 @@ func DecodeClaim(s string) (Claim, error) {
 // offset, epoch and member. The sink counts such a claim as Applied for r (an
 // earlier attempt of the same term landed it) and any other as Suppressed.
 func (c Claim) Names(r *Record) bool {
-	return c.Topic == r.Topic && c.Partition == r.Partition && c.Offset == r.Offset && c.Epoch == r.Epoch &&
-		c.Member == r.Member
+	return c.SameRecord(r) && c.Epoch == r.Epoch && c.Member == r.Member
+}
+
+// SameRecord reports whether c was written for r's topic, partition and
+// offset, under any term.
+func (c Claim) SameRecord(r *Record) bool {
+	return c.Topic == r.Topic && c.Partition == r.Partition && c.Offset == r.Offset
 }

@@ -75,23 +75,56 @@ func claimPrefix(b []byte, r *Record) []byte {
 	return b[:bytes.Index(b, []byte(`,"at":`))]
 }
 
-// namesRecord reports whether the stored claim prior was written for r: the
-// same as DecodeClaim(prior) succeeding and Names(r) for every claim
-// shardpipe writes. Those are compared as bytes (a claim for another record
-// differs before `,"at":`), and only one that matches is decoded; a value of
-// any other form is decoded. scratch is reused for the comparison.
-func namesRecord(prior string, r *Record, scratch *[]byte) bool {
+// priorKind is what a stored claim found at a record's ledger key says
+// about that record.
+type priorKind uint8
+
+const (
+	priorOther      priorKind = iota // a Ledger claim for another record
+	priorOwn                         // a Ledger claim for r itself, same term (Claim.Names)
+	priorSameRecord                  // a Ledger claim for r's topic, partition and offset, another term
+	priorForeign                     // not a Ledger claim: ErrBadClaim, a misconfiguration
+)
+
+// classifyPrior says what the stored value prior at r's ledger key is: the
+// same as DecodeClaim(prior) with state ClaimApplied and Names(r) or
+// SameRecord(r), for every claim the Ledger writes. Those are compared as
+// bytes (a claim for another record differs before `,"at":`, and its state
+// is read from its end), and only a value of another form is decoded.
+// scratch is reused for the comparison.
+func classifyPrior(prior string, r *Record, scratch *[]byte) priorKind {
 	want := claimPrefix((*scratch)[:0], r)
 	*scratch = want
-	if len(prior) > len(want) && prior[:len(want)] == string(want) && strings.HasPrefix(prior[len(want):], `,"at":"`) {
-		c, err := DecodeClaim(prior) // ours: the state must still be valid
-		return err == nil && c.Names(r)
-	}
-	if canonicalOther(prior) {
-		return false
+	if canonicalOther(prior) && appliedTail(prior) {
+		if strings.HasPrefix(prior, string(want)) && strings.HasPrefix(prior[len(want):], `,"at":"`) {
+			return priorOwn
+		}
+		rec := want[:bytes.Index(want, []byte(`,"epoch":`))+len(`,"epoch":`)]
+		if strings.HasPrefix(prior, string(rec)) {
+			return priorSameRecord
+		}
+		return priorOther
 	}
 	c, err := DecodeClaim(prior)
-	return err == nil && c.Names(r)
+	switch {
+	case err != nil || c.State != ClaimApplied || c.Owner != "":
+		return priorForeign
+	case c.Names(r):
+		return priorOwn
+	case c.SameRecord(r):
+		return priorSameRecord
+	}
+	return priorOther
+}
+
+// appliedTail reports whether prior, canonical up to `,"at":"`, ends as
+// appendClaim ends a Ledger claim: a time without quotes, then
+// `","state":"applied"}`.
+func appliedTail(prior string) bool {
+	i := strings.Index(prior, `,"at":"`)
+	rest := prior[i+len(`,"at":"`):]
+	j := strings.IndexByte(rest, '"')
+	return j > 0 && rest[j:] == `","state":"`+ClaimApplied+`"}`
 }
 
 // canonicalOther reports whether prior has appendClaim's shape up to

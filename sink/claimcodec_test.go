@@ -30,9 +30,9 @@ func TestAppendClaimMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// namesRecord must agree with DecodeClaim+Names for every claim shardpipe
-// writes and for values of other shapes.
-func TestNamesRecordAgreesWithDecode(t *testing.T) {
+// classifyPrior must agree with DecodeClaim and Names/SameRecord for every
+// claim shardpipe writes and for values of other shapes.
+func TestClassifyPriorAgreesWithDecode(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	r := Record{Topic: "orders", Partition: 2, Offset: 10, Epoch: 3, Member: "m-1"}
 	variants := []Record{r,
@@ -53,14 +53,26 @@ func TestNamesRecordAgreesWithDecode(t *testing.T) {
 		`{"topic":"orders","partition":0,"offset":-0,"epoch":0,"at":"2026-01-02T03:04:05Z","state":"applied"}`,
 		`{"topic":"orders","partition":0,"offset":0,"epoch":0,"member":"","at":"2026-01-02T03:04:05Z","state":"applied"}`,
 		`{"partition":2,"topic":"orders","offset":10,"epoch":3,"member":"m-1","at":"2026-01-02T03:04:05Z","state":"applied"}`,
-		`{"topic":"orders","partition":02,"offset":10,"epoch":3,"member":"m-1","at":"2026-01-02T03:04:05Z","state":"applied"}`)
+		`{"topic":"orders","partition":02,"offset":10,"epoch":3,"member":"m-1","at":"2026-01-02T03:04:05Z","state":"applied"}`,
+		`{"topic":"orders","partition":2,"offset":10,"epoch":3,"member":"m-1","at":"2026-01-02T03:04:05Z","state":"bogus"}`,
+		`{"topic":"orders","partition":2,"offset":10,"epoch":3,"member":"m-1","at":"2026-01-02T03:04:05Z","state":"applied","owner":"x"}`,
+		`{"topic":"orders","partition":2,"offset":10,"epoch":3,"member":"m-1","at":"2026-01-02T03:04:05Z","state":"applied"} `,
+		`{"topic":"orders","partition":2,"offset":10,"epoch":3,"member":"m-1","at":"","state":"applied"}`)
 	var scratch []byte
 	for _, v := range variants {
 		for _, p := range priors {
 			c, err := DecodeClaim(p)
-			want := err == nil && c.Names(&v)
-			if got := namesRecord(p, &v, &scratch); got != want {
-				t.Errorf("namesRecord(%q, %+v) = %v, DecodeClaim+Names says %v", p, v, got, want)
+			want := priorOther
+			switch {
+			case err != nil || c.State != ClaimApplied || c.Owner != "":
+				want = priorForeign
+			case c.Names(&v):
+				want = priorOwn
+			case c.SameRecord(&v):
+				want = priorSameRecord
+			}
+			if got := classifyPrior(p, &v, &scratch); got != want {
+				t.Errorf("classifyPrior(%q, %+v) = %v, DecodeClaim says %v", p, v, got, want)
 			}
 		}
 	}

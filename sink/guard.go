@@ -133,9 +133,9 @@ func (g *Guard) acquire(ctx context.Context, r *Record, key, lk, pending string)
 		if !ok || prior == pending {
 			return start, 0, nil // claimed, now or by an earlier attempt whose reply was lost
 		}
-		c, err := DecodeClaim(prior)
+		c, err := decodeGuardClaim(prior)
 		if err != nil {
-			return start, 0, fmt.Errorf("sink: %s key %q: %w", r.at(), key, err)
+			return start, 0, foreignValue(r.at(), lk, prior)
 		}
 		if c.State != ClaimPending {
 			if c.Names(r) {
@@ -187,4 +187,17 @@ func (g *Guard) eval(ctx context.Context, r *Record, key string, s *redis.Script
 // retried).
 func (g *Guard) Lookup(ctx context.Context, key string) (Claim, bool, error) {
 	return lookup(ctx, g.c, g.cfg.prefix+key)
+}
+
+// decodeGuardClaim decodes a claim a Guard wrote: pending or done, with an
+// owner. Anything else wraps ErrBadClaim.
+func decodeGuardClaim(s string) (Claim, error) {
+	c, err := DecodeClaim(s)
+	if err != nil {
+		return Claim{}, err
+	}
+	if (c.State != ClaimPending && c.State != ClaimDone) || c.Owner == "" {
+		return Claim{}, fmt.Errorf("%w: a %q claim without a guard's owner", ErrBadClaim, c.State)
+	}
+	return c, nil
 }

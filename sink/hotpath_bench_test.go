@@ -92,8 +92,8 @@ func BenchmarkClaimCompare(b *testing.B) {
 		var scratch []byte
 		i := 0
 		for b.Loop() {
-			if namesRecord(priors[i&1023], &recs[i&1023], &scratch) {
-				b.Fatal("foreign claim taken for own")
+			if classifyPrior(priors[i&1023], &recs[i&1023], &scratch) != priorSameRecord {
+				b.Fatal("an earlier term's claim for the same record not recognised")
 			}
 			i++
 		}

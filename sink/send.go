@@ -81,8 +81,16 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 		case cerr == nil:
 			w.done = true
 			w.outcome = Suppressed
-			if claimed || namesRecord(prior, &batch[w.idx], &scratch) {
+			switch {
+			case claimed:
 				w.outcome = Applied
+			default:
+				switch classifyPrior(prior, &batch[w.idx], &scratch) {
+				case priorOwn:
+					w.outcome = Applied
+				case priorForeign:
+					w.err = foreignValue(batch[w.idx].at(), w.key, prior)
+				}
 			}
 		case final(cerr): // e.g. WRONGTYPE: nothing was written for this record
 			w.done = true
@@ -127,6 +135,15 @@ func answer(c redis.Cmder) (prior string, claimed bool, err error) {
 		return "", true, nil
 	}
 	return "", false, fmt.Errorf("unexpected reply %T", c)
+}
+
+// foreignValue is the error for a ledger key that holds something this
+// package did not write there: a misconfiguration (a prefix shared with
+// another program, or a Ledger and a Guard sharing one), never a
+// suppression. The record is not applied.
+func foreignValue(at, key, val string) error {
+	return fmt.Errorf("sink: %s ledger key %q holds %.80q, not a claim of this key space: %w: %w",
+		at, key, val, ErrMisconfigured, ErrBadClaim)
 }
 
 // classify wraps a final server reply with the sentinel the caller branches
