@@ -35,7 +35,17 @@ func NewGuard(c redis.UniversalClient, opts ...Option) (*Guard, error) {
 	return &Guard{
 		c:     c,
 		cfg:   cfg,
-		claim: claimScript(""),
+		// KEYS[1] ledger key, ARGV[1] our pending claim, ARGV[2] lease ms,
+		// ARGV[3] TTL ms. Returns 1 when claimed, else the claim there; a
+		// done claim found is first renewed to at least the TTL from now
+		// (PEXPIRE GT never shortens it), a pending one keeps its lease.
+		claim: redis.NewScript(`local prior = redis.call('GET', KEYS[1])
+if prior then
+  if string.find(prior, '"state":"done"', 1, true) then redis.call('PEXPIRE', KEYS[1], ARGV[3], 'GT') end
+  return prior
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`),
 		// KEYS[1] ledger key, ARGV[1] our pending claim, ARGV[2] done claim,
 		// ARGV[3] TTL ms, ARGV[4] our owner field. Done is written over our
 		// own pending or done claim (a retry whose first reply was lost) or
@@ -125,7 +135,7 @@ func (g *Guard) Key(r *Record) (string, error) { return g.cfg.keys.Extract(r) }
 func (g *Guard) acquire(ctx context.Context, r *Record, key, lk, pending string) (time.Time, Outcome, error) {
 	for poll := 1; ; poll++ {
 		start := time.Now()
-		v, err := g.eval(ctx, r, key, g.claim, lk, pending, g.cfg.lease.Milliseconds())
+		v, err := g.eval(ctx, r, key, g.claim, lk, pending, g.cfg.lease.Milliseconds(), g.cfg.ttl.Milliseconds())
 		if err != nil {
 			return start, 0, err
 		}

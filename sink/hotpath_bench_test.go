@@ -167,6 +167,7 @@ func BenchmarkBatchEncode(b *testing.B) {
 func queue(ctx context.Context, l *Ledger, p redis.Pipeliner, todo []*write) {
 	for _, w := range todo {
 		if l.script == nil {
+			p.Do(ctx, "pexpire", w.key, l.cfg.ttl.Milliseconds(), "gt")
 			p.SetArgs(ctx, w.key, w.claim, redis.SetArgs{Mode: "NX", TTL: l.cfg.ttl, Get: true})
 			continue
 		}

@@ -67,16 +67,20 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 		}
 		cmds, err = l.pipe(ctx, pending)
 	}
-	if len(cmds) != len(pending) {
+	per := l.perWrite()
+	if len(cmds) != per*len(pending) {
 		if err == nil {
-			err = fmt.Errorf("%d replies to %d commands", len(cmds), len(pending))
+			err = fmt.Errorf("%d replies to %d commands", len(cmds), per*len(pending))
 		}
 		return err
 	}
 	var batchErr error
 	var scratch []byte
 	for i, w := range pending {
-		prior, claimed, cerr := answer(cmds[i])
+		prior, claimed, cerr := answer(cmds[per*i+per-1])
+		if cerr == nil && per == 2 {
+			cerr = renewed(cmds[per*i])
+		}
 		switch {
 		case cerr == nil:
 			w.done = true
@@ -102,10 +106,30 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 	return batchErr
 }
 
+// perWrite is the number of commands pipe queues per write: without an
+// effect PEXPIRE GT and SET NX GET, with one the claim script (which renews
+// the key itself).
+func (l *Ledger) perWrite() int {
+	if l.script == nil {
+		return 2
+	}
+	return 1
+}
+
+// pipe queues every pending write and sends them in one round trip.
+//
+// Without an effect each write is two commands: PEXPIRE key ttl GT, then
+// SET key claim NX GET PX ttl. The first renews a key that is already there
+// (a suppressed record, or our own claim on a retry) to at least the TTL
+// from now, and never shortens one; it runs first so that a key it finds
+// cannot expire before the SET reads it. The effect script does the same
+// inside Redis.
 func (l *Ledger) pipe(ctx context.Context, pending []*write) ([]redis.Cmder, error) {
 	p := l.c.Pipeline()
+	ttl := any(l.cfg.ttl.Milliseconds()) // boxed once per batch
 	for _, w := range pending {
 		if l.script == nil {
+			p.Do(ctx, "pexpire", w.key, ttl, "gt")
 			p.SetArgs(ctx, w.key, w.claim, redis.SetArgs{Mode: "NX", TTL: l.cfg.ttl, Get: true})
 			continue
 		}
@@ -113,6 +137,12 @@ func (l *Ledger) pipe(ctx context.Context, pending []*write) ([]redis.Cmder, err
 		l.script.EvalSha(ctx, p, w.keys, w.args...)
 	}
 	return p.Exec(ctx)
+}
+
+// renewed reads the reply to PEXPIRE GT: 0 or 1 (no key, or a key that
+// already lives longer, or one just renewed), or the error.
+func renewed(c redis.Cmder) error {
+	return c.Err()
 }
 
 // answer reads one reply: claimed, or the claim already there.
