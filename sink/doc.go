@@ -23,10 +23,18 @@
 // claim done with the long TTL. A replay that finds done is suppressed; one
 // that finds the pending claim expired (the first attempt died before
 // finishing) runs the effect; one that finds a live claim of another owner
-// waits for it.
+// waits for it. The lease is renewed while the effect runs, and the
+// effect's context ends a fifth of the lease before the claim could lapse.
 //
-// One window remains: a crash after the effect but before done. The lease
-// then expires and a replay runs the effect a second time. Close it by
+// Within one process an effect that ran is never run again for the same
+// record and term: the Guard remembers, per record and term, its claim and
+// whether the effect ran, so a retry after Redis failed the done write (or
+// after the effect ended with its context, its outcome unknown) only marks
+// the claim done.
+//
+// One window remains: a process that stops after the effect but before done
+// (a crash, a kill, its partition moving before a retry). The lease then
+// expires and the next owner runs the effect a second time. Close it by
 // passing the business key (Do hands it to the effect) to the external
 // system as its idempotency key, so that it drops the second call.
 //

@@ -155,9 +155,12 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithLease sets how long a Guard's pending claim lives (Guard only). It
-// must exceed the effect's worst-case duration: the effect's context ends
-// when the lease does, and after that another worker may claim and run the
-// effect. Shorter leases let a replay recover sooner after a crash.
+// must exceed the effect's worst-case duration by a fifth: the effect's
+// context ends a fifth of the lease before the lease could lapse, and an
+// effect ended by its context counts as having run (see Guard.Do). While
+// the effect runs the lease is renewed every third of it, one round trip
+// each, so an effect that overruns its context still holds the claim while
+// Redis answers. Shorter leases let a replay recover sooner after a crash.
 // Default 30s; at least 1ms.
 func WithLease(d time.Duration) Option {
 	return option{"WithLease", guardOnly, func(c *config) error {
