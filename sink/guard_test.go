@@ -67,7 +67,9 @@ func TestGuardExpiredLeaseRerunsOnce(t *testing.T) {
 	if n.n.Load() != 0 || !m.Exists("shardpipe:guard:o1") {
 		t.Fatal("crash after claim: want a pending claim and no effect")
 	}
-	fresh := newGuard(t, c)
+	fc := client(t, m)
+	h := watchCalls(fc)
+	fresh := newGuard(t, fc)
 	replay := withEpoch(r, 2)
 	done := make(chan error, 1)
 	go func() {
@@ -77,7 +79,7 @@ func TestGuardExpiredLeaseRerunsOnce(t *testing.T) {
 		}
 		done <- err
 	}()
-	time.Sleep(20 * time.Millisecond) // the replay polls the live claim
+	h.await(t, "the replay to find the live claim three times", func() bool { return h.polls.Load() >= 3 })
 	if n.n.Load() != 0 {
 		t.Fatal("replay ran the effect under a live claim")
 	}
@@ -120,7 +122,7 @@ func TestGuardWindowAfterEffect(t *testing.T) {
 
 func TestGuardWaitsForLiveForeignClaim(t *testing.T) {
 	ctx := context.Background()
-	_, c := newRedis(t)
+	m, c := newRedis(t)
 	g := newGuard(t, c)
 	var n counter
 	started, release := make(chan struct{}), make(chan struct{})
@@ -135,17 +137,21 @@ func TestGuardWaitsForLiveForeignClaim(t *testing.T) {
 	<-started
 	second := make(chan Outcome, 1)
 	zombie := withEpoch(r, 2)
+	zc := client(t, m)
+	h := watchCalls(zc)
+	zg := newGuard(t, zc)
 	go func() {
-		out, err := g.Do(ctx, &zombie, n.effect)
+		out, err := zg.Do(ctx, &zombie, n.effect)
 		if err != nil {
 			t.Error(err)
 		}
 		second <- out
 	}()
+	h.await(t, "the second Do to poll the live claim three times", func() bool { return h.polls.Load() >= 3 })
 	select {
 	case out := <-second:
 		t.Fatalf("second Do returned %v while the first held the claim", out)
-	case <-time.After(30 * time.Millisecond):
+	default:
 	}
 	close(release)
 	if err := <-first; err != nil {
