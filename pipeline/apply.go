@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -137,7 +138,7 @@ func badRecord(err error) bool {
 // attempts spent) is dead-lettered first, or stops the partition, unlanded,
 // when no DeadLetters are configured.
 func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) error {
-	var applied, suppressed, dead, replays int64
+	var claimed, suppressed, redelivered, dead, replays int64
 	var bad error
 	for i, res := range results {
 		off := batch[i].Offset
@@ -159,10 +160,19 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 			} else {
 				replays++
 			}
-		} else if res.Outcome == sink.Applied {
-			applied++
 		} else {
-			suppressed++
+			switch res.Outcome {
+			case sink.Applied:
+				claimed++
+			case sink.Redelivered:
+				redelivered++
+				suppressed++
+			default:
+				suppressed++
+			}
+			if w.credits(res) {
+				w.uncounted = append(w.uncounted, off)
+			}
 		}
 		if err := w.tr.Land(off); err != nil {
 			return err
@@ -175,12 +185,44 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 	w.p.stats.update(w.part, func(s *PartitionStats) {
 		s.Landed = point
 		s.Attempts += n
-		s.Applied += applied
+		s.Claimed += claimed
 		s.Suppressed += suppressed
+		s.Redelivered += redelivered
 		s.DeadLettered += dead
 		s.DeadLetterReplays += replays
 	})
 	return bad
+}
+
+// credits reports whether a landed result counts as this pass applying its
+// key (PartitionStats.Applied, once a commit moves past it): Applied, or
+// Redelivered under a term of the same pass. A replay's pass is its own
+// member; a group's is every member that is not a replay's.
+func (w *worker) credits(res sink.Result) bool {
+	switch res.Outcome {
+	case sink.Applied:
+		return true
+	case sink.Redelivered:
+		if strings.HasPrefix(w.member, replayMember) {
+			return res.ClaimedBy == w.member
+		}
+		return !strings.HasPrefix(res.ClaimedBy, replayMember)
+	}
+	return false
+}
+
+// countCommitted moves the records below point that credit this pass from
+// uncounted into PartitionStats.Applied: a commit moved past them.
+func (w *worker) countCommitted(point int64) {
+	n := 0
+	for n < len(w.uncounted) && w.uncounted[n] < point {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	w.uncounted = append(w.uncounted[:0], w.uncounted[n:]...)
+	w.p.stats.update(w.part, func(s *PartitionStats) { s.Applied += int64(n) })
 }
 
 func toSink(r *kgo.Record, epoch int64, member string) sink.Record {

@@ -13,6 +13,9 @@ import (
 	"github.com/shardpipe/shardpipe/checkpoint"
 )
 
+// replayMember starts the member a replay's ledger claims name: + id.
+const replayMember = "replay:"
+
 // DefaultReplayPrefix starts the Redis key of a replay's checkpoint:
 // prefix + id + ":" + topic + ":" + partition.
 const DefaultReplayPrefix = "shardpipe:replay:"
@@ -119,7 +122,7 @@ func (r *Replay) Run(ctx context.Context) error {
 		return err
 	}
 	ts := r.store.(*redisTerms)
-	member := "replay:" + r.id
+	member := replayMember + r.id
 	var ws []*worker
 	for _, rg := range r.ranges {
 		part := checkpoint.Partition{Topic: r.topic, Partition: rg.Partition}

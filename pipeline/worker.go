@@ -49,6 +49,7 @@ type worker struct {
 	lastWarn   time.Time // the last retry warning (rate limited by warn)
 	unlogged   int       // retries not logged since
 	lastCommit int64     // offset this term last committed, -1 for none
+	uncounted  []int64   // offsets landed that credit PartitionStats.Applied once committed past, ascending
 
 }
 

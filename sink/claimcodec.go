@@ -92,29 +92,41 @@ const (
 // bytes (a claim for another record differs before `,"at":`, and its state
 // is read from its end), and only a value of another form is decoded.
 // scratch is reused for the comparison.
-func classifyPrior(prior string, r *Record, scratch *[]byte) priorKind {
+// For priorSameRecord it also returns the member the claim names.
+func classifyPrior(prior string, r *Record, scratch *[]byte) (priorKind, string) {
 	want := claimPrefix((*scratch)[:0], r)
 	*scratch = want
 	if canonicalOther(prior) && appliedTail(prior) {
 		if strings.HasPrefix(prior, string(want)) && strings.HasPrefix(prior[len(want):], `,"at":"`) {
-			return priorOwn
+			return priorOwn, ""
 		}
 		rec := want[:bytes.Index(want, []byte(`,"epoch":`))+len(`,"epoch":`)]
 		if strings.HasPrefix(prior, string(rec)) {
-			return priorSameRecord
+			return priorSameRecord, claimMember(prior[len(rec):])
 		}
-		return priorOther
+		return priorOther, ""
 	}
 	c, err := DecodeClaim(prior)
 	switch {
 	case err != nil || c.State != ClaimApplied || c.Owner != "":
-		return priorForeign
+		return priorForeign, ""
 	case c.Names(r):
-		return priorOwn
+		return priorOwn, ""
 	case c.SameRecord(r):
-		return priorSameRecord
+		return priorSameRecord, c.Member
 	}
-	return priorOther
+	return priorOther, ""
+}
+
+// claimMember reads the member of a canonical claim from s, the rest of it
+// after `,"epoch":`: empty when it names none.
+func claimMember(s string) string {
+	s, _ = integer(s)
+	s, ok := strings.CutPrefix(s, `,"member":"`)
+	if !ok {
+		return ""
+	}
+	return s[:strings.IndexByte(s, '"')]
 }
 
 // appliedTail reports whether prior, canonical up to `,"at":"`, ends as

@@ -62,17 +62,17 @@ func TestClassifyPriorAgreesWithDecode(t *testing.T) {
 	for _, v := range variants {
 		for _, p := range priors {
 			c, err := DecodeClaim(p)
-			want := priorOther
+			want, wantMember := priorOther, ""
 			switch {
 			case err != nil || c.State != ClaimApplied || c.Owner != "":
 				want = priorForeign
 			case c.Names(&v):
 				want = priorOwn
 			case c.SameRecord(&v):
-				want = priorSameRecord
+				want, wantMember = priorSameRecord, c.Member
 			}
-			if got := classifyPrior(p, &v, &scratch); got != want {
-				t.Errorf("classifyPrior(%q, %+v) = %v, DecodeClaim says %v", p, v, got, want)
+			if got, member := classifyPrior(p, &v, &scratch); got != want || member != wantMember {
+				t.Errorf("classifyPrior(%q, %+v) = %v %q, DecodeClaim says %v %q", p, v, got, member, want, wantMember)
 			}
 		}
 	}

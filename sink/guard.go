@@ -58,11 +58,13 @@ func NewGuard(c redis.UniversalClient, opts ...Option) (*Guard, error) {
 
 // Do runs effect at most once per business key of r while the claim lives,
 // and reports Applied when it ran it (or found r's own done claim, written
-// under the same term), and Suppressed when the key was done before.
+// under the same term), Redelivered when the key is done for r's topic,
+// partition and offset under another term (Lookup names that term), and
+// Suppressed when it is done for another record (see Outcome).
 //
 // It claims the key as pending for the lease; a live pending claim of
 // another owner is waited for (polling with the backoff until it is done,
-// then Suppressed, or gone, then claimed), bounded by ctx.
+// then Suppressed or Redelivered, or gone, then claimed), bounded by ctx.
 // The effect's context ends with ctx, a fifth of the lease before the
 // claim's lease could lapse (the margin for the effect to stop and for the
 // skew between this clock and Redis's), or at once when the claim is found
@@ -191,10 +193,14 @@ func (g *Guard) finish(ctx context.Context, r *Record, key, lk string, m *memo, 
 }
 
 // doneOutcome is what a done claim c means for r: Applied when it is r's own
-// (same term), else Suppressed.
+// (same term), Redelivered when it is r's under another term, else
+// Suppressed.
 func doneOutcome(c Claim, r *Record) Outcome {
-	if c.Names(r) {
+	switch {
+	case c.Names(r):
 		return Applied
+	case c.SameRecord(r):
+		return Redelivered
 	}
 	return Suppressed
 }

@@ -44,8 +44,12 @@ func TestGuardDoneSuppresses(t *testing.T) {
 		t.Errorf("Lookup = %+v, %v, %v", cl, ok, err)
 	}
 	replay := withEpoch(r, 2)
-	if out, err := g.Do(ctx, &replay, n.effect); out != Suppressed || err != nil {
-		t.Errorf("replay Do = %v, %v", out, err)
+	if out, err := g.Do(ctx, &replay, n.effect); out != Redelivered || err != nil {
+		t.Errorf("replay Do = %v, %v; want redelivered (its own record's claim)", out, err)
+	}
+	resend := order(0, 2, "o1", "c", 1)
+	if out, err := g.Do(ctx, &resend, n.effect); out != Suppressed || err != nil {
+		t.Errorf("re-send Do = %v, %v; want suppressed", out, err)
 	}
 	if out, err := g.Do(ctx, &r, n.effect); out != Applied || err != nil {
 		t.Errorf("same record, same epoch = %v, %v; want applied (its own claim)", out, err)
@@ -88,7 +92,7 @@ func TestGuardExpiredLeaseRerunsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := withEpoch(r, 3)
-	if out, err := fresh.Do(ctx, &again, n.effect); out != Suppressed || err != nil {
+	if out, err := fresh.Do(ctx, &again, n.effect); out != Redelivered || err != nil {
 		t.Errorf("third Do = %v, %v", out, err)
 	}
 	if got := n.n.Load(); got != 1 {
@@ -157,8 +161,8 @@ func TestGuardWaitsForLiveForeignClaim(t *testing.T) {
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
-	if out := <-second; out != Suppressed {
-		t.Errorf("second Do = %v, want suppressed", out)
+	if out := <-second; out != Redelivered {
+		t.Errorf("second Do = %v, want redelivered (the same record's claim)", out)
 	}
 	if n.n.Load() != 1 {
 		t.Errorf("effect ran %d times", n.n.Load())

@@ -17,9 +17,10 @@ type write struct {
 	keys  []string
 	args  []any // effect mode: claim, ttl ms, effect args
 
-	done    bool
-	outcome Outcome
-	err     error // final per-record error
+	done      bool
+	outcome   Outcome
+	claimedBy string // for Redelivered: the member of the claim's term
+	err       error  // final per-record error
 }
 
 // send claims every write, pipelined, retrying those without an answer.
@@ -89,9 +90,12 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 			case claimed:
 				w.outcome = Applied
 			default:
-				switch classifyPrior(prior, &batch[w.idx], &scratch) {
+				kind, member := classifyPrior(prior, &batch[w.idx], &scratch)
+				switch kind {
 				case priorOwn:
 					w.outcome = Applied
+				case priorSameRecord:
+					w.outcome, w.claimedBy = Redelivered, member
 				case priorForeign:
 					w.err = foreignValue(batch[w.idx].at(), w.key, prior)
 				}
