@@ -3,7 +3,6 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -170,7 +169,7 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 			default:
 				suppressed++
 			}
-			if w.credits(res) {
+			if credits(res) {
 				w.uncounted = append(w.uncounted, off)
 			}
 		}
@@ -194,21 +193,11 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 	return bad
 }
 
-// credits reports whether a landed result counts as this pass applying its
-// key (PartitionStats.Applied, once a commit moves past it): Applied, or
-// Redelivered under a term of the same pass. A replay's pass is its own
-// member; a group's is every member that is not a replay's.
-func (w *worker) credits(res sink.Result) bool {
-	switch res.Outcome {
-	case sink.Applied:
-		return true
-	case sink.Redelivered:
-		if strings.HasPrefix(w.member, replayMember) {
-			return res.ClaimedBy == w.member
-		}
-		return !strings.HasPrefix(res.ClaimedBy, replayMember)
-	}
-	return false
+// credits reports whether a landed result counts as this group applying
+// its key (PartitionStats.Applied, once a commit moves past it): Applied, or
+// Redelivered (the record's claim under an earlier term of the same group).
+func credits(res sink.Result) bool {
+	return res.Outcome == sink.Applied || res.Outcome == sink.Redelivered
 }
 
 // countCommitted moves the records below point that credit this pass from
@@ -225,9 +214,9 @@ func (w *worker) countCommitted(point int64) {
 	w.p.stats.update(w.part, func(s *PartitionStats) { s.Applied += int64(n) })
 }
 
-func toSink(r *kgo.Record, epoch int64, member string) sink.Record {
+func toSink(r *kgo.Record, epoch int64, member, group string) sink.Record {
 	s := sink.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: epoch, Member: member,
-		Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
+		Group: group, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
 	if len(r.Headers) > 0 {
 		s.Headers = make([]sink.Header, len(r.Headers))
 		for i, h := range r.Headers {

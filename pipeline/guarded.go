@@ -43,13 +43,6 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 			var out sink.Outcome
 			out, err = a.g.Do(ctx, r, func(ctx context.Context, k string) error { return a.effect(ctx, k, r) })
 			results[i] = sink.Result{Key: key, Outcome: out}
-			if err == nil && out == sink.Redelivered {
-				// Who applied it: one GET, only for a record met again.
-				var c sink.Claim
-				if c, _, err = a.g.Lookup(ctx, key); err == nil {
-					results[i].ClaimedBy = c.Member
-				}
-			}
 		}
 		switch {
 		case errors.Is(err, sink.ErrNoKey) || errors.Is(err, sink.ErrBadValue):

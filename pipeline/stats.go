@@ -16,8 +16,8 @@ type PartitionStats struct {
 	Attempts  int64 // records whose effects were attempted
 	// Applied counts the business keys whose effect this pipeline accounts
 	// for. A record counts when a commit of this pipeline moves past it and
-	// its key's claim names it (the sink reported Applied, or Redelivered
-	// under a term of the same pass: this group, or this replay id). A term
+	// its key's claim names it (the sink reported Applied, or Redelivered:
+	// the claim of an earlier term of this group, or replay id). A term
 	// that ends before committing past a record it applied (a crash, a lost
 	// partition, a fenced commit) does not count it; the owner that commits
 	// past it meets the claim as Redelivered and does. So, summed over every
@@ -25,8 +25,9 @@ type PartitionStats struct {
 	// owner never learnt that its write landed (a lost reply). It trails the
 	// effects by up to a commit interval. Not covered: a commit the broker
 	// applied whose reply was lost, after which the term ended (the key is
-	// then counted by nobody), and records read again after their commit
-	// (reset-offsets: counted again).
+	// then counted by nobody), and records the same group reads again after
+	// committing past them (reset-offsets: counted again). Another group or
+	// a replay meets them as Suppressed.
 	Applied int64
 	// Claimed counts records whose claim this pipeline wrote (the sink
 	// reported Applied), when it reported it: the effects this process

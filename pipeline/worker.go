@@ -175,7 +175,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 		if err := w.tr.Start(r.Offset); err != nil {
 			return err
 		}
-		batch = append(batch, toSink(r, w.epoch, w.member))
+		batch = append(batch, toSink(r, w.epoch, w.member, w.p.pass))
 	}
 	w.buf = batch
 	if h := w.p.cfg.hooks.BeforeApply; h != nil {

@@ -32,6 +32,10 @@ func appendClaim(b []byte, c Claim) ([]byte, bool) {
 		b = append(b, `,"member":`...)
 		b = appendJSONString(b, c.Member)
 	}
+	if c.Group != "" {
+		b = append(b, `,"group":`...)
+		b = appendJSONString(b, c.Group)
+	}
 	b = append(b, `,"at":"`...)
 	b = c.At.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","state":`...)
@@ -71,7 +75,7 @@ func plainJSON(s string) bool {
 // appendClaim writes it: everything before `,"at":`.
 func claimPrefix(b []byte, r *Record) []byte {
 	b, _ = appendClaim(b, Claim{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: r.Epoch,
-		Member: r.Member, At: time.Time{}})
+		Member: r.Member, Group: r.Group, At: time.Time{}})
 	return b[:bytes.Index(b, []byte(`,"at":`))]
 }
 
@@ -89,44 +93,32 @@ const (
 // classifyPrior says what the stored value prior at r's ledger key is: the
 // same as DecodeClaim(prior) with state ClaimApplied and Names(r) or
 // SameRecord(r), for every claim the Ledger writes. Those are compared as
-// bytes (a claim for another record differs before `,"at":`, and its state
-// is read from its end), and only a value of another form is decoded.
-// scratch is reused for the comparison.
-// For priorSameRecord it also returns the member the claim names.
-func classifyPrior(prior string, r *Record, scratch *[]byte) (priorKind, string) {
+// bytes (a claim for another record or term differs before `,"at":`, and
+// its state is read from its end), and only a value of another form is
+// decoded. scratch is reused for the comparison.
+func classifyPrior(prior string, r *Record, scratch *[]byte) priorKind {
 	want := claimPrefix((*scratch)[:0], r)
 	*scratch = want
-	if canonicalOther(prior) && appliedTail(prior) {
+	if group, ok := canonicalOther(prior); ok && appliedTail(prior) {
 		if strings.HasPrefix(prior, string(want)) && strings.HasPrefix(prior[len(want):], `,"at":"`) {
-			return priorOwn, ""
+			return priorOwn
 		}
 		rec := want[:bytes.Index(want, []byte(`,"epoch":`))+len(`,"epoch":`)]
-		if strings.HasPrefix(prior, string(rec)) {
-			return priorSameRecord, claimMember(prior[len(rec):])
+		if strings.HasPrefix(prior, string(rec)) && group == r.Group {
+			return priorSameRecord
 		}
-		return priorOther, ""
+		return priorOther
 	}
 	c, err := DecodeClaim(prior)
 	switch {
 	case err != nil || c.State != ClaimApplied || c.Owner != "":
-		return priorForeign, ""
+		return priorForeign
 	case c.Names(r):
-		return priorOwn, ""
+		return priorOwn
 	case c.SameRecord(r):
-		return priorSameRecord, c.Member
+		return priorSameRecord
 	}
-	return priorOther, ""
-}
-
-// claimMember reads the member of a canonical claim from s, the rest of it
-// after `,"epoch":`: empty when it names none.
-func claimMember(s string) string {
-	s, _ = integer(s)
-	s, ok := strings.CutPrefix(s, `,"member":"`)
-	if !ok {
-		return ""
-	}
-	return s[:strings.IndexByte(s, '"')]
+	return priorOther
 }
 
 // appliedTail reports whether prior, canonical up to `,"at":"`, ends as
@@ -141,32 +133,43 @@ func appliedTail(prior string) bool {
 
 // canonicalOther reports whether prior has appendClaim's shape up to
 // `,"at":"` with plain strings, so that a byte difference from a record's
-// claimPrefix means a different topic, partition, offset, epoch or member.
-func canonicalOther(prior string) bool {
+// claimPrefix means a different topic, partition, offset, epoch, member or
+// group; it returns the group the claim names.
+func canonicalOther(prior string) (string, bool) {
 	s, ok := strings.CutPrefix(prior, `{"topic":`)
 	if !ok {
-		return false
+		return "", false
 	}
 	if s, ok = plainString(s); !ok {
-		return false
+		return "", false
 	}
 	for _, field := range []string{`,"partition":`, `,"offset":`, `,"epoch":`} {
 		if s, ok = strings.CutPrefix(s, field); !ok {
-			return false
+			return "", false
 		}
 		if s, ok = integer(s); !ok {
-			return false
+			return "", false
 		}
 	}
-	if rest, ok := strings.CutPrefix(s, `,"member":`); ok {
+	var group string
+	for _, field := range []string{`,"member":`, `,"group":`} {
+		rest, ok := strings.CutPrefix(s, field)
+		if !ok {
+			continue
+		}
 		if strings.HasPrefix(rest, `""`) { // omitempty never writes it
-			return false
+			return "", false
 		}
-		if s, ok = plainString(rest); !ok {
-			return false
+		after, ok := plainString(rest)
+		if !ok {
+			return "", false
 		}
+		if field == `,"group":` {
+			group = rest[1 : len(rest)-len(after)-1]
+		}
+		s = after
 	}
-	return strings.HasPrefix(s, `,"at":"`)
+	return group, strings.HasPrefix(s, `,"at":"`)
 }
 
 // plainString consumes a JSON string without escapes or characters that

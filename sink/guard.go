@@ -17,7 +17,7 @@ import (
 // lease renewal per third of the lease that the effect runs.
 //
 // A Guard remembers each record (under its term: topic, partition, offset,
-// epoch, member) whose Do has not finished: the owner token of its pending
+// group, epoch, member) whose Do has not finished: the owner token of its pending
 // claim and whether its effect ran. So a retry of the record in the same
 // term (the pipeline applying a batch again after ErrUnknown) recognises its
 // own pending claim instead of waiting for it as another owner's, and a
@@ -59,8 +59,8 @@ func NewGuard(c redis.UniversalClient, opts ...Option) (*Guard, error) {
 // Do runs effect at most once per business key of r while the claim lives,
 // and reports Applied when it ran it (or found r's own done claim, written
 // under the same term), Redelivered when the key is done for r's topic,
-// partition and offset under another term (Lookup names that term), and
-// Suppressed when it is done for another record (see Outcome).
+// partition and offset under another term of r's group, and Suppressed when
+// it is done for another record or group (see Outcome).
 //
 // It claims the key as pending for the lease; a live pending claim of
 // another owner is waited for (polling with the backoff until it is done,
@@ -193,8 +193,8 @@ func (g *Guard) finish(ctx context.Context, r *Record, key, lk string, m *memo, 
 }
 
 // doneOutcome is what a done claim c means for r: Applied when it is r's own
-// (same term), Redelivered when it is r's under another term, else
-// Suppressed.
+// (same term), Redelivered when it is r's under another term of its group,
+// else Suppressed.
 func doneOutcome(c Claim, r *Record) Outcome {
 	switch {
 	case c.Names(r):

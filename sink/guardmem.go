@@ -10,7 +10,7 @@ import (
 const defaultRemember = 10_000
 
 // memo is what a Guard remembers of one record under one term (topic,
-// partition, offset, epoch, member) while its Do has not finished: the
+// partition, offset, group, epoch, member) while its Do has not finished: the
 // owner token and pending claim it wrote, and whether the effect ran. A
 // retry of the record in the same term reuses them, so it recognises its own
 // pending claim and, once the effect ran, only marks the claim done.
@@ -42,7 +42,7 @@ func newMemory(max int, onEvict func(string)) *memory {
 
 // recordTerm names r under its term: the memory's key.
 func recordTerm(r *Record) string {
-	return fmt.Sprintf("%s/%d@%d e%d m%s", r.Topic, r.Partition, r.Offset, r.Epoch, r.Member)
+	return fmt.Sprintf("%s/%d@%d g%q e%d m%q", r.Topic, r.Partition, r.Offset, r.Group, r.Epoch, r.Member)
 }
 
 // take returns r's memo, made with newMemo when there is none, and marks it

@@ -54,11 +54,11 @@ func NewLedger(c redis.UniversalClient, opts ...Option) (*Ledger, error) {
 // suppressed; this is decided in Go, not by pipeline order.
 //
 // Counting rule (see Outcome): a record is Applied when the stored claim was
-// written for it under its term (topic, partition, offset, epoch, member),
-// by this call or by an earlier call of the same term whose reply was lost;
-// Redelivered when the claim names the same topic, partition and offset
-// under another term (a replay after a crash, a lost reply or a rebalance);
-// Suppressed when it names another record. So each key's effect happens
+// written for it under its term (topic, partition, offset, group, epoch,
+// member), by this call or by an earlier call of the same term whose reply
+// was lost; Redelivered when the claim names the same topic, partition and
+// offset under another term of its group (a replay after a crash, a lost
+// reply or a rebalance); Suppressed when it names another record or group. So each key's effect happens
 // once, and is Applied or Redelivered for exactly the one record it was
 // applied from.
 //
@@ -97,7 +97,7 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 		return nil, err
 	}
 	for _, w := range todo {
-		results[w.idx].Outcome, results[w.idx].ClaimedBy, results[w.idx].Err = w.outcome, w.claimedBy, w.err
+		results[w.idx].Outcome, results[w.idx].Err = w.outcome, w.err
 	}
 	for i, j := range dups {
 		w := todo[j]

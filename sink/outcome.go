@@ -6,12 +6,13 @@ import "strconv"
 //
 // The counting rule: a business key's effect happens once, when its claim is
 // written, and the claim names the record (topic, partition, offset) and the
-// term (epoch, member) that wrote it. The sink reports Applied to that term,
-// Redelivered to any other term that meets the same record again (a crash,
-// a lost reply or a moved partition before the commit past it), and
-// Suppressed to every other record with the key. So "the key was applied
-// from this record" is Applied or Redelivered; to count each key once across
-// terms and processes, count it where the record is committed past (as the
+// term (group, epoch, member) that wrote it. The sink reports Applied to that
+// term, Redelivered to any other term of the same group that meets the same
+// record again (after a crash, a lost reply or a moved partition before the
+// commit past it), and Suppressed to every other record with the key and to
+// other groups. So within a group "the key was applied from this record" is
+// Applied or Redelivered; to count each key once across terms and
+// processes, count it where a commit moves past the record (as the
 // pipeline's PartitionStats.Applied does), or per record: its Applied
 // results, or one if it has none but a Redelivered one.
 type Outcome uint8
@@ -26,9 +27,9 @@ const (
 	// effect was not performed again.
 	Suppressed
 	// Redelivered means the business key was already claimed for this same
-	// record (topic, partition and offset) under another term: its effect
-	// landed from this record, under that term (Result.ClaimedBy names its
-	// member), and was not performed again.
+	// record (topic, partition and offset) under another term of the same
+	// group (Record.Group): its effect landed from this record, under that
+	// term, and was not performed again.
 	Redelivered
 )
 
@@ -52,9 +53,6 @@ type Result struct {
 	// Outcome is Applied, Suppressed or Redelivered; meaningless when Err
 	// is set.
 	Outcome Outcome
-	// ClaimedBy is, for Redelivered, the member (Record.Member) of the term
-	// whose claim holds the key: who applied the record. Empty otherwise.
-	ClaimedBy string
 	// Err non-nil means this record's effect did NOT happen and nothing was
 	// claimed for it (ErrNoKey, ErrBadValue, ErrCrossSlot, or a non-retryable
 	// Redis error such as WRONGTYPE). It is for the caller's error policy.

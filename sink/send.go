@@ -17,10 +17,9 @@ type write struct {
 	keys  []string
 	args  []any // effect mode: claim, ttl ms, effect args
 
-	done      bool
-	outcome   Outcome
-	claimedBy string // for Redelivered: the member of the claim's term
-	err       error  // final per-record error
+	done    bool
+	outcome Outcome
+	err     error // final per-record error
 }
 
 // send claims every write, pipelined, retrying those without an answer.
@@ -90,12 +89,11 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 			case claimed:
 				w.outcome = Applied
 			default:
-				kind, member := classifyPrior(prior, &batch[w.idx], &scratch)
-				switch kind {
+				switch classifyPrior(prior, &batch[w.idx], &scratch) {
 				case priorOwn:
 					w.outcome = Applied
 				case priorSameRecord:
-					w.outcome, w.claimedBy = Redelivered, member
+					w.outcome = Redelivered
 				case priorForeign:
 					w.err = foreignValue(batch[w.idx].at(), w.key, prior)
 				}
