@@ -8,8 +8,13 @@
 // business key with SET prefix+key claim NX (a Lua script when an Effect
 // such as Totals rides along, so the two land together or not at all), all
 // of a batch in one pipelined round trip. A claimed key is Applied; a key
-// already claimed is Suppressed. The claim value (Claim) names the topic,
-// partition, offset and epoch that applied it.
+// already claimed is Suppressed, or Redelivered when the claim names the
+// same record under another term of its group (see Outcome for the counting
+// rule). The claim value (Claim) names the topic, partition, offset, group,
+// epoch and member that applied it. Every record that meets a key, applied
+// or not, renews it to at least the TTL from then (PEXPIRE GT). A key that
+// holds anything but a claim of its key space refuses the record with
+// ErrMisconfigured and ErrBadClaim: it is never taken for a duplicate.
 //
 // A key's effect happens exactly once while its claim lives (WithTTL) and
 // Redis keeps acknowledged writes: use appendonly yes with appendfsync

@@ -91,9 +91,12 @@ func WithPrefix(prefix string) Option {
 }
 
 // WithTTL sets how long a claim (an applied ledger entry, a done guard
-// claim) lives. Exactly-once holds only while the claim lives: a replay
-// older than the TTL applies again. Default 7 days; at least 1ms (Redis
-// expiries are whole milliseconds).
+// claim) lives after the last record that met its key: every record that
+// meets it, applied or suppressed, renews it to at least the TTL from then
+// (never shortening it). Exactly-once holds only while the claim lives: a
+// record read again after that applies again. Default 7 days; at least 1ms
+// (Redis expiries are whole milliseconds). Cost without an effect: one
+// PEXPIRE GT per record in the batch's round trip.
 // Memory cost: about 200 bytes per claim (Redis MEMORY USAGE, short keys)
 // for the TTL.
 func WithTTL(ttl time.Duration) Option {
