@@ -98,7 +98,7 @@ func WithPrefix(prefix string) Option {
 // (Redis expiries are whole milliseconds). Cost without an effect: one
 // PEXPIRE GT per record in the batch's round trip.
 // Memory cost: about 200 bytes per claim (Redis MEMORY USAGE, short keys)
-// for the TTL.
+// for the TTL, plus the group name and 11 bytes when Record.Group is set.
 func WithTTL(ttl time.Duration) Option {
 	return option{"WithTTL", both, func(c *config) error {
 		if ttl < time.Millisecond {
