@@ -25,10 +25,11 @@ type Report struct {
 	// Keys is every business key the scenario produced, once each.
 	Keys []string
 	// Attempts, Applied, Suppressed, DeadLettered and Fenced are the pipelines'
-	// own counters (pipeline.PartitionStats): records attempted, effects
-	// applied, effects suppressed as replays, poison records written to the
-	// dead-letter topic, and commits
-	// refused because the partition had moved on.
+	// own counters (pipeline.PartitionStats): records attempted, keys
+	// applied (each counted once over all consumers, by the one that
+	// committed past the record its claim names), effects suppressed as
+	// replays or re-sends, poison records written to the dead-letter topic,
+	// and commits refused because the partition had moved on.
 	Attempts, Applied, Suppressed, DeadLettered, Fenced int64
 	// Committed is the group's committed offset per partition, read from the
 	// broker after the scenario; LogEnd is each partition's end as a
@@ -36,11 +37,15 @@ type Report struct {
 	// watermark unless a transaction is still open).
 	Committed map[checkpoint.Partition]int64
 	LogEnd    map[checkpoint.Partition]int64
-	// Applications counts, per business key, the records the sink reported
-	// applied. A key in a batch whose Apply failed (the outcome unknown, for
-	// example when a consumer died mid-batch) that a sink later reported
-	// suppressed counts as applied once by that batch. EffectCalls counts Setup.Effect's successful calls per key
-	// (nil when the Setup has no Effect).
+	// Applications counts, per business key, its applications by the sink's
+	// counting rule (sink.Outcome), per record: every Applied result, and one
+	// for a record no call reported Applied but one reported Redelivered (the
+	// ledger's claim names that record under another term, whose Apply
+	// failed with its outcome unknown: a lost reply, a consumer that died
+	// mid-batch). A key applied once counts 1 however many consumers met its
+	// record; 2 means two claims were written for it (the ledger lost one, or
+	// there is none). EffectCalls counts Setup.Effect's successful calls per
+	// key (nil when the Setup has no Effect).
 	Applications map[string]int
 	EffectCalls  map[string]int
 	// Ledger is what Redis holds under the scenario's ledger prefix at the

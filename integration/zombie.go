@@ -27,8 +27,10 @@ type ZombieFigures struct {
 	// when it stalled.
 	Epoch int32
 	// The zombie's figures on the moved partitions after it woke: its stale
-	// batches' attempts, applied (must be 0) and suppressed effects, and its
-	// refused commits (each wrapping checkpoint.ErrStaleEpoch).
+	// batches' attempts, the claims they wrote (ZombieApplied, must be 0:
+	// pipeline.PartitionStats.Claimed, since a zombie never commits and so
+	// never counts Applied), its suppressed effects, and its refused
+	// commits (each wrapping checkpoint.ErrStaleEpoch).
 	ZombieAttempts, ZombieApplied, ZombieSuppressed, ZombieFenced int64
 	Refusals                                                      []error
 	// BrokerRefusal is what shardpipe's commit path (a checkpoint.Kafka over

@@ -36,6 +36,7 @@ func (w *worker) commit() error {
 	if err == nil {
 		w.tr.Committed(point)
 		w.lastCommit = point
+		w.countCommitted(point)
 		w.since, w.retryAt, w.failures = time.Time{}, time.Time{}, 0
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Committed = point })
 		w.p.emit(Event{Kind: Committed, Partition: w.part, Epoch: w.epoch, Offset: point})

@@ -43,7 +43,7 @@ func New(opts ...Option) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pipeline{runner: newRunner(cfg), workers: make(map[checkpoint.Partition]*worker),
+	p := &Pipeline{runner: newRunner(cfg, cfg.group), workers: make(map[checkpoint.Partition]*worker),
 		ready: make(chan struct{}), runDone: make(chan struct{})}
 	start := kgo.NewOffset().AtStart()
 	if !cfg.startEarliest {

@@ -30,6 +30,9 @@ type runner struct {
 	store terms
 	stats stats
 	dlq   *deadLetters // nil: poison records stop the run
+	// pass names the group the workers' terms belong to in ledger claims
+	// (sink.Record.Group): the consumer group, or "replay:" + id.
+	pass string
 
 	stopOnce sync.Once
 	stopReq  chan struct{}
@@ -37,7 +40,9 @@ type runner struct {
 	err      error
 }
 
-func newRunner(cfg config) runner { return runner{cfg: cfg, stopReq: make(chan struct{})} }
+func newRunner(cfg config, pass string) runner {
+	return runner{cfg: cfg, pass: pass, stopReq: make(chan struct{})}
+}
 
 func (r *runner) requestStop() { r.stopOnce.Do(func() { close(r.stopReq) }) }
 

@@ -49,6 +49,7 @@ type worker struct {
 	lastWarn   time.Time // the last retry warning (rate limited by warn)
 	unlogged   int       // retries not logged since
 	lastCommit int64     // offset this term last committed, -1 for none
+	uncounted  []int64   // offsets landed that credit PartitionStats.Applied once committed past, ascending
 
 }
 
@@ -226,7 +227,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 			markers = append(markers, r.Offset)
 			continue
 		}
-		batch = append(batch, toSink(r, w.epoch, w.member))
+		batch = append(batch, toSink(r, w.epoch, w.member, w.p.pass))
 	}
 	w.buf = batch
 	if len(batch) > 0 {
@@ -234,6 +235,9 @@ func (w *worker) process(recs []*kgo.Record) error {
 			h(w.ctx, w.part, w.epoch, batch)
 		}
 		results, err := w.apply(batch)
+		if ref := (*refused)(nil); errors.As(err, &ref) {
+			return w.landBefore(batch, results, ref)
+		}
 		if err != nil {
 			return err
 		}

@@ -83,7 +83,7 @@ func ledgerFlags() []cli.Flag {
 		&cli.StringFlag{Name: fLedgerPrefix, Value: "shardpipe:ledger:", Sources: fromEnv(fLedgerPrefix),
 			Usage: "prefix of every ledger key (prefix + business key); on Redis Cluster with --effect totals it needs a {hash tag}"},
 		&cli.DurationFlag{Name: fTTL, Value: 7 * 24 * time.Hour, Sources: fromEnv(fTTL),
-			Usage: "how long a ledger entry lives; a replay older than this applies again"},
+			Usage: "how long a ledger entry lives after the last record that met its key; a record read again after that (a replay, a reset) applies again"},
 		&cli.StringFlag{Name: fKeyFrom, Value: "key", Sources: fromEnv(fKeyFrom),
 			Usage: "where the business key comes from: key (the record key), header:NAME or json:FIELD"},
 		&cli.StringFlag{Name: fEffect, Value: "none", Sources: fromEnv(fEffect),

@@ -30,6 +30,8 @@ type ZombieResult struct {
 	Moved []checkpoint.Partition // partitions that moved from A to B while A stalled
 	// ZombieApplied, ZombieSuppressed and ZombieFenced sum A's figures over
 	// the moved partitions: its late batch and its refused commits.
+	// ZombieApplied is the claims A wrote (PartitionStats.Claimed): effects
+	// its late batch performed, which it can never commit past.
 	ZombieAttempts, ZombieApplied, ZombieSuppressed, ZombieFenced int64
 	// Refusals holds A's refused commits on the moved partitions; each must
 	// wrap checkpoint.ErrStaleEpoch.
@@ -175,7 +177,7 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 	for _, s := range a.Stats() {
 		if moved[s.Partition] {
 			res.ZombieAttempts += s.Attempts
-			res.ZombieApplied += s.Applied
+			res.ZombieApplied += s.Claimed
 			res.ZombieSuppressed += s.Suppressed
 			res.ZombieFenced += s.Fenced
 		}
