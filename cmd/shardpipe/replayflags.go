@@ -46,7 +46,7 @@ func replayFlags() []cli.Flag {
 		&cli.FloatFlag{Name: fRate, Sources: fromEnv(fRate),
 			Usage: "apply at most this many records per second over all partitions (0: no limit; a dry run is not paced)"},
 		&cli.BoolFlag{Name: fForce, Sources: fromEnv(fForce),
-			Usage: "replay even when the range holds records older than --ttl, whose ledger entries may have expired (their effects could apply twice)"},
+			Usage: "replay even when the range holds records older than --ttl whose keys the ledger lacks: their entries may have expired, so their effects apply again (skips that check)"},
 		&cli.StringFlag{Name: fCheckpointPrefix, Value: pipeline.DefaultReplayPrefix, Sources: fromEnv(fCheckpointPrefix),
 			Usage: "prefix of the replay's checkpoint keys in Redis (prefix + id + :topic:partition)"},
 		connectTimeoutFlag(),

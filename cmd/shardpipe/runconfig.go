@@ -159,6 +159,7 @@ func loadLedgerConfig(c *cli.Command, bad *problems) ledgerConfig {
 type commitConfig struct {
 	commitEvery    int
 	commitInterval time.Duration
+	maxUncommitted int // 0: the pipeline's default
 	maxBatch       int
 }
 
@@ -180,6 +181,14 @@ func loadCommitConfig(c *cli.Command, bad *problems) commitConfig {
 	cc.maxBatch = int(c.Int(fMaxBatch))
 	if cc.maxBatch < 1 {
 		bad.addf("%s %d: must be 1 or more", flagRef(fMaxBatch), cc.maxBatch)
+	}
+	cc.maxUncommitted = int(c.Int(fMaxUncommitted))
+	switch {
+	case cc.maxUncommitted < 0:
+		bad.addf("%s %d: must be 0 (the default) or more", flagRef(fMaxUncommitted), cc.maxUncommitted)
+	case cc.maxUncommitted > 0 && cc.maxUncommitted < cc.commitEvery:
+		bad.addf("%s %d is below %s %d: want at least it, or 0 for the default",
+			flagRef(fMaxUncommitted), cc.maxUncommitted, flagRef(fCommitEvery), cc.commitEvery)
 	}
 	return cc
 }
