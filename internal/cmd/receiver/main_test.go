@@ -20,23 +20,31 @@ func TestRecorder(t *testing.T) {
 	close(rc.release)
 	srv := httptest.NewServer(rc.routes())
 	defer srv.Close()
-	post := func(key, offset string) *http.Response {
-		t.Helper()
+	hc := &http.Client{Timeout: 30 * time.Second}
+	send := func(key, offset string) (int, error) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/orders", strings.NewReader("{}"))
 		req.Header.Set("Idempotency-Key", key)
 		req.Header.Set("Shardpipe-Topic", "t")
 		req.Header.Set("Shardpipe-Partition", "3")
 		req.Header.Set("Shardpipe-Offset", offset)
 		req.Header.Set("Shardpipe-Consumer", "host%201/42")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	post := func(key, offset string) int {
+		t.Helper()
+		code, err := send(key, offset)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
-		return resp
+		return code
 	}
 	stats := func() (calls, held int) {
-		resp, err := http.Get(srv.URL + "/_control/stats")
+		resp, err := hc.Get(srv.URL + "/_control/stats")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,38 +56,52 @@ func TestRecorder(t *testing.T) {
 		return s.Calls, s.Held
 	}
 	control := func(what string) {
-		resp, err := http.Post(srv.URL+"/_control/"+what, "", nil)
+		resp, err := hc.Post(srv.URL+"/_control/"+what, "", nil)
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %v %v", what, resp, err)
 		}
 		resp.Body.Close()
 	}
 
-	if resp := post("order%2042", "41"); resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d", resp.StatusCode)
+	if code := post("order%2042", "41"); code != http.StatusOK {
+		t.Fatalf("status %d", code)
 	}
-	if resp := post("x", "not a number"); resp.StatusCode != http.StatusBadRequest {
-		t.Fatalf("a call without a position: status %d, want 400", resp.StatusCode)
+	if code := post("x", "not a number"); code != http.StatusBadRequest {
+		t.Fatalf("a call without a position: status %d, want 400", code)
 	}
 	control("hold")
-	replied := make(chan int, 1)
-	go func() { replied <- post("order-7", "9").StatusCode }()
-	for _, held := stats(); held != 1; _, held = stats() {
-		time.Sleep(5 * time.Millisecond) // poll interval of a condition
+	type reply struct {
+		code int
+		err  error
 	}
-	select {
-	case <-replied:
-		t.Fatal("a held call replied before the release")
-	default:
+	replied := make(chan reply, 1)
+	go func() {
+		code, err := send("order-7", "9")
+		replied <- reply{code, err}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, held := stats(); held != 1; _, held = stats() {
+		select {
+		case r := <-replied:
+			t.Fatalf("a held call replied before the release: %d %v", r.code, r.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call did not arrive within 30s")
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval of a condition
 	}
 	if calls, _ := stats(); calls != 2 {
 		t.Fatalf("calls %d while one is held, want the 2 replied", calls)
 	}
 	control("release")
-	if code := <-replied; code != http.StatusOK {
-		t.Fatalf("held call: status %d", code)
+	if r := <-replied; r.err != nil || r.code != http.StatusOK {
+		t.Fatalf("held call: status %d, %v", r.code, r.err)
 	}
 	for calls, _ := stats(); calls != 3; calls, _ = stats() { // the line is written just after the reply
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls recorded, want 3", calls)
+		}
 		time.Sleep(5 * time.Millisecond) // poll interval of a condition
 	}
 
