@@ -66,7 +66,7 @@ func TestCmdCommitWaitsForReplica(t *testing.T) {
 	bin := buildShardpipe(t)
 	for _, tc := range []struct {
 		name, wait string
-		bin        func(*testing.T) string
+		bin        func(testing.TB) string
 	}{
 		{"valkey", "WAITAOF", valkeyBin},
 		{"redis7", "WAIT", redisBin},

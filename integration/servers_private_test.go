@@ -25,7 +25,7 @@ const EnvValkeyServer = "VALKEY_SERVER"
 // valkeyBin returns the valkey-server binary: $VALKEY_SERVER, else the one
 // scripts/services.sh fetched into the repository's .cache. Without one the
 // test is skipped, or failed when integration is required.
-func valkeyBin(t *testing.T) string {
+func valkeyBin(t testing.TB) string {
 	t.Helper()
 	if v := os.Getenv(EnvValkeyServer); v != "" {
 		return v
@@ -42,7 +42,7 @@ func valkeyBin(t *testing.T) string {
 }
 
 // redisBin returns Debian's redis-server (7.0 here: no WAITAOF).
-func redisBin(t *testing.T) string {
+func redisBin(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -57,7 +57,7 @@ func redisBin(t *testing.T) string {
 // server is a redis-server or valkey-server process of one test, on a free
 // loopback port, in a directory of its own; it is killed at cleanup.
 type server struct {
-	t    *testing.T
+	t    testing.TB
 	addr string
 	cmd  *exec.Cmd
 	mu   sync.Mutex
@@ -79,7 +79,7 @@ func (s *server) output() string {
 
 // startServer runs bin with AOF on (appendfsync everysec unless args say
 // otherwise) and no RDB snapshots, plus args, and waits for PING.
-func startServer(t *testing.T, bin string, args ...string) *server {
+func startServer(t testing.TB, bin string, args ...string) *server {
 	t.Helper()
 	s := &server{t: t, addr: integration.ClosedAddr(t)}
 	port := s.addr[strings.LastIndexByte(s.addr, ':')+1:]
@@ -105,7 +105,7 @@ func startServer(t *testing.T, bin string, args ...string) *server {
 
 // startReplica runs bin as a replica of primary and waits until the primary
 // counts it as connected and in sync.
-func startReplica(t *testing.T, bin string, primary *server, args ...string) *server {
+func startReplica(t testing.TB, bin string, primary *server, args ...string) *server {
 	t.Helper()
 	host, port, _ := strings.Cut(primary.addr, ":")
 	r := startServer(t, bin, append([]string{"--replicaof", host, port}, args...)...)

@@ -91,30 +91,56 @@ func NewDurable(c redis.UniversalClient, cfg DurableConfig) (*Durable, error) {
 // locally and held by the replicas cfg names; ErrNotDurable when the server
 // answered with fewer within Timeout; another error when Redis could not be
 // asked. Either error means: do not commit yet, try again later.
+//
+// The fence and the first wait go in one pipeline on one connection; the
+// wait is then repeated on that connection, every waitStep, until it holds
+// or Timeout passes: each WAITAOF or WAIT makes the server ask its replicas
+// for a fresh acknowledgement, which a single long wait would otherwise get
+// only from the replicas' once-a-second report.
 func (d *Durable) Wait(ctx context.Context) error {
-	ms := d.cfg.Timeout.Milliseconds()
-	p := d.c.Pipeline()
+	conn := d.c.Conn()
+	defer conn.Close()
+	deadline := time.Now().Add(d.cfg.Timeout)
+	step := min(waitStep, d.cfg.Timeout)
+	p := conn.Pipeline()
 	p.Set(ctx, d.cfg.FenceKey, time.Now().UnixMilli(), 24*time.Hour)
-	var wait redis.Cmder
-	if d.cfg.UseWait {
-		wait = p.Do(ctx, "WAIT", d.cfg.Replicas, ms)
-	} else {
-		local := 0
-		if d.cfg.LocalFsync {
-			local = 1
-		}
-		wait = p.Do(ctx, "WAITAOF", local, d.cfg.Replicas, ms)
-	}
+	wait := d.wait(ctx, p, step)
 	if _, err := p.Exec(ctx); err != nil {
 		return fmt.Errorf("sink: durability wait (fence %q): %w", d.cfg.FenceKey, err)
 	}
-	return d.judge(wait)
+	for {
+		err := d.judge(wait)
+		if err == nil || !errors.Is(err, ErrNotDurable) || !time.Now().Add(step).Before(deadline) {
+			return err
+		}
+		if wait = d.wait(ctx, conn, step); wait.Err() != nil {
+			return fmt.Errorf("sink: durability wait: %w", wait.Err())
+		}
+	}
+}
+
+// waitStep is how long one WAITAOF or WAIT of a Durable blocks.
+const waitStep = 10 * time.Millisecond
+
+// wait sends one WAITAOF (or WAIT) blocking at most step.
+func (d *Durable) wait(ctx context.Context, c interface {
+	Do(context.Context, ...any) *redis.Cmd
+}, step time.Duration) *redis.Cmd {
+	ms := max(step.Milliseconds(), 1)
+	if d.cfg.UseWait {
+		return c.Do(ctx, "WAIT", d.cfg.Replicas, ms)
+	}
+	local := 0
+	if d.cfg.LocalFsync {
+		local = 1
+	}
+	return c.Do(ctx, "WAITAOF", local, d.cfg.Replicas, ms)
 }
 
 // judge reads the wait's reply.
-func (d *Durable) judge(wait redis.Cmder) error {
+func (d *Durable) judge(wait *redis.Cmd) error {
 	if d.cfg.UseWait { // WAIT: replicas that acknowledged
-		n, err := wait.(*redis.Cmd).Int64()
+		n, err := wait.Int64()
 		if err != nil {
 			return fmt.Errorf("sink: durability wait: WAIT reply: %w", err)
 		}
@@ -123,7 +149,7 @@ func (d *Durable) judge(wait redis.Cmder) error {
 		}
 		return nil
 	}
-	v, err := wait.(*redis.Cmd).Int64Slice()
+	v, err := wait.Int64Slice()
 	if err != nil || len(v) != 2 {
 		return fmt.Errorf("sink: durability wait: WAITAOF reply %v: %w", wait, err)
 	}

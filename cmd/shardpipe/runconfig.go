@@ -95,11 +95,11 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 
 // ledgerConfig says where the ledger is and what its effect does.
 type ledgerConfig struct {
-	redis  redisTarget
-	prefix string
-	ttl    time.Duration
-	keys   sink.KeySource
-	totals *sink.Totals // nil: no effect
+	redis      redisTarget
+	prefix     string
+	ttl        time.Duration
+	keys       sink.KeySource
+	totals     *sink.Totals // nil: no effect
 	durability durabilityConfig
 }
 
