@@ -37,7 +37,7 @@ type DurableConfig struct {
 	// must then be false.
 	UseWait bool
 	// Timeout bounds one wait (default 2s). It must stay below the client's
-	// read timeout (go-redis: 3s by default), or the client gives up first.
+	// read timeout (go-redis v9.23: 5s by default), or the client gives up first.
 	Timeout time.Duration
 }
 
