@@ -79,7 +79,7 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	ledger, err := newLedger(rc.ledgerConfig, rdb, log)
+	ledger, err := newLedger(rc.ledgerConfig, rc.topic, rdb, log)
 	if err != nil {
 		return failure(err)
 	}

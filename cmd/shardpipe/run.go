@@ -100,7 +100,7 @@ func runAction(ctx context.Context, c *cli.Command) error {
 // newPipeline builds the ledger and the pipeline from rc.
 // barrier, when not nil, runs before every commit (redisDurability).
 func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier) (*pipeline.Pipeline, error) {
-	ledger, err := newLedger(rc.ledgerConfig, rdb, log)
+	ledger, err := newApplier(rc.ledgerConfig, rc.topics, rdb, log)
 	if err != nil {
 		return nil, err
 	}
@@ -126,9 +126,10 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 	return p, nil
 }
 
-// newLedger builds the ledger from lc.
-func newLedger(lc ledgerConfig, rdb redis.UniversalClient, log *slog.Logger) (*sink.Ledger, error) {
-	sopts := []sink.Option{sink.WithPrefix(lc.prefix), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
+// newLedger builds the ledger of topic's records from lc (any topic's in a
+// shared key space).
+func newLedger(lc ledgerConfig, topic string, rdb redis.UniversalClient, log *slog.Logger) (*sink.Ledger, error) {
+	sopts := []sink.Option{sink.WithPrefix(lc.prefixFor(topic)), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
 		sink.WithLogger(log)}
 	if lc.totals != nil {
 		sopts = append(sopts, sink.WithEffect(*lc.totals))

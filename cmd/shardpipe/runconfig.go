@@ -101,6 +101,7 @@ type ledgerConfig struct {
 	keys       sink.KeySource
 	totals     *sink.Totals // nil: no effect
 	durability durabilityConfig
+	keySpace   string // keySpaceShared or keySpacePerTopic
 }
 
 // loadLedgerConfig reads the ledgerFlags, adding one line per problem to bad.
@@ -123,6 +124,7 @@ func loadLedgerConfig(c *cli.Command, bad *problems) ledgerConfig {
 	} else if lc.ttl < time.Millisecond {
 		bad.addf("%s %v: must be at least 1ms", flagRef(fTTL), lc.ttl)
 	}
+	lc.keySpace = loadKeySpace(c, bad)
 	if lc.keys, err = sink.ParseKeySource(c.String(fKeyFrom)); err != nil {
 		bad.addf("%s %q: want key, header:NAME or json:FIELD", flagRef(fKeyFrom), c.String(fKeyFrom))
 	}

@@ -88,6 +88,7 @@ func ledgerFlags() []cli.Flag {
 			Usage: "how long a ledger entry lives; a replay older than this applies again"},
 		&cli.StringFlag{Name: fKeyFrom, Value: "key", Sources: fromEnv(fKeyFrom),
 			Usage: "where the business key comes from: key (the record key), header:NAME or json:FIELD"},
+		keySpaceFlag(),
 		&cli.StringFlag{Name: fEffect, Value: "none", Sources: fromEnv(fEffect),
 			Usage: "effect that lands atomically with the ledger entry: none, or totals (HINCRBY a hash per group field)"},
 		&cli.StringFlag{Name: fTotalsHash, Value: "shardpipe:totals", Sources: fromEnv(fTotalsHash),
