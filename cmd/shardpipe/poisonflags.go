@@ -43,12 +43,12 @@ func loadPoisonConfig(c *cli.Command, bad *problems, topics []string, ledgerPref
 	switch {
 	case pc.dlqPrefix == "":
 		bad.addf("%s: empty; dead-letter markers need a prefix of their own", flagRef(fDLQPrefix))
-	case ledgerPrefix != "" && overlap(fenceKey(pc.dlqPrefix), ledgerPrefix):
-		bad.addf("%s %q: its durability fence key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
-			flagRef(fDLQPrefix), pc.dlqPrefix, fenceKey(pc.dlqPrefix), flagRef(fLedgerPrefix), ledgerPrefix)
 	case ledgerPrefix != "" && overlap(pc.dlqPrefix+"dlq:", ledgerPrefix):
 		bad.addf("%s %q: its markers (%sdlq:...) overlap %s %q, so a business key could name a marker; give them distinct prefixes",
 			flagRef(fDLQPrefix), pc.dlqPrefix, pc.dlqPrefix, flagRef(fLedgerPrefix), ledgerPrefix)
+	case ledgerPrefix != "" && overlap(fenceKey(pc.dlqPrefix), ledgerPrefix):
+		bad.addf("%s %q: its durability fence key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
+			flagRef(fDLQPrefix), pc.dlqPrefix, fenceKey(pc.dlqPrefix), flagRef(fLedgerPrefix), ledgerPrefix)
 	}
 	switch s := c.String(fOnPoison); s {
 	case "dlq":

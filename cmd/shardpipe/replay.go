@@ -62,14 +62,14 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	if err := preflight(ctx, rc.brokers, []string{rc.topic}, rdb, rc.ledgerConfig.redis.desc, rc.connectTimeout); err != nil {
 		return err
 	}
-	barrier, err := redisDurability(ctx, rdb, rc.ledgerConfig.redis.desc, rc.ledgerConfig.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
-	if err != nil {
-		return err
-	}
 	if !rc.dryRun {
 		if err := rc.checkDeadLetterTopics(ctx, rc.brokers, []string{rc.topic}, rc.connectTimeout); err != nil {
 			return err
 		}
+	}
+	barrier, err := redisDurability(ctx, rdb, rc.ledgerConfig.redis.desc, rc.ledgerConfig.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
+	if err != nil {
+		return err
 	}
 	stored, err := storedPlan(ctx, rc, rdb, log)
 	if err != nil {

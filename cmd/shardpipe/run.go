@@ -62,11 +62,11 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	if err := preflight(ctx, rc.brokers, rc.topics, rdb, rc.redis.desc, rc.connectTimeout); err != nil {
 		return interruptedOr(ctx, log, err)
 	}
-	barrier, err := redisDurability(ctx, rdb, rc.redis.desc, rc.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
-	if err != nil {
+	if err := checkRunTopics(ctx, rc, log); err != nil {
 		return interruptedOr(ctx, log, err)
 	}
-	if err := checkRunTopics(ctx, rc, log); err != nil {
+	barrier, err := redisDurability(ctx, rdb, rc.redis.desc, rc.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
+	if err != nil {
 		return interruptedOr(ctx, log, err)
 	}
 	p, err := newPipeline(rc, rdb, log, barrier)
