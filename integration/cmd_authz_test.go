@@ -26,7 +26,7 @@ import (
 // shardpipe run connects) are User:ANONYMOUS, an ordinary principal with
 // only the ACLs a test grants.
 type securedKafka struct {
-	plain   string    // PLAINTEXT listener: User:ANONYMOUS
+	plain   string       // PLAINTEXT listener: User:ANONYMOUS
 	admin   *kadm.Client // on the BROKER listener as User:admin
 	adminCl *kgo.Client
 }

@@ -37,4 +37,3 @@ func TestFatalFetch(t *testing.T) {
 		}
 	}
 }
-
