@@ -59,7 +59,8 @@ func groupCommitted(ctx context.Context, t *testing.T, brokers []string, group, 
 // effect lands on the primary, every commit is held back (run logs each
 // one, with the offset it would have committed), and the group has no
 // committed offset. SIGCONT: the replica catches up and the commits reach
-// the end.
+// the end. Then a replay of the topic, replica stopped again: its checkpoint
+// commits are held back the same way, and it ends (exit 0) only after SIGCONT.
 func TestCmdCommitWaitsForReplica(t *testing.T) {
 	t.Parallel()
 	brokers := integration.Kafka(t)
@@ -138,5 +139,27 @@ func commitWaitsForReplica(t *testing.T, brokers []string, bin, server, wait str
 	run.signal(syscall.SIGTERM)
 	if code := run.wait(ctx); code != 0 {
 		t.Fatalf("run exit %d, want 0\n%s", code, run.output())
+	}
+
+	// replay's checkpoint commits wait alike: with the replica stopped it
+	// cannot finish; once the replica continues it does.
+	replica.signal(syscall.SIGSTOP)
+	stopped = true
+	rep := start(t, "replay", bin, "replay", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--id", group,
+		"--from", "0", "--redis", primary.addr, "--redis-replicas", "1", "--commit-every", "10", "--on-poison", "stop",
+		"--log-format", "json")
+	rep.waitLine(ctx, "commit failed; retrying", func(m map[string]any) bool {
+		err, _ := m["err"].(string)
+		return strings.Contains(err, "not yet durable")
+	})
+	select {
+	case <-rep.done:
+		t.Fatalf("replay ended (exit %d) while the replica was stopped\n%s", rep.code, rep.output())
+	default:
+	}
+	replica.signal(syscall.SIGCONT)
+	stopped = false
+	if code := rep.wait(ctx); code != 0 {
+		t.Fatalf("replay exit %d, want 0\n%s", code, rep.output())
 	}
 }
