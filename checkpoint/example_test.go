@@ -35,7 +35,7 @@ func ExampleMemory() {
 func ExampleTracker() {
 	tr := checkpoint.NewTracker(checkpoint.Partition{Topic: "orders"}, 0)
 	for off := int64(0); off < 4; off++ {
-		_ = tr.Start(off)
+		_ = tr.Start(off, 0)
 	}
 	_ = tr.Land(0)
 	_ = tr.Land(2) // lands before 1

@@ -30,8 +30,11 @@ import (
 // Commits of different partitions that overlap in time share one request
 // (group commit): franz-go sends one synchronous commit at a time, and one
 // round trip per partition would queue every worker behind all the others.
-// Release waits for a commit in flight on that partition, so once Release
-// returns no commit of the old term can land.
+// A Commit waits for at most two round trips however many partitions keep
+// committing: the request in flight when it arrived, then the one carrying
+// it (whose sender hands over to the next waiting commit instead of sending
+// for the others). Release waits for a commit in flight on that partition,
+// so once Release returns no commit of the old term can land.
 type Kafka struct {
 	cl    *kgo.Client
 	batch commitBatcher
@@ -49,7 +52,7 @@ type term struct {
 // NewKafka returns a store that commits through cl, which must consume in a
 // group with autocommit disabled.
 func NewKafka(cl *kgo.Client) *Kafka {
-	return &Kafka{cl: cl, batch: commitBatcher{cl: cl}, terms: make(map[Partition]*term)}
+	return &Kafka{cl: cl, batch: commitBatcher{send: kafkaSend(cl)}, terms: make(map[Partition]*term)}
 }
 
 // Assign opens p's term at epoch. Commits with an older epoch are refused from
@@ -96,8 +99,19 @@ func (k *Kafka) Held(p Partition) (Position, bool) {
 }
 
 // Commit commits offset for p if p is held at epoch and the offset does not go
-// backwards inside the term. It waits for the broker's answer.
+// backwards inside the term. It waits for the broker's answer. The commit
+// carries no leader epoch (-1); CommitAt gives one.
 func (k *Kafka) Commit(ctx context.Context, p Partition, epoch, offset int64) error {
+	return k.CommitAt(ctx, p, epoch, offset, -1)
+}
+
+// CommitAt is Commit with the leader epoch of the last record consumed
+// before offset (its kgo.Record.LeaderEpoch, as Tracker.CommitLeaderEpoch
+// gives it). The broker stores it with the offset, so that a consumer
+// resuming from it detects a log truncated under it (KIP-320) instead of
+// reading a diverged log; -1 stores none. It costs nothing extra: the epoch
+// travels in the same OffsetCommit.
+func (k *Kafka) CommitAt(ctx context.Context, p Partition, epoch, offset int64, leaderEpoch int32) error {
 	next := Position{Epoch: epoch, Offset: offset}
 	k.mu.Lock()
 	t := k.terms[p]
@@ -124,7 +138,7 @@ func (k *Kafka) Commit(ctx context.Context, p Partition, epoch, offset int64) er
 	if err != nil || v == Same {
 		return err
 	}
-	if err := k.send(ctx, p, offset); err != nil {
+	if err := k.send(ctx, p, offset, leaderEpoch); err != nil {
 		return &CommitError{Partition: p, Epoch: epoch, Offset: offset, Current: cur, Err: err}
 	}
 	k.mu.Lock()
@@ -137,8 +151,8 @@ func (k *Kafka) Commit(ctx context.Context, p Partition, epoch, offset int64) er
 
 // send commits offset for p (in a request it may share with other
 // partitions) and maps its errors.
-func (k *Kafka) send(ctx context.Context, p Partition, offset int64) error {
-	rerr := k.batch.commit(ctx, p, offset)
+func (k *Kafka) send(ctx context.Context, p Partition, offset int64, leaderEpoch int32) error {
+	rerr := k.batch.commit(ctx, p, offset, leaderEpoch)
 	if rerr == nil {
 		return nil
 	}

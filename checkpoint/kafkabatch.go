@@ -16,91 +16,157 @@ import (
 // commit that arrives while another is with the broker waits for it and
 // then goes out together with every other commit that arrived meanwhile, in
 // one request. Each caller still waits for its own partition's answer.
+//
+// The caller that sends a request (the leader) sends exactly one, the one
+// carrying its own commit, and then hands the lead to the oldest commit that
+// queued meanwhile. So a Commit waits for at most two round trips (the
+// request in flight when it arrived, then its own) however many partitions
+// keep committing, and a leader never holds its partition's in-flight lock
+// while it sends for the others.
 type commitBatcher struct {
-	cl *kgo.Client
+	// send issues one OffsetCommit for rs and sets each r.err. It is the
+	// only I/O; the hand-over rules around it are plain code.
+	send func(rs []*commitReq)
 
-	mu      sync.Mutex
-	queue   []*commitReq
-	sending bool
+	mu sync.Mutex
+	q  commitQueue
 }
 
 type commitReq struct {
 	ctx    context.Context
 	p      Partition
 	offset int64
+	epoch  int32 // leader epoch of the record before offset; -1 unknown
 	err    error
-	done   chan struct{}
+	done   chan struct{} // closed once the request carrying it is answered
+	lead   chan struct{} // closed when the lead is handed to this commit
 }
 
-// commit sends offset for p, in a request shared with other partitions'
+func newCommitReq(ctx context.Context, p Partition, offset int64, leaderEpoch int32) *commitReq {
+	return &commitReq{ctx: ctx, p: p, offset: offset, epoch: leaderEpoch, done: make(chan struct{}), lead: make(chan struct{})}
+}
+
+// commitQueue holds the hand-over rules: who sends, what, and who sends
+// next. It does no I/O and takes no lock (commitBatcher holds mu around it).
+type commitQueue struct {
+	waiting []*commitReq // commits not yet in a request, oldest first
+	sending bool         // a leader is sending or about to
+}
+
+// join queues r and reports whether r leads (nobody is sending).
+func (q *commitQueue) join(r *commitReq) bool {
+	q.waiting = append(q.waiting, r)
+	lead := !q.sending
+	q.sending = true
+	return lead
+}
+
+// take returns every waiting commit, the leader's own first, for one
+// request.
+func (q *commitQueue) take() []*commitReq {
+	rs := q.waiting
+	q.waiting = nil
+	return rs
+}
+
+// handOver is called by a leader whose request was answered: it returns the
+// oldest commit that queued meanwhile, the next leader, or nil when none
+// waits and nobody is sending any more.
+func (q *commitQueue) handOver() *commitReq {
+	if len(q.waiting) == 0 {
+		q.sending = false
+		return nil
+	}
+	return q.waiting[0]
+}
+
+// commit sends offset (with leaderEpoch) for p, in a request shared with other partitions'
 // commits, and returns the broker's answer for p. It returns only once the
 // request that carried it has finished, whatever ctx does, so that a
 // caller holding a partition's in-flight lock keeps it until the commit can
-// no longer land. ctx bounds the request when it is the oldest waiting.
-func (b *commitBatcher) commit(ctx context.Context, p Partition, offset int64) error {
-	r := &commitReq{ctx: ctx, p: p, offset: offset, done: make(chan struct{})}
+// no longer land. ctx bounds the request when this commit leads it.
+func (b *commitBatcher) commit(ctx context.Context, p Partition, offset int64, leaderEpoch int32) error {
+	r := newCommitReq(ctx, p, offset, leaderEpoch)
 	b.mu.Lock()
-	b.queue = append(b.queue, r)
-	lead := !b.sending
-	b.sending = true
+	lead := b.q.join(r)
 	b.mu.Unlock()
-	if lead {
-		b.flush()
+	if !lead {
+		select {
+		case <-r.done: // carried by another leader's request
+			return r.err
+		case <-r.lead:
+		}
 	}
-	<-r.done
+	b.mu.Lock()
+	rs := b.q.take()
+	b.mu.Unlock()
+	b.send(rs)
+	for _, r := range rs {
+		close(r.done)
+	}
+	b.mu.Lock()
+	next := b.q.handOver()
+	b.mu.Unlock()
+	if next != nil {
+		close(next.lead)
+	}
 	return r.err
 }
 
-// flush sends the queue, again and again, until it is empty.
-func (b *commitBatcher) flush() {
-	for {
-		b.mu.Lock()
-		rs := b.queue
-		b.queue = nil
-		if len(rs) == 0 {
-			b.sending = false
-			b.mu.Unlock()
-			return
+// kafkaSend returns the send of a batcher on cl: one OffsetCommit for rs
+// (one entry per partition at most: a partition's caller holds its
+// in-flight lock) under the leader's context, each caller's answer its
+// partition's.
+func kafkaSend(cl *kgo.Client) func(rs []*commitReq) {
+	return func(rs []*commitReq) {
+		offsets := make(map[string]map[int32]kgo.EpochOffset)
+		for _, r := range rs {
+			if offsets[r.p.Topic] == nil {
+				offsets[r.p.Topic] = make(map[int32]kgo.EpochOffset)
+			}
+			offsets[r.p.Topic][r.p.Partition] = kgo.EpochOffset{Epoch: r.epoch, Offset: r.offset}
 		}
-		b.mu.Unlock()
-		b.send(rs)
+		var (
+			reqErr error
+			perP   = make(map[Partition]error)
+		)
+		cl.CommitOffsetsSync(rs[0].ctx, offsets,
+			func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+				if err != nil {
+					reqErr = err
+					return
+				}
+				for _, rt := range resp.Topics {
+					topic := responseTopic(req, rt)
+					for _, rp := range rt.Partitions {
+						if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+							perP[Partition{Topic: topic, Partition: rp.Partition}] = err
+						}
+					}
+				}
+			})
+		for _, r := range rs {
+			r.err = reqErr
+			if r.err == nil {
+				r.err = perP[r.p]
+			}
+		}
 	}
 }
 
-// send issues one OffsetCommit for rs (one request per partition at most:
-// a partition's caller holds its in-flight lock) under the oldest caller's
-// context and hands each caller its partition's answer.
-func (b *commitBatcher) send(rs []*commitReq) {
-	offsets := make(map[string]map[int32]kgo.EpochOffset)
-	for _, r := range rs {
-		if offsets[r.p.Topic] == nil {
-			offsets[r.p.Topic] = make(map[int32]kgo.EpochOffset)
-		}
-		offsets[r.p.Topic][r.p.Partition] = kgo.EpochOffset{Epoch: -1, Offset: r.offset}
+// responseTopic names a topic of an OffsetCommit response. From v10 on the
+// broker answers with topic IDs only; franz-go fills the names in for a
+// response to its own member and generation, but not when the member's
+// generation changed while the commit was in flight, which is when the broker
+// refuses it: the name is then taken from the request.
+func responseTopic(req *kmsg.OffsetCommitRequest, rt kmsg.OffsetCommitResponseTopic) string {
+	if rt.Topic != "" {
+		return rt.Topic
 	}
-	var (
-		reqErr error
-		perP   = make(map[Partition]error)
-	)
-	b.cl.CommitOffsetsSync(rs[0].ctx, offsets,
-		func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
-			if err != nil {
-				reqErr = err
-				return
-			}
-			for _, rt := range resp.Topics {
-				for _, rp := range rt.Partitions {
-					if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-						perP[Partition{Topic: rt.Topic, Partition: rp.Partition}] = err
-					}
-				}
-			}
-		})
-	for _, r := range rs {
-		r.err = reqErr
-		if r.err == nil {
-			r.err = perP[r.p]
+	for _, t := range req.Topics {
+		if t.TopicID == rt.TopicID {
+			return t.Topic
 		}
-		close(r.done)
 	}
+	return ""
 }

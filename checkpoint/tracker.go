@@ -6,14 +6,17 @@ import (
 )
 
 // Tracker follows the records of one partition from dispatch to landed and
-// says how far the partition may be committed.
+// says how far the partition may be committed, and with which leader epoch.
 //
 // Records are started in increasing offset order (Kafka hands a partition's
 // records in order; offsets may have gaps from compaction or transaction
 // markers) and may land in any order. The commit point is the offset after the
 // highest started record below which every started record has landed: a record
 // whose effect is unknown (started, never landed) holds the commit point at its
-// own offset for as long as it stays unknown.
+// own offset for as long as it stays unknown. The commit point carries the
+// leader epoch of the record just before it (KIP-320: the broker stores it
+// with the committed offset, and a consumer resuming there can tell a
+// truncated log from a valid position).
 //
 // A Tracker is not safe for concurrent use; each partition worker owns one.
 // Start and the popping of landed records are amortised O(1); Land on a
@@ -22,6 +25,7 @@ import (
 type Tracker struct {
 	partition Partition
 	point     int64   // commit point: every started record below it has landed
+	epoch     int32   // leader epoch of the record before point; -1 when none folded yet
 	committed int64   // last commit point handed to Committed
 	flight    []entry // flight[head:]: started records not yet folded into point, by offset
 	head      int     // records at the front of flight already folded
@@ -30,18 +34,21 @@ type Tracker struct {
 
 type entry struct {
 	offset int64
+	epoch  int32 // the record's leader epoch
 	landed bool
 }
 
 // NewTracker starts tracking p from start, the offset of the next record to
 // process (the committed offset the partition was resumed from).
 func NewTracker(p Partition, start int64) *Tracker {
-	return &Tracker{partition: p, point: start, committed: start}
+	return &Tracker{partition: p, point: start, epoch: -1, committed: start}
 }
 
-// Start registers a record whose effect is about to be attempted. Offsets must
-// be at or past the commit point and greater than every offset started before.
-func (t *Tracker) Start(offset int64) error {
+// Start registers a record whose effect is about to be attempted, with the
+// leader epoch it was fetched under (kgo.Record.LeaderEpoch; -1 if unknown).
+// Offsets must be at or past the commit point and greater than every offset
+// started before.
+func (t *Tracker) Start(offset int64, leaderEpoch int32) error {
 	last := t.point - 1
 	if n := len(t.flight); n > t.head {
 		last = t.flight[n-1].offset
@@ -49,7 +56,7 @@ func (t *Tracker) Start(offset int64) error {
 	if offset <= last {
 		return fmt.Errorf("tracker %s: start offset %d not after %d", t.partition, offset, last)
 	}
-	t.flight = append(t.flight, entry{offset: offset})
+	t.flight = append(t.flight, entry{offset: offset, epoch: leaderEpoch})
 	return nil
 }
 
@@ -77,7 +84,7 @@ func (t *Tracker) Land(offset int64) error {
 	if n == 0 {
 		return nil
 	}
-	t.point = fl[n-1].offset + 1
+	t.point, t.epoch = fl[n-1].offset+1, fl[n-1].epoch
 	t.head += n
 	// Folded records are dropped by moving a head, and the array is
 	// compacted once they are at least half of it, so that landing costs
@@ -93,6 +100,11 @@ func (t *Tracker) Land(offset int64) error {
 
 // CommitPoint is the offset the partition may be committed to now.
 func (t *Tracker) CommitPoint() int64 { return t.point }
+
+// CommitLeaderEpoch is the leader epoch to commit with CommitPoint: the
+// epoch of the last record before it, -1 when no record has been folded
+// into the commit point yet (it is still the start offset).
+func (t *Tracker) CommitLeaderEpoch() int32 { return t.epoch }
 
 // Dirty reports whether the commit point moved past the last committed one.
 func (t *Tracker) Dirty() bool { return t.point > t.committed }

@@ -21,7 +21,7 @@ func BenchmarkTracker(b *testing.B) {
 				for b.Loop() {
 					start := next
 					for range size {
-						if err := t.Start(next); err != nil {
+						if err := t.Start(next, 0); err != nil {
 							b.Fatal(err)
 						}
 						next++

@@ -7,26 +7,34 @@ import (
 func TestTrackerOutOfOrder(t *testing.T) {
 	p := Partition{Topic: "t", Partition: 1}
 	tr := NewTracker(p, 100)
-	for _, o := range []int64{100, 101, 103, 104} { // 102 is a gap (compaction)
-		if err := tr.Start(o); err != nil {
+	if e := tr.CommitLeaderEpoch(); e != -1 {
+		t.Fatalf("leader epoch %d before any record, want -1", e)
+	}
+	// 102 is a gap (compaction); the partition's leader changed before 103.
+	for _, r := range []struct {
+		o int64
+		e int32
+	}{{100, 3}, {101, 3}, {103, 4}, {104, 4}} {
+		if err := tr.Start(r.o, r.e); err != nil {
 			t.Fatal(err)
 		}
 	}
 	steps := []struct {
-		land int64
-		want int64
+		land  int64
+		want  int64
+		epoch int32 // leader epoch of the record before the commit point
 	}{
-		{101, 100}, // 100 still unknown
-		{104, 100},
-		{100, 102}, // 100 and 101 landed; 103 unknown
-		{103, 105}, // all landed; the gap is skipped
+		{101, 100, -1}, // 100 still unknown
+		{104, 100, -1},
+		{100, 102, 3}, // 100 and 101 landed; 103 unknown
+		{103, 105, 4}, // all landed; the gap is skipped
 	}
 	for _, s := range steps {
 		if err := tr.Land(s.land); err != nil {
 			t.Fatal(err)
 		}
-		if got := tr.CommitPoint(); got != s.want {
-			t.Fatalf("after landing %d: commit point %d, want %d", s.land, got, s.want)
+		if got, e := tr.CommitPoint(), tr.CommitLeaderEpoch(); got != s.want || e != s.epoch {
+			t.Fatalf("after landing %d: commit point %d leader epoch %d, want %d and %d", s.land, got, e, s.want, s.epoch)
 		}
 	}
 	if tr.InFlight() != 0 || tr.LandedSinceCommit() != 4 || !tr.Dirty() {
@@ -44,9 +52,9 @@ func TestTrackerRejects(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"start below the commit point", func() error { return tr.Start(9) }},
+		{"start below the commit point", func() error { return tr.Start(9, 0) }},
 		{"land an offset never started", func() error { return tr.Land(10) }},
-		{"start not increasing", func() error { _ = tr.Start(12); return tr.Start(11) }},
+		{"start not increasing", func() error { _ = tr.Start(12, 0); return tr.Start(11, 0) }},
 		{"land twice", func() error { _ = tr.Land(12); return tr.Land(12) }},
 	}
 	for _, c := range cases {
@@ -85,7 +93,7 @@ func checkOrder(t *testing.T, offsets, order []int64) {
 	t.Helper()
 	tr := NewTracker(Partition{Topic: "t"}, offsets[0])
 	for _, o := range offsets {
-		if err := tr.Start(o); err != nil {
+		if err := tr.Start(o, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/scenario"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -69,6 +71,81 @@ func TestScenariosBite(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("with the ledger off, ExactlyOnce = %v; want %q", err, want)
+			}
+		})
+	}
+}
+
+// tamperer is a working Ledger that, once the key it watches has been
+// applied, breaks that key's ledger entry behind the sink's back: the sink's
+// answers still say every key applied once, only Redis says otherwise.
+type tamperer struct {
+	pipeline.Applier
+	rdb     redis.UniversalClient
+	prefix  string
+	key     string
+	breakIt func(ctx context.Context, rdb redis.UniversalClient, ledgerKey string, r sink.Record) error
+}
+
+func (a tamperer) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
+	res, err := a.Applier.Apply(ctx, batch)
+	for i, r := range batch {
+		if err == nil && string(r.Key) == a.key && res[i].Outcome == sink.Applied {
+			if terr := a.breakIt(ctx, a.rdb, a.prefix+a.key, r); terr != nil {
+				return nil, terr
+			}
+		}
+	}
+	return res, err
+}
+
+// TestLedgerCheckBites runs the crash scenario with a ledger entry broken
+// after the sink applied it, on a partition nothing replays, and requires
+// ExactlyOnce to fail on the ledger alone: the check reads Redis and the
+// topic, not the sink's answers.
+func TestLedgerCheckBites(t *testing.T) {
+	t.Parallel()
+	target := scenario.OrderKey(1, 5) // partition 1 is committed to its end before the crash's replay
+	for _, tc := range []struct {
+		name    string
+		breakIt func(ctx context.Context, rdb redis.UniversalClient, key string, r sink.Record) error
+		want    string
+	}{
+		{"deleted", func(ctx context.Context, rdb redis.UniversalClient, key string, _ sink.Record) error {
+			return rdb.Del(ctx, key).Err()
+		}, fmt.Sprintf("ledger has no key for %q", target)},
+		{"names another record", func(ctx context.Context, rdb redis.UniversalClient, key string, r sink.Record) error {
+			c := sink.Claim{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset + 1, Epoch: r.Epoch, Member: r.Member,
+				At: time.Now(), State: sink.ClaimApplied}
+			return rdb.Set(ctx, key, c.Encode(), 0).Err()
+		}, fmt.Sprintf("ledger key %q names", target)},
+		{"not a claim", func(ctx context.Context, rdb redis.UniversalClient, key string, _ sink.Record) error {
+			return rdb.Set(ctx, key, "1", 0).Err()
+		}, fmt.Sprintf("ledger key %q holds \"1\", not a claim", target)},
+		{"pending", func(ctx context.Context, rdb redis.UniversalClient, key string, r sink.Record) error {
+			c := sink.Claim{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: r.Epoch, Member: r.Member,
+				At: time.Now(), State: sink.ClaimPending}
+			return rdb.Set(ctx, key, c.Encode(), 0).Err()
+		}, fmt.Sprintf("ledger key %q is pending", target)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := integration.Setup{Brokers: integration.Kafka(t), Redis: integration.Redis(t),
+				Sink: func(rdb redis.UniversalClient, prefix string) (pipeline.Applier, error) {
+					l, err := sink.NewLedger(rdb, sink.WithPrefix(prefix))
+					return tamperer{Applier: l, rdb: rdb, prefix: prefix, key: target, breakIt: tc.breakIt}, err
+				}}
+			r := integration.CrashBeforeCommit(t.Context(), t, s, integration.CrashConfig{})
+			err := r.ExactlyOnce()
+			t.Logf("%s: %v", r, err)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("with ledger key %q broken (%s), ExactlyOnce = %v; want %q", target, tc.name, err, tc.want)
+			}
+			if n := r.Applications[target]; n != 1 {
+				t.Fatalf("the sink reported %q applied %d times; the test needs the ledger to be the only witness", target, n)
+			}
+			if strings.Contains(err.Error(), "applied ") {
+				t.Fatalf("ExactlyOnce blamed the sink's answers, not the ledger: %v", err)
 			}
 		})
 	}

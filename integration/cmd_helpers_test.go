@@ -174,11 +174,11 @@ func num(m map[string]any, k string) int64 {
 // expected is what exactly-once processing of a topic must give, computed
 // from the records themselves: the first record of each order ID counts.
 type expected struct {
-	records int
-	unique  int
-	totals  map[string]int64
-	// keysBefore[p][o]: distinct order IDs among partition p's records before offset o.
-	firstSeen map[int32][]bool // per partition, per offset: the record is its order's first
+	records   int
+	unique    int
+	totals    map[string]int64
+	firstSeen map[int32][]bool   // per partition, per offset: the record is its order's first
+	keyAt     map[int32][]string // per partition, per offset: the record's order ID
 }
 
 // readTopic reads every record of topic (partitions) and computes expected.
@@ -203,7 +203,8 @@ func readTopic(ctx context.Context, t *testing.T, brokers []string, topic string
 		fs.EachError(func(_ string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
 		fs.EachRecord(func(r *kgo.Record) { recs[po{r.Partition, r.Offset}] = r })
 	}
-	exp := expected{records: len(recs), totals: map[string]int64{}, firstSeen: map[int32][]bool{}}
+	exp := expected{records: len(recs), totals: map[string]int64{}, firstSeen: map[int32][]bool{},
+		keyAt: map[int32][]string{}}
 	seen := map[string]bool{}
 	// Offsets in order per partition; an order ID lives on one partition.
 	for key := range recs {
@@ -219,6 +220,7 @@ func readTopic(ctx context.Context, t *testing.T, brokers []string, topic string
 			if r == nil {
 				t.Fatalf("%s/%d: no record at offset %d", topic, p, o)
 			}
+			exp.keyAt[p] = append(exp.keyAt[p], string(r.Key))
 			if seen[string(r.Key)] {
 				continue
 			}
@@ -250,6 +252,39 @@ func (e expected) uniqueBefore(committed map[int32]int64) int {
 		}
 	}
 	return n
+}
+
+// rereadOutcome says what a consumer resuming at committed must do with the
+// records past it, given the order IDs the ledger already holds: apply each
+// order it meets first, suppress every other record (the ledger's orders and
+// re-sends of orders met earlier in the range).
+func (e expected) rereadOutcome(committed map[int32]int64, inLedger map[string]bool) (applied, suppressed int64) {
+	met := map[string]bool{}
+	for p, keys := range e.keyAt {
+		for _, k := range keys[min(max(committed[p], 0), int64(len(keys))):] {
+			if inLedger[k] || met[k] {
+				suppressed++
+				continue
+			}
+			met[k] = true
+			applied++
+		}
+	}
+	return applied, suppressed
+}
+
+// redisKeySet returns the keys matching prefix+match, less the prefix.
+func redisKeySet(ctx context.Context, t *testing.T, rdb redis.UniversalClient, prefix, match string) map[string]bool {
+	t.Helper()
+	keys := map[string]bool{}
+	it := rdb.Scan(ctx, 0, prefix+match, 1000).Iterator()
+	for it.Next(ctx) {
+		keys[strings.TrimPrefix(it.Val(), prefix)] = true
+	}
+	if err := it.Err(); err != nil {
+		t.Fatalf("scan %s%s: %v", prefix, match, err)
+	}
+	return keys
 }
 
 // countKeys counts Redis keys matching pattern.
@@ -303,10 +338,11 @@ func statusJSON(ctx context.Context, t *testing.T, bin string, brokers []string,
 type statusOut struct {
 	Lag        int64 `json:"lag"`
 	Partitions []struct {
-		Partition int32 `json:"partition"`
-		Committed int64 `json:"committed"`
-		LogEnd    int64 `json:"log_end"`
-		Lag       int64 `json:"lag"`
+		Partition  int32 `json:"partition"`
+		Committed  int64 `json:"committed"`
+		LogEnd     int64 `json:"log_end"`
+		LastStable int64 `json:"last_stable"`
+		Lag        int64 `json:"lag"`
 	} `json:"partitions"`
 }
 

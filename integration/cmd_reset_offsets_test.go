@@ -128,3 +128,85 @@ func resetOffsets(t *testing.T, bin, proto string) {
 		}
 	}
 }
+
+// TestCmdResetOffsetsTTL: moving a group back over records older than --ttl
+// is refused (exit 2, naming the partition and the offsets, the offsets
+// unmoved) when the ledger lacks some of their keys, since those would apply
+// again; --dry-run only warns, --force moves anyway, and a move over old
+// records whose keys the ledger holds needs no --force.
+func TestCmdResetOffsetsTTL(t *testing.T) {
+	t.Parallel()
+	integration.Kafka(t)
+	integration.Redis(t)
+	bin := buildShardpipe(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	e := newReplayEnv(t, bin, 1)
+	e.produce(ctx, 20, 0, time.Now().Add(-3*time.Hour))
+	e.produce(ctx, 20, 0, time.Now())
+	group := integration.Group(t)
+	adm := integration.NewAdmin(t, e.brokers)
+	end := int64(len(e.orders))
+	commit := func(at int64) {
+		t.Helper()
+		offs := kadm.Offsets{}
+		offs.AddOffset(e.topic, 0, at, -1)
+		if _, err := adm.CommitOffsets(ctx, group, offs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	committed := func() int64 {
+		t.Helper()
+		offs, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := offs.Lookup(e.topic, 0)
+		return o.At
+	}
+	reset := func(args ...string) (int, string) {
+		return runCmd(ctx, bin, append([]string{"reset-offsets", "--brokers", strings.Join(e.brokers, ","),
+			"--group", group, "--topic", e.topic, "--redis", e.addr, "--ledger-prefix", e.ledger(), "--ttl", "150m"}, args...)...)
+	}
+	commit(end)
+
+	// The ledger holds none of the old keys: all 20 would apply again.
+	code, out := reset("--to", "earliest")
+	if code != 2 || !strings.Contains(out, "partition 0: 20 of the 20 records older than --ttl") ||
+		!strings.Contains(out, "first at offset 0, last at 19") || !strings.Contains(out, "--force") {
+		t.Fatalf("reset over old records without ledger entries: exit %d, want 2 naming partition 0, offsets 0..19 and --force\n%s", code, out)
+	}
+	if c := committed(); c != end {
+		t.Fatalf("the refused reset moved the offset to %d", c)
+	}
+	if code, out := reset("--to", "earliest", "--dry-run"); code != 0 || !strings.Contains(out, "would apply again") {
+		t.Fatalf("dry run: exit %d, want 0 with a warning\n%s", code, out)
+	}
+	// A move back over recent records only needs no ledger at all.
+	if code, out := runCmd(ctx, bin, "reset-offsets", "--brokers", strings.Join(e.brokers, ","), "--group", group,
+		"--topic", e.topic, "--redis", "127.0.0.1:1", "--ttl", "150m", "--to", "30"); code != 0 {
+		t.Fatalf("reset over recent records: exit %d\n%s", code, out)
+	}
+	commit(end)
+
+	// Every old key in the ledger: nothing would apply again.
+	for _, o := range e.orders[:20] {
+		if err := e.rdb.Set(ctx, e.ledger()+o.id, "{}", time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out := reset("--to", "earliest"); code != 0 || committed() != 0 {
+		t.Fatalf("reset over old records the ledger holds: exit %d, committed %d; want 0 and 0\n%s", code, committed(), out)
+	}
+	commit(end)
+	if err := e.rdb.Del(ctx, e.ledger()+e.orders[7].id).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := reset("--to", "earliest"); code != 2 || !strings.Contains(out, "1 of the 20") ||
+		!strings.Contains(out, "first at offset 7, last at 7") {
+		t.Fatalf("one old key missing: exit %d, want 2 naming offset 7\n%s", code, out)
+	}
+	if code, out := reset("--to", "earliest", "--force"); code != 0 || committed() != 0 {
+		t.Fatalf("--force: exit %d, committed %d; want 0 and 0\n%s", code, committed(), out)
+	}
+}

@@ -21,8 +21,14 @@ type CrashConfig struct {
 // CrashFigures are CrashBeforeCommit's own figures.
 type CrashFigures struct {
 	CrashAttempts int64 // the crashed worker's attempts (its effects landed)
-	Checkpoint    int64 // the crashed partition's committed offset at the crash
-	Replayed      int64 // its records the resuming consumer found already applied
+	// Checkpoint is the crashed partition's committed offset after the
+	// crash, read from the broker.
+	Checkpoint int64
+	// Replayed counts the crashed partition's records at or past Checkpoint
+	// whose ledger keys Redis held when the resuming consumer started: the
+	// landed records it re-reads. It is read from the broker and Redis, so
+	// Report.Suppressed must equal it.
+	Replayed int64
 }
 
 // CrashBeforeCommit runs the crash between effect and commit: a consumer

@@ -43,10 +43,14 @@
 //
 // Report.RequireExactlyOnce fails the test unless every produced business
 // key was applied exactly once (and your effect ran exactly once), nothing
-// else was applied, each poison record is in the dead-letter topic once, and
+// else was applied, the ledger read back from Redis holds one finished claim
+// per produced key naming a record of the topic that holds that key, and
+// nothing else, each poison record is in the dead-letter topic once, and
 // every partition's committed offset reached its end. Reports also carry the
-// pipelines' attempts, applied, suppressed, dead-lettered and fenced counts
-// and each scenario's own figures (Report.Crash, Report.Zombie, ...).
+// pipelines' attempts, applied, suppressed, dead-lettered and fenced counts,
+// the ledger as read (Report.Ledger) and each scenario's own figures
+// (Report.Crash, Report.Zombie, ...), measured from the broker and Redis
+// where the pipelines' own counts would make the check circular.
 //
 //	func TestOrderHandler(t *testing.T) {
 //		s := integration.Setup{
@@ -59,7 +63,9 @@
 //	}
 //
 // Every scenario is known to bite: with the ledger switched off each one
-// reports keys applied twice (see the package's TestScenariosBite).
+// reports keys applied twice (see the package's TestScenariosBite), and a
+// ledger entry deleted or rewritten behind the sink's back fails
+// ExactlyOnce although the sink's answers look right (TestLedgerCheckBites).
 //
 // Cost: each scenario takes seconds on a local broker (Rebalance with its
 // defaults, 10-20 s) and creates one topic and one or two groups; topics and

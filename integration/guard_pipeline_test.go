@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,14 +33,24 @@ func TestGuardedPipelineCrashAfterClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var crashedAt atomic.Int64
+	var crashedAt, lapsesAt atomic.Int64
 	const lease = 500 * time.Millisecond
 	g, err := sink.NewGuard(rdb, sink.WithPrefix(prefix), sink.WithLease(lease), sink.WithHooks(sink.Hooks{
-		AfterClaim: func(context.Context, string) error {
-			if crashedAt.CompareAndSwap(0, time.Now().UnixNano()) {
-				return errors.New("injected crash after claim, before the effect")
+		AfterClaim: func(ctx context.Context, key string) error {
+			if !crashedAt.CompareAndSwap(0, time.Now().UnixNano()) {
+				return nil
 			}
-			return nil
+			// When the crashed claim lapses in Redis, at the earliest: it
+			// was written before this hook ran, so its lease is measured
+			// from Redis's own count (PTTL), not from the crash; 1ms for
+			// PTTL's rounding.
+			sent := time.Now()
+			pttl, err := rdb.PTTL(ctx, prefix+key).Result()
+			if err != nil || pttl <= 0 {
+				return fmt.Errorf("PTTL of the pending claim: %v, %w", pttl, err)
+			}
+			lapsesAt.Store(sent.Add(pttl - time.Millisecond).UnixNano())
+			return errors.New("injected crash after claim, before the effect")
 		},
 	}))
 	if err != nil {
@@ -74,9 +85,11 @@ func TestGuardedPipelineCrashAfterClaim(t *testing.T) {
 	if crashedAt.Load() == 0 || runs.Load() != 1 {
 		t.Fatalf("crashed=%v effect runs=%d, want a crash and exactly one run", crashedAt.Load() != 0, runs.Load())
 	}
-	// The run came only after the crashed attempt's lease lapsed in Redis.
-	if waited := time.Duration(ranAt.Load() - crashedAt.Load()); waited < lease {
-		t.Fatalf("effect ran %v after the crash, before the %v lease expired", waited, lease)
+	// The run came only after the crashed attempt's claim lapsed in Redis
+	// (the clocks are this host's: Redis runs on it).
+	if early := time.Duration(lapsesAt.Load() - ranAt.Load()); early > 0 {
+		t.Fatalf("effect ran %v after the crash, %v before the crashed claim's lease lapsed",
+			time.Duration(ranAt.Load()-crashedAt.Load()), early)
 	}
 	_, applied, suppressed, _, _ := pipeline.Totals(p.Stats())
 	t.Logf("guard mode through the pipeline: effect runs=%d applied=%d suppressed=%d", runs.Load(), applied, suppressed)

@@ -20,8 +20,13 @@ type RebalanceConfig struct {
 
 // RebalanceFigures are Rebalance's own figures.
 type RebalanceFigures struct {
-	// Replays counts attempts beyond one per record, as the pipelines
-	// counted them (the batch a crashed member held is not counted).
+	// Replays counts the records the leaving member had landed past its
+	// last commit: its claims in the ledger at or past the committed
+	// offsets read from the broker as it left (the other members hold their
+	// effects back meanwhile, so they have committed nothing of its
+	// partitions). The others re-read exactly these, so Report.Suppressed
+	// must equal Replays (0 after a graceful leave). It is read from Redis
+	// and the broker, not from the pipelines' counts.
 	Replays     int64
 	Assignments int // partition assignments over the run
 	// OffsetDecreases counts committed offsets seen going backwards, in the

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/scenario"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -24,22 +25,36 @@ type Report struct {
 	// Keys is every business key the scenario produced, once each.
 	Keys []string
 	// Attempts, Applied, Suppressed, DeadLettered and Fenced are the pipelines'
-	// own counters (pipeline.PartitionStats): records attempted, effects
-	// applied, effects suppressed as replays, poison records written to the
-	// dead-letter topic, and commits
-	// refused because the partition had moved on.
+	// own counters (pipeline.PartitionStats): records attempted, keys
+	// applied (each counted once over all consumers, by the one that
+	// committed past the record its claim names), effects suppressed as
+	// replays or re-sends, poison records written to the dead-letter topic,
+	// and commits refused because the partition had moved on.
 	Attempts, Applied, Suppressed, DeadLettered, Fenced int64
 	// Committed is the group's committed offset per partition, read from the
-	// broker after the scenario; LogEnd is each partition's end offset.
+	// broker after the scenario; LogEnd is each partition's end as a
+	// read_committed consumer sees it, the last stable offset (the high
+	// watermark unless a transaction is still open).
 	Committed map[checkpoint.Partition]int64
 	LogEnd    map[checkpoint.Partition]int64
-	// Applications counts, per business key, the records the sink reported
-	// applied. A key in a batch whose Apply failed (the outcome unknown, for
-	// example when a consumer died mid-batch) that a sink later reported
-	// suppressed counts as applied once by that batch. EffectCalls counts Setup.Effect's successful calls per key
-	// (nil when the Setup has no Effect).
+	// Applications counts, per business key, its applications by the sink's
+	// counting rule (sink.Outcome), per record: every Applied result, and one
+	// for a record no call reported Applied but one reported Redelivered (the
+	// ledger's claim names that record under another term, whose Apply
+	// failed with its outcome unknown: a lost reply, a consumer that died
+	// mid-batch). A key applied once counts 1 however many consumers met its
+	// record; 2 means two claims were written for it (the ledger lost one, or
+	// there is none). EffectCalls counts Setup.Effect's successful calls per
+	// key (nil when the Setup has no Effect).
 	Applications map[string]int
 	EffectCalls  map[string]int
+	// Ledger is what Redis holds under the scenario's ledger prefix at the
+	// end, read by the kit itself (SCAN and GET), per business key. It does
+	// not come from the sink's answers: ExactlyOnce checks it against the
+	// topic's records.
+	Ledger    map[string]LedgerClaim
+	ledgerBad map[string]string
+	records   map[scenario.Pos]string
 	// Scenario figures: exactly one is set, by the scenario that ran.
 	Crash     *CrashFigures
 	Rebalance *RebalanceFigures
@@ -50,9 +65,15 @@ type Report struct {
 
 // ExactlyOnce returns nil when every produced business key was applied
 // exactly once (and, with an Effect, its effect ran exactly once), nothing
-// else was applied, each poison record (Poison scenario) is in the
+// else was applied, the ledger read back from Redis holds one finished claim
+// per produced key, each naming a record of the topic that holds that key,
+// and no other key, each poison record (Poison scenario) is in the
 // dead-letter topic exactly once, and every partition's committed offset
-// reached its log end. Otherwise the error lists the first violations.
+// reached its log end. Otherwise the error lists the first violations of each
+// kind.
+//
+// The ledger check reads Redis, so a Setup.Sink must keep its ledger under
+// the prefix it is given, in the sink's claim format.
 func (r *Report) ExactlyOnce() error {
 	var bad []string
 	want := make(map[string]bool, len(r.Keys))
@@ -92,6 +113,7 @@ func (r *Report) ExactlyOnce() error {
 			bad = append(bad, fmt.Sprintf("%d dead-letter records from another topic", f.Stray))
 		}
 	}
+	bad = append(bad, r.ledgerFaults()...)
 	for p, end := range r.LogEnd {
 		if c, ok := r.Committed[p]; !ok || c != end {
 			bad = append(bad, fmt.Sprintf("%s committed %d, log end %d", p, c, end))
@@ -100,13 +122,33 @@ func (r *Report) ExactlyOnce() error {
 	if len(bad) == 0 {
 		return nil
 	}
+	return fmt.Errorf("%s (%s): not exactly once: %s", r.Scenario, r.Protocol, summarize(bad))
+}
+
+// summarize lists violations sorted, at most five of each kind (a kind is
+// a violation's first word), with how many more there were.
+func summarize(bad []string) string {
 	sort.Strings(bad)
-	more := ""
-	if len(bad) > 10 {
-		more = fmt.Sprintf(" (and %d more)", len(bad)-10)
-		bad = bad[:10]
+	kinds := map[string]int{}
+	var out []string
+	for _, b := range bad {
+		kind, _, _ := strings.Cut(b, " ")
+		if kinds[kind]++; kinds[kind] <= 5 {
+			out = append(out, b)
+		}
 	}
-	return fmt.Errorf("%s (%s): not exactly once: %s%s", r.Scenario, r.Protocol, strings.Join(bad, "; "), more)
+	var more []string
+	for kind, n := range kinds {
+		if n > 5 {
+			more = append(more, fmt.Sprintf("%d more %q", n-5, kind))
+		}
+	}
+	sort.Strings(more)
+	s := strings.Join(out, "; ")
+	if len(more) > 0 {
+		s += " (and " + strings.Join(more, ", ") + ")"
+	}
+	return s
 }
 
 // RequireExactlyOnce fails the test unless ExactlyOnce holds.
@@ -133,10 +175,15 @@ func (rn *run) finish(t testing.TB, name string, keys []string, stats []pipeline
 	if r.Committed, r.LogEnd, err = offsets(rn.ctx, NewAdmin(t, rn.env.Brokers), rn.env.Group, rn.env.Topic); err != nil {
 		t.Fatalf("integration: %s: %v", name, err)
 	}
+	v, err := readLedgerView(rn.ctx, rn.env)
+	if err != nil {
+		t.Fatalf("integration: %s: %v", name, err)
+	}
+	r.Ledger, r.ledgerBad, r.records = v.claims, v.bad, v.keys
 	return r
 }
 
-// offsets reads group's committed offsets and topic's end offsets.
+// offsets reads group's committed offsets and topic's last stable offsets.
 func offsets(ctx context.Context, adm *kadm.Client, group, topic string) (committed, ends map[checkpoint.Partition]int64, err error) {
 	offs, err := adm.FetchOffsets(ctx, group)
 	if err == nil {
@@ -145,7 +192,7 @@ func offsets(ctx context.Context, adm *kadm.Client, group, topic string) (commit
 	if err != nil {
 		return nil, nil, fmt.Errorf("committed offsets of %s: %w", group, err)
 	}
-	le, err := adm.ListEndOffsets(ctx, topic)
+	le, err := adm.ListCommittedOffsets(ctx, topic)
 	if err == nil {
 		err = le.Error()
 	}

@@ -43,7 +43,8 @@ type Setup struct {
 	GuardOptions []sink.Option
 	// Sink, when set, builds each consumer's Applier instead (for example a
 	// Ledger with your sink.Effect, or, to prove a scenario bites, an Applier
-	// with no ledger at all). prefix is the scenario's fresh key prefix.
+	// with no ledger at all). prefix is the scenario's fresh key prefix: keep
+	// the ledger under it, since Report.ExactlyOnce reads it back from there.
 	// With neither Effect nor Sink, consumers use a sink.Ledger (record mode).
 	Sink func(rdb redis.UniversalClient, prefix string) (pipeline.Applier, error)
 	// Logger receives the pipelines' logs (default: discarded).
@@ -101,20 +102,33 @@ func (s Setup) start(ctx context.Context, t testing.TB) *run {
 	return r
 }
 
-// counter counts per business key; safe for concurrent use. It also
-// remembers keys of batches whose outcome was unknown (Apply failed, say
-// because the consumer died mid-batch) and keys a sink reported suppressed:
-// a key that no call reported applied, that sat in an unknown batch and that
-// a sink later suppressed was applied by that unknown batch, once.
+// counter counts applications per business key; safe for concurrent use.
+// Effect calls are counted with add. Sink results are counted by the sink's
+// counting rule (see sink.Outcome), per record (topic, partition, offset):
+// each Applied result counts, and a record that no call reported Applied but
+// one reported Redelivered (its claim names it under another term: the
+// term that wrote it never saw the reply, its batch failed as unknown)
+// counts once. So a key is counted once per record it was applied from,
+// and twice only if two terms each wrote a claim for it: the ledger lost the
+// first, or there is none.
 type counter struct {
-	mu         sync.Mutex
-	n          map[string]int
-	unknown    map[string]bool
-	suppressed map[string]bool
+	mu          sync.Mutex
+	n           map[string]int        // add: calls per key
+	applied     map[recordID]int      // Applied results per record
+	redelivered map[recordID]struct{} // records some call reported Redelivered
+	keyOf       map[recordID]string
+}
+
+// recordID names a record: its topic, partition and offset.
+type recordID struct {
+	topic     string
+	partition int32
+	offset    int64
 }
 
 func newCounter() *counter {
-	return &counter{n: map[string]int{}, unknown: map[string]bool{}, suppressed: map[string]bool{}}
+	return &counter{n: map[string]int{}, applied: map[recordID]int{}, redelivered: map[recordID]struct{}{},
+		keyOf: map[recordID]string{}}
 }
 
 func (c *counter) add(key string) {
@@ -124,22 +138,24 @@ func (c *counter) add(key string) {
 }
 
 func (c *counter) results(batch []sink.Record, res []sink.Result, err error) {
+	if err != nil {
+		return // outcome unknown: the record's next attempt reports it
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err != nil {
-		for _, r := range batch {
-			c.unknown[string(r.Key)] = true
-		}
-		return
-	}
-	for _, r := range res {
+	for i, r := range res {
+		id := recordID{batch[i].Topic, batch[i].Partition, batch[i].Offset}
 		switch {
 		case r.Err != nil:
+			continue
 		case r.Outcome == sink.Applied:
-			c.n[r.Key]++
-		case r.Outcome == sink.Suppressed:
-			c.suppressed[r.Key] = true
+			c.applied[id]++
+		case r.Outcome == sink.Redelivered:
+			c.redelivered[id] = struct{}{}
+		default:
+			continue
 		}
+		c.keyOf[id] = r.Key
 	}
 }
 
@@ -149,13 +165,15 @@ func (c *counter) snapshot() map[string]int {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.n))
+	out := make(map[string]int, len(c.n)+len(c.keyOf))
 	for k, v := range c.n {
 		out[k] = v
 	}
-	for k := range c.unknown {
-		if out[k] == 0 && c.suppressed[k] {
-			out[k] = 1
+	for id, key := range c.keyOf {
+		if n := c.applied[id]; n > 0 {
+			out[key] += n
+		} else {
+			out[key]++ // redelivered only: applied by a term that never saw the reply
 		}
 	}
 	return out

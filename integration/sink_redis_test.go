@@ -52,13 +52,16 @@ func TestSinkLedgerRealRedis(t *testing.T) {
 		t.Errorf("Lookup = %+v %v %v", cl, ok, err)
 	}
 	// The same record under the same epoch (a retry whose reply was lost)
-	// counts as applied; under a new epoch (a replay) as suppressed.
+	// counts as applied; under a new epoch (a replay) as redelivered; read
+	// by another group, as suppressed.
 	again := batch[0]
 	rs, _ = l.Apply(ctx, []sink.Record{again})
 	again.Epoch = 2
 	rs2, _ := l.Apply(ctx, []sink.Record{again})
-	if rs[0].Outcome != sink.Applied || rs2[0].Outcome != sink.Suppressed {
-		t.Errorf("same epoch %v, new epoch %v", rs[0].Outcome, rs2[0].Outcome)
+	again.Group = "other"
+	rs3, _ := l.Apply(ctx, []sink.Record{again})
+	if rs[0].Outcome != sink.Applied || rs2[0].Outcome != sink.Redelivered || rs3[0].Outcome != sink.Suppressed {
+		t.Errorf("same epoch %v, new epoch %v, other group %v", rs[0].Outcome, rs2[0].Outcome, rs3[0].Outcome)
 	}
 }
 
@@ -202,8 +205,8 @@ func TestSinkGuardLeaseRealRedis(t *testing.T) {
 				t.Errorf("replay ran after %v, before the lease could lapse", waited)
 			}
 			r.Epoch = 3
-			if out, _ := g.Do(ctx, &r, effect); out != sink.Suppressed {
-				t.Errorf("third Do = %v", out)
+			if out, _ := g.Do(ctx, &r, effect); out != sink.Redelivered {
+				t.Errorf("third Do = %v, want redelivered", out)
 			}
 			if runs.Load() != tt.wantRuns {
 				t.Errorf("effect ran %d times, want %d", runs.Load(), tt.wantRuns)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
@@ -30,8 +31,11 @@ type childLine struct {
 	Kind      string `json:"kind"`
 	Partition int32  `json:"partition"`
 	Offset    int64  `json:"offset"`
+	Last      int64  `json:"last,omitempty"` // stalled: the batch's last offset
 	Stale     bool   `json:"stale,omitempty"`
+	Code      string `json:"code,omitempty"` // refused: the broker's error, when it answered
 	Err       string `json:"err,omitempty"`
+	Attempts  int64  `json:"attempts,omitempty"`
 	Applied   int64  `json:"applied,omitempty"`
 	Supp      int64  `json:"suppressed,omitempty"`
 	Fenced    int64  `json:"fenced,omitempty"`
@@ -43,10 +47,15 @@ const zombieChildEnv = "SHARDPIPE_ZOMBIE_CHILD"
 // holds a batch on every partition, so it stops heartbeating and the group
 // evicts it when its session times out. A second consumer takes the
 // partitions and finishes them. The frozen process is then woken (SIGCONT)
-// and finishes its batch. Whatever it does, it must not move an offset: each
-// partition's late commit is refused (by the broker or the local fence,
-// counted) or the partition is reported lost first; its late effects are all
-// suppressed; the new owner's offsets stay at the end.
+// and let go on with its batch. Per partition, the zombie either learns of the
+// loss before its batch reaches Redis, and drops the batch (nothing attempted,
+// nothing refused), or applies it first: then every record of it, and of
+// whatever it read after it, is suppressed, and its commit is refused as stale
+// (by the broker with UNKNOWN_MEMBER_ID, the code for a member whose session
+// expired, or by its local fence once the loss is known) and counted, unless
+// the loss came before it could commit. Either way it commits nothing: each
+// key of its batch was claimed by the new owner, and the new owner's offsets
+// stay at the end.
 func TestZombieSessionTimeout(t *testing.T) {
 	eachProtocol(t, 3*time.Minute, testZombieSession)
 }
@@ -133,6 +142,7 @@ func testZombieSession(t *testing.T, ctx context.Context, env scenario.Env) {
 		t.Fatal(err)
 	}
 	t.Logf("B took over after the frozen child's session expired and finished in %v", time.Since(start).Round(time.Millisecond))
+	bMember, _ := b.Client().GroupMetadata()
 
 	if err := child.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -157,17 +167,73 @@ func testZombieSession(t *testing.T, ctx context.Context, env scenario.Env) {
 		t.Fatalf("child: %v", err)
 	}
 
-	for _, l := range seen {
-		switch {
-		case l.Kind == "refused" && !l.Stale:
-			t.Errorf("child commit on partition %d refused for a reason other than its stale epoch: %s", l.Partition, l.Err)
-		case l.Kind == "committed":
-			t.Errorf("the woken child committed partition %d to %d", l.Partition, l.Offset)
-		case l.Kind == "stats":
-			t.Logf("woken child: applied=%d suppressed=%d fenced_commits=%d; refused on %v, lost on %v",
-				l.Applied, l.Supp, l.Fenced, keys(count("refused")), keys(count("lost")))
-			if l.Applied != 0 {
-				t.Errorf("the zombie applied %d effects after the new owner had", l.Applied)
+	claims, err := scenario.ReadLedger(ctx, env.Redis, env.Prefix, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := int32(0); n < parts; n++ {
+		var stalled, stats childLine
+		var refused []childLine
+		lost := false
+		for _, l := range seen {
+			if l.Partition != n {
+				continue
+			}
+			switch l.Kind {
+			case "stalled":
+				stalled = l
+			case "pstats":
+				stats = l
+			case "refused":
+				refused = append(refused, l)
+			case "lost":
+				lost = true
+			case "committed":
+				t.Errorf("partition %d: the woken child committed %d", n, l.Offset)
+			}
+		}
+		batch := stalled.Last - stalled.Offset + 1
+		outcome := "dropped its batch: the loss came before it reached Redis"
+		if stats.Attempts > 0 {
+			outcome = "took its batch to Redis"
+		}
+		t.Logf("partition %d: zombie held %d..%d and %s; attempts=%d applied=%d suppressed=%d fenced=%d refused=%d lost=%t",
+			n, stalled.Offset, stalled.Last, outcome, stats.Attempts, stats.Applied, stats.Supp, stats.Fenced, len(refused), lost)
+		if stats.Applied != 0 {
+			t.Errorf("partition %d: the zombie applied %d effects after the new owner had", n, stats.Applied)
+		}
+		for _, l := range refused {
+			switch {
+			case !l.Stale:
+				t.Errorf("partition %d: commit refused for a reason other than its stale term: %s", n, l.Err)
+			case l.Code != "" && l.Code != kerr.UnknownMemberID.Message:
+				t.Errorf("partition %d: the broker refused the zombie's commit with %s, want UNKNOWN_MEMBER_ID (its session expired)", n, l.Code)
+			}
+		}
+		if stats.Fenced != int64(len(refused)) {
+			t.Errorf("partition %d: %d refused commits, counted %d fenced", n, len(refused), stats.Fenced)
+		}
+		if stats.Attempts == 0 {
+			// Dropped: the loss came first, nothing landed, nothing to commit.
+			if !lost || len(refused) != 0 {
+				t.Errorf("partition %d: nothing attempted, yet lost=%t and %d commits refused; want lost and none", n, lost, len(refused))
+			}
+		} else {
+			// Applied: the whole batch (and any record read after it)
+			// was a replay of what the new owner applied.
+			if stats.Attempts < batch || stats.Supp != stats.Attempts {
+				t.Errorf("partition %d: attempted %d (its batch held %d), suppressed %d; want the batch or more, all suppressed",
+					n, stats.Attempts, batch, stats.Supp)
+			}
+			if len(refused) == 0 && !lost {
+				t.Errorf("partition %d: the zombie landed its batch and was neither refused nor told of the loss", n)
+			}
+		}
+		for o := stalled.Offset; o <= stalled.Last; o++ {
+			key := scenario.OrderKey(n, int(o))
+			if c, ok := claims.Claims[key]; !ok || c.Member != bMember || c.Offset != o || c.Partition != n {
+				t.Errorf("partition %d: ledger key %s of the zombie's batch holds %+v (found %t), want the new owner %s's claim of %d@%d",
+					n, key, c, ok, bMember, n, o)
 			}
 		}
 	}
@@ -189,14 +255,6 @@ func testZombieSession(t *testing.T, ctx context.Context, env scenario.Env) {
 	if keys, err := countLedger(ctx, env); err != nil || keys != parts*perPart {
 		t.Errorf("ledger holds %d keys (%v), want %d", keys, err, parts*perPart)
 	}
-}
-
-func keys(m map[int32]bool) []int32 {
-	var out []int32
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 func countLedger(ctx context.Context, env scenario.Env) (int, error) {
@@ -238,11 +296,11 @@ func TestZombieChild(t *testing.T) {
 	}()
 	wake := make(chan struct{})
 	var stalled sync.Map
-	hook := func(_ context.Context, p checkpoint.Partition, _ int64, _ []sink.Record) {
+	hook := func(_ context.Context, p checkpoint.Partition, _ int64, batch []sink.Record) {
 		if _, loaded := stalled.LoadOrStore(p, true); loaded {
 			return
 		}
-		say(childLine{Kind: "stalled", Partition: p.Partition})
+		say(childLine{Kind: "stalled", Partition: p.Partition, Offset: batch[0].Offset, Last: batch[len(batch)-1].Offset})
 		<-wake // deliberately deaf to its context: a frozen process notices nothing
 	}
 	proto, err := pipeline.ParseProtocol(os.Getenv("ZC_PROTO"))
@@ -266,6 +324,9 @@ func TestZombieChild(t *testing.T) {
 				l.Kind = "committed"
 			case pipeline.CommitRefused:
 				l.Kind, l.Err, l.Stale = "refused", fmt.Sprint(e.Err), errors.Is(e.Err, checkpoint.ErrStaleEpoch)
+				if ke := (*kerr.Error)(nil); errors.As(e.Err, &ke) {
+					l.Code = ke.Message
+				}
 			case pipeline.Lost:
 				l.Kind = "lost"
 			default:
@@ -289,6 +350,10 @@ func TestZombieChild(t *testing.T) {
 				t.Error(err)
 			}
 			<-done
+			for _, s := range p.Stats() {
+				say(childLine{Kind: "pstats", Partition: s.Partition.Partition, Attempts: s.Attempts, Applied: s.Applied,
+					Supp: s.Suppressed, Fenced: s.Fenced})
+			}
 			_, applied, supp, _, fenced := pipeline.Totals(p.Stats())
 			say(childLine{Kind: "stats", Applied: applied, Supp: supp, Fenced: fenced})
 			return

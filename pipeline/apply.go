@@ -14,7 +14,10 @@ import (
 // unknown: the sink's claims are idempotent, so a retry never applies twice.
 // The backoff doubles from 100ms to 5s and the warning is rate limited, so a
 // Redis outage costs a few calls and one log line every few seconds per
-// partition; the commit point stays before the batch meanwhile.
+// partition; the commit point stays before the batch meanwhile. Once the
+// worker is asked to stop (revoke or shutdown) a failed batch is not retried
+// again: apply returns errStopped, so that the worker commits what landed
+// before the batch instead of retrying until its time is up.
 func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 	backoff := 100 * time.Millisecond
 	for {
@@ -22,14 +25,19 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 		if err == nil && len(results) != len(batch) {
 			return nil, fmt.Errorf("%s: sink returned %d results for %d records", w.part, len(results), len(batch))
 		}
+		at := -1
 		if err == nil {
-			err = transient(results)
+			at, err = transient(results)
 		}
 		if err == nil {
 			return results, nil
 		}
 		if errors.Is(err, sink.ErrMisconfigured) {
 			// No retry can fix it and skipping would lose effects: stop.
+			if at >= 0 {
+				return results, &refused{at: at, err: fmt.Errorf("%s epoch %d offset %d: %w", w.part, w.epoch,
+					batch[at].Offset, err)}
+			}
 			return nil, fmt.Errorf("%s epoch %d offsets %d..%d: %w", w.part, w.epoch,
 				batch[0].Offset, batch[len(batch)-1].Offset, err)
 		}
@@ -39,11 +47,17 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 		if w.fenced.Load() {
 			return nil, errFenced
 		}
+		if w.mode.Load() != running {
+			return nil, w.stopped(batch, err)
+		}
 		w.warn("sink failed, retrying the batch; its offsets stay uncommitted",
 			"first_offset", batch[0].Offset, "last_offset", batch[len(batch)-1].Offset,
 			"committed", w.committed(), "retry_in", backoff, "err", err)
-		if err := w.sleep(backoff); err != nil {
+		if err := w.sleepOrStop(backoff); err != nil {
 			return nil, err
+		}
+		if w.mode.Load() != running {
+			return nil, w.stopped(batch, err)
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
@@ -55,6 +69,30 @@ func (w *worker) sleep(d time.Duration) error {
 	defer t.Stop()
 	select {
 	case <-t.C:
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+	if w.fenced.Load() {
+		return errFenced
+	}
+	return nil
+}
+
+// stopped is the error of a batch given up because the worker was asked to
+// stop while its effects were unknown (cause: the last failure).
+func (w *worker) stopped(batch []sink.Record, cause error) error {
+	return fmt.Errorf("%s epoch %d offsets %d..%d: %w: %w", w.part, w.epoch,
+		batch[0].Offset, batch[len(batch)-1].Offset, errStopped, cause)
+}
+
+// sleepOrStop is sleep that also ends, with no error, when the worker is
+// asked to stop: the caller then sees the stop and gives up its retries.
+func (w *worker) sleepOrStop(d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-w.wake:
 	case <-w.ctx.Done():
 		return w.ctx.Err()
 	}
@@ -84,15 +122,43 @@ const warnEvery = 5 * time.Second
 func (w *worker) committed() int64 { return w.lastCommit }
 
 // transient returns the first per-record error that says nothing about the
-// record itself (a Redis error reply such as OOM): the batch's effects are then
-// unknown and it must be applied again, not skipped past.
-func transient(results []sink.Result) error {
-	for _, r := range results {
+// record itself (a Redis error reply such as OOM, or ErrMisconfigured), and
+// its index: the batch's effects are then unknown and it must be applied
+// again, not skipped past, or the partition stops there.
+func transient(results []sink.Result) (int, error) {
+	for i, r := range results {
 		if r.Err != nil && !badRecord(r.Err) {
-			return r.Err
+			return i, r.Err
 		}
 	}
-	return nil
+	return -1, nil
+}
+
+// refused is a per-record refusal no retry can fix (ErrMisconfigured) at
+// index at of a batch whose other results are known: the records before it
+// land, and the partition stops there.
+type refused struct {
+	at  int
+	err error
+}
+
+func (e *refused) Error() string { return e.err.Error() }
+func (e *refused) Unwrap() error { return e.err }
+
+// landBefore lands the records of batch before the refused one, up to the
+// first that has an error of its own, and returns the refusal: the final
+// commit then covers every record whose effect is known to have landed.
+func (w *worker) landBefore(batch []sink.Record, results []sink.Result, ref *refused) error {
+	n := 0
+	for n < ref.at && results[n].Err == nil {
+		n++
+	}
+	if n > 0 {
+		if err := w.land(batch[:n], results[:n], 1); err != nil {
+			return errors.Join(ref, err)
+		}
+	}
+	return ref
 }
 
 // badRecord reports whether err is the record's own fault: a poison record.
@@ -104,7 +170,7 @@ func badRecord(err error) bool {
 // attempts spent) is dead-lettered first, or stops the partition, unlanded,
 // when no DeadLetters are configured.
 func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) error {
-	var applied, suppressed, dead, replays int64
+	var claimed, suppressed, redelivered, dead, replays int64
 	var bad error
 	for i, res := range results {
 		off := batch[i].Offset
@@ -126,10 +192,19 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 			} else {
 				replays++
 			}
-		} else if res.Outcome == sink.Applied {
-			applied++
 		} else {
-			suppressed++
+			switch res.Outcome {
+			case sink.Applied:
+				claimed++
+			case sink.Redelivered:
+				redelivered++
+				suppressed++
+			default:
+				suppressed++
+			}
+			if credits(res) {
+				w.uncounted = append(w.uncounted, off)
+			}
 		}
 		if err := w.tr.Land(off); err != nil {
 			return err
@@ -142,17 +217,39 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 	w.p.stats.update(w.part, func(s *PartitionStats) {
 		s.Landed = point
 		s.Attempts += n
-		s.Applied += applied
+		s.Claimed += claimed
 		s.Suppressed += suppressed
+		s.Redelivered += redelivered
 		s.DeadLettered += dead
 		s.DeadLetterReplays += replays
 	})
 	return bad
 }
 
-func toSink(r *kgo.Record, epoch int64, member string) sink.Record {
+// credits reports whether a landed result counts as this group applying
+// its key (PartitionStats.Applied, once a commit moves past it): Applied, or
+// Redelivered (the record's claim under an earlier term of the same group).
+func credits(res sink.Result) bool {
+	return res.Outcome == sink.Applied || res.Outcome == sink.Redelivered
+}
+
+// countCommitted moves the records below point that credit this pass from
+// uncounted into PartitionStats.Applied: a commit moved past them.
+func (w *worker) countCommitted(point int64) {
+	n := 0
+	for n < len(w.uncounted) && w.uncounted[n] < point {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	w.uncounted = append(w.uncounted[:0], w.uncounted[n:]...)
+	w.p.stats.update(w.part, func(s *PartitionStats) { s.Applied += int64(n) })
+}
+
+func toSink(r *kgo.Record, epoch int64, member, group string) sink.Record {
 	s := sink.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: epoch, Member: member,
-		Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
+		Group: group, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
 	if len(r.Headers) > 0 {
 		s.Headers = make([]sink.Header, len(r.Headers))
 		for i, h := range r.Headers {

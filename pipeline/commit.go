@@ -26,16 +26,20 @@ func (w *worker) commit() error {
 	if err := w.ctx.Err(); err != nil {
 		return err // lost or aborted: no commit of this term may land
 	}
-	point := w.tr.CommitPoint()
+	point, leaderEpoch := w.tr.CommitPoint(), w.tr.CommitLeaderEpoch()
 	ctx, cancel := context.WithTimeout(context.Background(), w.p.cfg.commitTimeout)
 	defer cancel()
+	// Every effect before point has landed. This is the one place a
+	// partition's offset moves: a step that must come before any commit
+	// (waiting for the ledger writes to be durable) belongs just here.
 	err := w.durable(ctx, point)
 	if err == nil {
-		err = w.p.store.Commit(ctx, w.part, w.epoch, point)
+		err = w.p.store.CommitAt(ctx, w.part, w.epoch, point, leaderEpoch)
 	}
 	if err == nil {
 		w.tr.Committed(point)
 		w.lastCommit = point
+		w.countCommitted(point)
 		w.since, w.retryAt, w.failures = time.Time{}, time.Time{}, 0
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Committed = point })
 		w.p.emit(Event{Kind: Committed, Partition: w.part, Epoch: w.epoch, Offset: point})

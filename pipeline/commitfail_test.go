@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,12 +20,33 @@ import (
 	"github.com/shardpipe/shardpipe/sink"
 )
 
+// commitLog is when each OffsetCommit request reached kfake.
+type commitLog struct {
+	mu     sync.Mutex
+	at     []time.Time
+	healed atomic.Bool // no more commits fail
+}
+
+func (l *commitLog) add(t time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.at = append(l.at, t)
+	return len(l.at)
+}
+
+func (l *commitLog) times() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Time(nil), l.at...)
+}
+
 // failCommits makes kfake answer the first n OffsetCommit requests with code
-// and counts every OffsetCommit it sees.
-func failCommits(c *kfake.Cluster, n int32, code *kerr.Error, seen *atomic.Int32) {
-	c.KeepControl()
+// (or all of them until seen.healed) and records when every OffsetCommit
+// arrived.
+func failCommits(c *kfake.Cluster, n int, code *kerr.Error, seen *commitLog) {
 	c.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		if seen.Add(1) > n {
+		c.KeepControl() // inside the control function, or kfake drops it after one request
+		if seen.add(time.Now()) > n || seen.healed.Load() {
 			return nil, nil, false
 		}
 		r := req.(*kmsg.OffsetCommitRequest)
@@ -44,8 +66,9 @@ func failCommits(c *kfake.Cluster, n int32, code *kerr.Error, seen *atomic.Int32
 }
 
 // TestCommitFailures: failed commits are retried with backoff (not in a busy
-// loop), a broker refusal while the partition is still held here does not
-// stall it, and a non-retriable error stops the pipeline.
+// loop: each retry comes at least the doubling backoff, 100ms, 200ms, 400ms,
+// after the failed request), a broker refusal while the partition is still
+// held here does not stall it, and a non-retriable error stops the pipeline.
 func TestCommitFailures(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -68,8 +91,9 @@ func TestCommitFailures(t *testing.T) {
 				rs = append(rs, &kgo.Record{Topic: "orders", Key: []byte(fmt.Sprint(i)), Value: []byte("{}")})
 			}
 			produce(t, c.ListenAddrs(), rs...)
-			var seen atomic.Int32
-			failCommits(c, 3, tc.code, &seen)
+			const failed = 3
+			var seen commitLog
+			failCommits(c, failed, tc.code, &seen)
 			r := start(t, c.ListenAddrs(), okApplier{}, pipeline.CommitEvery(5), pipeline.CommitInterval(10*time.Millisecond))
 			p, log, done, ctx := r.p, r.log, r.done, r.ctx
 			if tc.fatal {
@@ -86,8 +110,18 @@ func TestCommitFailures(t *testing.T) {
 			if err := p.Close(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if n := seen.Load(); n > 15 {
-				t.Fatalf("%d OffsetCommit requests for 20 records committed every 5: no backoff", n)
+			at := seen.times()
+			if len(at) <= failed {
+				t.Fatalf("%d OffsetCommit requests, want the %d refused ones retried", len(at), failed)
+			}
+			for i := 1; i <= failed; i++ {
+				// The i-th failure in a row waits 50ms<<i before the next
+				// commit; the gap seen by the broker can only be longer.
+				gap, want := at[i].Sub(at[i-1]), 50*time.Millisecond<<i
+				t.Logf("retry %d came %v after the refused commit (backoff %v)", i, gap.Round(time.Millisecond), want)
+				if gap < want {
+					t.Errorf("retry %d came %v after the refused commit, want at least the backoff %v", i, gap, want)
+				}
 			}
 			_, _, _, _, fenced := pipeline.Totals(p.Stats())
 			if want := int64(0); tc.code == kerr.IllegalGeneration {
@@ -139,4 +173,90 @@ func (okApplier) Apply(_ context.Context, b []sink.Record) ([]sink.Result, error
 		res[i] = sink.Result{Key: string(b[i].Key), Outcome: sink.Applied}
 	}
 	return res, nil
+}
+
+// countApplier lands every record as applied and counts them.
+type countApplier struct{ n *atomic.Int64 }
+
+func (a countApplier) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, error) {
+	a.n.Add(int64(len(b)))
+	return okApplier{}.Apply(ctx, b)
+}
+
+// TestUncommittedBound: while every commit fails, a partition lands at most
+// its bound of records past the last commit (by default ten times the larger
+// of CommitEvery and MaxBatch, or MaxUncommitted) and then stops taking
+// records (its queue fills and its fetching pauses) until a commit succeeds;
+// once commits succeed again it goes on to the end, every record applied once.
+func TestUncommittedBound(t *testing.T) {
+	const records = 2000
+	cases := []struct {
+		name  string
+		opts  []pipeline.Option
+		bound int64
+	}{
+		{"default", nil, 10 * 10},
+		{"MaxUncommitted", []pipeline.Option{pipeline.MaxUncommitted(35)}, 35},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var rs []*kgo.Record
+			for i := range records {
+				rs = append(rs, &kgo.Record{Topic: "orders", Key: []byte(fmt.Sprint(i)), Value: []byte("{}")})
+			}
+			produce(t, c.ListenAddrs(), rs...)
+			var seen commitLog
+			failCommits(c, 1<<30, kerr.RebalanceInProgress, &seen) // every commit fails until healed below
+			var applied atomic.Int64
+			r := start(t, c.ListenAddrs(), countApplier{&applied}, append([]pipeline.Option{pipeline.CommitEvery(10),
+				pipeline.MaxBatch(10), pipeline.CommitInterval(10 * time.Millisecond)}, tc.opts...)...)
+			// Wait for the bound to be reached, then for three more failed
+			// commits: time enough for a partition that ignores the bound to
+			// run far past it.
+			for applied.Load() < tc.bound {
+				select {
+				case err := <-r.done:
+					t.Fatalf("Run ended: %v", err)
+				case <-r.ctx.Done():
+					t.Fatalf("applied %d, never reached the bound %d", applied.Load(), tc.bound)
+				case <-time.After(10 * time.Millisecond): // poll interval: the count has no event of its own
+				}
+			}
+			failed := len(seen.times())
+			for len(seen.times()) < failed+3 {
+				select {
+				case <-r.ctx.Done():
+					t.Fatal("no commit retried at the bound")
+				case <-time.After(10 * time.Millisecond): // poll interval
+				}
+			}
+			got := applied.Load()
+			landed := r.p.Stats()[0].Landed
+			t.Logf("commits failing: %d records applied, landed to offset %d, bound %d", got, landed, tc.bound)
+			if got > tc.bound || landed > tc.bound {
+				t.Fatalf("commits failing: %d records applied (landed to %d) past the last commit, want at most %d",
+					got, landed, tc.bound)
+			}
+			if paused := r.p.Client().PauseFetchPartitions(nil); len(paused["orders"]) != 1 {
+				t.Fatalf("at the bound, paused partitions %v, want orders/0: its fetching stops", paused)
+			}
+			seen.healed.Store(true)
+			if err := r.log.Wait(r.ctx, "commit to the end", func(evs []watch.Tagged) bool {
+				return watch.Committed(evs, "")[checkpoint.Partition{Topic: "orders"}] == records
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.p.Close(r.ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := applied.Load(); n != records {
+				t.Fatalf("applied %d records in all, want each of the %d once", n, records)
+			}
+		})
+	}
 }

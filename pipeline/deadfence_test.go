@@ -63,7 +63,7 @@ func TestDeadLetterFencedMidDelivery(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := newRunner(cfg)
+			r := newRunner(cfg, "g")
 			if r.dlq, err = newDeadLetters(cfg); err != nil {
 				t.Fatal(err)
 			}

@@ -21,4 +21,8 @@ var (
 
 	// errFenced ends a worker whose term is over; it is not a pipeline failure.
 	errFenced = errors.New("pipeline: worker fenced")
+	// errStopped ends a worker asked to stop (revoke, shutdown) while its
+	// batch's effects are unknown: it commits what landed before the batch
+	// and leaves the rest to the next owner; not a pipeline failure.
+	errStopped = errors.New("pipeline: stopped with a batch whose effects are unknown")
 )

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -17,8 +18,12 @@ type ExternalEffect func(ctx context.Context, key string, r *sink.Record) error
 // record of a batch runs through Guard.Do in order (one claim, the effect and
 // one done write per record, so a batch costs about three round trips per
 // record plus the effect). A record without a usable key is a poison
-// record: retried, then dead-lettered or stopping the pipeline. Any other
-// failure (the effect's error, Redis, a lost lease) makes the batch's outcome unknown: the pipeline applies it again,
+// record: retried, then dead-lettered or stopping the pipeline. A refusal
+// no retry can fix (sink.ErrMisconfigured: a guard key holding something
+// other than a guard claim) is that record's Result.Err, the records after
+// it are not attempted, and the pipeline stops there after committing the
+// ones before it. Any other failure (the effect's error, Redis, a lost
+// lease) makes the batch's outcome unknown: the pipeline applies it again,
 // and records already done are recognised as this term's own work.
 func Guarded(g *sink.Guard, effect ExternalEffect) Applier {
 	return guarded{g: g, effect: effect}
@@ -42,6 +47,15 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 		switch {
 		case errors.Is(err, sink.ErrNoKey) || errors.Is(err, sink.ErrBadValue):
 			results[i] = sink.Result{Key: key, Err: err}
+		case errors.Is(err, sink.ErrMisconfigured):
+			// No retry fixes it: the record is refused, the ones before it
+			// keep their outcomes and the rest are not attempted.
+			results[i] = sink.Result{Key: key, Err: err}
+			for j := i + 1; j < len(batch); j++ {
+				results[j].Err = fmt.Errorf("sink: %s/%d@%d: not attempted after offset %d was refused: %w",
+					batch[j].Topic, batch[j].Partition, batch[j].Offset, r.Offset, sink.ErrMisconfigured)
+			}
+			return results, nil
 		case err != nil:
 			return nil, err
 		}

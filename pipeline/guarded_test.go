@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -12,8 +13,9 @@ import (
 )
 
 // TestGuardedResultsNameTheKey: every result of a guarded batch names its
-// business key, whether the effect ran (applied) or not (suppressed, or a
-// bad record), so callers can account per key.
+// business key, whether the effect ran (applied) or not (redelivered: the
+// same records under another term, or a bad record), so callers can account
+// per key.
 func TestGuardedResultsNameTheKey(t *testing.T) {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
@@ -34,7 +36,7 @@ func TestGuardedResultsNameTheKey(t *testing.T) {
 	for _, tc := range []struct {
 		member string
 		want   sink.Outcome
-	}{{"m1", sink.Applied}, {"m2", sink.Suppressed}} {
+	}{{"m1", sink.Applied}, {"m2", sink.Redelivered}} {
 		res, err := a.Apply(t.Context(), batch(tc.member))
 		if err != nil {
 			t.Fatal(err)
@@ -50,5 +52,43 @@ func TestGuardedResultsNameTheKey(t *testing.T) {
 	}
 	if ran["a"] != 1 || ran["b"] != 1 {
 		t.Errorf("effect ran %v, want once per key", ran)
+	}
+}
+
+// TestGuardedForeignValue: a guard key that holds something other than a
+// guard claim refuses its record with ErrMisconfigured (not a suppression,
+// not an unknown batch): the records before it keep their outcomes, so the
+// pipeline lands and commits them and stops at the refused one, and no
+// effect runs from it on.
+func TestGuardedForeignValue(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	g, err := sink.NewGuard(rdb, sink.WithPrefix("t:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr.Set("t:b", "cache:v1")
+	ran := map[string]int{}
+	a := pipeline.Guarded(g, func(_ context.Context, key string, _ *sink.Record) error { ran[key]++; return nil })
+	res, err := a.Apply(t.Context(), []sink.Record{
+		{Topic: "t", Offset: 0, Epoch: 1, Key: []byte("a")},
+		{Topic: "t", Offset: 1, Epoch: 1, Key: []byte("b")},
+		{Topic: "t", Offset: 2, Epoch: 1, Key: []byte("c")},
+	})
+	if err != nil {
+		t.Fatalf("Apply = %v, want per-record results", err)
+	}
+	if res[0].Err != nil || res[0].Outcome != sink.Applied {
+		t.Errorf("record before the foreign key: %+v, want applied", res[0])
+	}
+	if !errors.Is(res[1].Err, sink.ErrMisconfigured) || !errors.Is(res[1].Err, sink.ErrBadClaim) {
+		t.Errorf("record at the foreign key: %+v, want ErrMisconfigured and ErrBadClaim", res[1])
+	}
+	if res[2].Err == nil {
+		t.Errorf("record after it: %+v, want an error (not attempted)", res[2])
+	}
+	if ran["a"] != 1 || ran["b"] != 0 || ran["c"] != 0 {
+		t.Errorf("effect ran %v, want only a", ran)
 	}
 }

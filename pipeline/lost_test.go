@@ -85,7 +85,7 @@ func TestLostStopsWithoutCommit(t *testing.T) {
 		t.Fatal("partition still held after it was lost")
 	}
 	close(app.release)
-	if err := p.store.Commit(ctx, part, held.Epoch, 5); !errors.Is(err, checkpoint.ErrStaleEpoch) {
+	if err := p.store.CommitAt(ctx, part, held.Epoch, 5, -1); !errors.Is(err, checkpoint.ErrStaleEpoch) {
 		t.Fatalf("commit of the lost term = %v, want ErrStaleEpoch", err)
 	}
 	if err := p.Close(ctx); err != nil {

@@ -66,7 +66,8 @@ type config struct {
 	applier        Applier
 	protocol       Protocol
 	startEarliest  bool
-	policy         checkpoint.Policy
+	policy         checkpoint.Policy // Max is set from maxUncommitted by newConfig
+	maxUncommitted int               // 0: the default, 10 x max(Every, maxBatch)
 	maxBatch       int
 	queueRecords   int
 	revokeTimeout  time.Duration
@@ -121,6 +122,15 @@ func CommitEvery(n int) Option { return func(c *config) { c.policy.Every = n } }
 // CommitInterval commits landed records at most d after the first of them
 // landed (default 5s; 0 turns the time trigger off).
 func CommitInterval(d time.Duration) Option { return func(c *config) { c.policy.Interval = d } }
+
+// MaxUncommitted bounds the records of a partition that land past its last
+// commit (default 10 x the larger of CommitEvery and MaxBatch; at least
+// CommitEvery). Reaching it makes a commit due at once; while commits fail,
+// the partition's worker takes no more records (its queue fills and its
+// fetching pauses) until one succeeds. It is what a crash re-reads at most
+// per partition while commits fail; while they succeed a crash re-reads at
+// most CommitEvery records (or CommitInterval worth).
+func MaxUncommitted(n int) Option { return func(c *config) { c.maxUncommitted = n } }
 
 // MaxBatch caps the records in one sink call (default 500).
 func MaxBatch(n int) Option { return func(c *config) { c.maxBatch = n } }
@@ -220,6 +230,16 @@ func newConfig(opts []Option, group bool) (config, error) {
 	}
 	if c.policy.Every < 0 || c.policy.Interval < 0 {
 		errs = append(errs, fmt.Errorf("commit policy %+v: negative", c.policy))
+	}
+	switch {
+	case c.maxUncommitted < 0:
+		errs = append(errs, fmt.Errorf("max uncommitted %d: negative", c.maxUncommitted))
+	case c.maxUncommitted == 0:
+		c.policy.Max = 10 * max(c.policy.Every, c.maxBatch)
+	case c.maxUncommitted < c.policy.Every:
+		errs = append(errs, fmt.Errorf("max uncommitted %d is below commit every %d: want at least it", c.maxUncommitted, c.policy.Every))
+	default:
+		c.policy.Max = c.maxUncommitted
 	}
 	if c.maxBatch < 1 || c.queueRecords < c.maxBatch {
 		errs = append(errs, fmt.Errorf("max batch %d and queue %d: want 1 <= batch <= queue", c.maxBatch, c.queueRecords))

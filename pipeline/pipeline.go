@@ -43,7 +43,7 @@ func New(opts ...Option) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pipeline{runner: newRunner(cfg), workers: make(map[checkpoint.Partition]*worker),
+	p := &Pipeline{runner: newRunner(cfg, cfg.group), workers: make(map[checkpoint.Partition]*worker),
 		ready: make(chan struct{}), runDone: make(chan struct{})}
 	start := kgo.NewOffset().AtStart()
 	if !cfg.startEarliest {
@@ -64,8 +64,11 @@ func New(opts ...Option) (*Pipeline, error) {
 		kgo.ConsumerGroup(cfg.group),
 		kgo.ConsumeTopics(cfg.topics...),
 		kgo.ConsumeResetOffset(start),
-		// Effects of aborted transactions must never land.
+		// Effects of aborted transactions must never land. The markers
+		// that end transactions are kept, so commits can move past them
+		// (and past an aborted tail) to the last stable offset.
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsAssigned(p.onAssigned),

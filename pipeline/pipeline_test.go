@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,26 +141,101 @@ func TestRedisOutageHoldsCommits(t *testing.T) {
 }
 
 // TestMisconfiguredRedisStops: a reply no retry can fix (the ledger key holds
-// another type) stops the pipeline with an error naming the partition and
-// offsets; what landed before it is committed, nothing past it.
+// another type) or a ledger key that holds something other than a claim
+// (another program's keys under the prefix) stops the pipeline with an error
+// naming the partition, the offset and the key; what landed before it is
+// committed, also inside the refused record's batch, and nothing past it.
 func TestMisconfiguredRedisStops(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(mr *miniredis.Miniredis)
+		want error
+	}{
+		{"another type", func(mr *miniredis.Miniredis) { mr.HSet("shardpipe:ledger:order-6", "x", "1") }, sink.ErrMisconfigured},
+		{"a string that is no claim", func(mr *miniredis.Miniredis) { mr.Set("shardpipe:ledger:order-6", "cache:v1") }, sink.ErrBadClaim},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newFake(t, "orders", 1)
+			var rs []*kgo.Record
+			for i := range 10 {
+				rs = append(rs, &kgo.Record{Topic: "orders", Key: []byte(fmt.Sprintf("order-%d", i)), Value: []byte("{}")})
+			}
+			produce(t, env.brokers, rs...)
+			tc.set(env.mr)
+			ledger, err := sink.NewLedger(env.rc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := start(t, env.brokers, ledger, pipeline.CommitEvery(100), pipeline.MaxBatch(10))
+			err = <-r.done
+			if !errors.Is(err, sink.ErrMisconfigured) || !errors.Is(err, tc.want) {
+				t.Fatalf("Run = %v, want ErrMisconfigured and %v", err, tc.want)
+			}
+			for _, want := range []string{"orders/0", "offset 6", `"shardpipe:ledger:order-6"`} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("Run = %v, want it to name %s", err, want)
+				}
+			}
+			if c := watch.Committed(r.log.Events(), "")[checkpoint.Partition{Topic: "orders"}]; c != 6 {
+				t.Fatalf("committed %d, want 6: every record before the refused one", c)
+			}
+		})
+	}
+}
+
+// notifyingApplier reports each successful batch's size on landed.
+type notifyingApplier struct {
+	pipeline.Applier
+	landed chan int
+}
+
+func (a notifyingApplier) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, error) {
+	res, err := a.Applier.Apply(ctx, b)
+	if err == nil {
+		a.landed <- len(b)
+	}
+	return res, err
+}
+
+// TestCloseWhileRedisDown: Close while every Redis call fails does not wait
+// out the shutdown timeout retrying the failing batch: the partition commits
+// what landed before the outage and stops, leaving the rest for replay.
+func TestCloseWhileRedisDown(t *testing.T) {
 	env := newFake(t, "orders", 1)
 	var rs []*kgo.Record
-	for i := range 10 {
+	for i := range 30 {
 		rs = append(rs, &kgo.Record{Topic: "orders", Key: []byte(fmt.Sprintf("order-%d", i)), Value: []byte("{}")})
 	}
 	produce(t, env.brokers, rs...)
-	env.mr.HSet("shardpipe:ledger:order-6", "x", "1") // not a string: WRONGTYPE for SET
-	ledger, err := sink.NewLedger(env.rc)
+	ledger, err := sink.NewLedger(env.rc, sink.WithRetry(sink.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := start(t, env.brokers, ledger, pipeline.CommitEvery(3), pipeline.MaxBatch(3))
-	err = <-r.done
-	if !errors.Is(err, sink.ErrMisconfigured) {
-		t.Fatalf("Run = %v, want ErrMisconfigured", err)
+	landed := make(chan int, 100)
+	app := countingApplier{Applier: notifyingApplier{Applier: ledger, landed: landed}, failures: make(chan error, 1)}
+	r := start(t, env.brokers, app, pipeline.CommitEvery(0), pipeline.CommitInterval(time.Hour),
+		pipeline.ShutdownTimeout(time.Minute))
+	for n := 0; n < 30; {
+		select {
+		case k := <-landed:
+			n += k
+		case <-r.ctx.Done():
+			t.Fatalf("%d of 30 records landed", n)
+		}
 	}
-	if c := watch.Committed(r.log.Events(), "")[checkpoint.Partition{Topic: "orders"}]; c != 6 {
-		t.Fatalf("committed %d, want 6: the batches before the refused one", c)
+	env.mr.SetError("LOADING Redis is loading the dataset in memory")
+	produce(t, env.brokers, &kgo.Record{Topic: "orders", Key: []byte("order-30"), Value: []byte("{}")})
+	select {
+	case <-app.failures:
+	case <-r.ctx.Done():
+		t.Fatal("the sink never failed")
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
+	defer cancel()
+	if err := r.p.Close(ctx); err != nil {
+		t.Fatalf("Close while Redis is down: %v", err)
+	}
+	if c := watch.Committed(r.log.Events(), "")[checkpoint.Partition{Topic: "orders"}]; c != 30 {
+		t.Fatalf("committed %d at Close, want 30: what landed before the outage", c)
 	}
 }

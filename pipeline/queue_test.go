@@ -66,6 +66,9 @@ func TestConfigErrors(t *testing.T) {
 		{"nothing", nil},
 		{"no sink", []Option{Brokers("b:9092"), Topics("t"), Group("g")}},
 		{"negative commit every", []Option{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}), CommitEvery(-1)}},
+		{"negative max uncommitted", []Option{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}), MaxUncommitted(-1)}},
+		{"max uncommitted below commit every", []Option{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}),
+			CommitEvery(100), MaxUncommitted(99)}},
 		{"queue below batch", []Option{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}), MaxBatch(10), QueueRecords(5)}},
 	}
 	for _, c := range cases {

@@ -13,6 +13,10 @@ import (
 	"github.com/shardpipe/shardpipe/checkpoint"
 )
 
+// replayMember starts the member and the group a replay's ledger claims
+// name: + id.
+const replayMember = "replay:"
+
 // DefaultReplayPrefix starts the Redis key of a replay's checkpoint:
 // prefix + id + ":" + topic + ":" + partition.
 const DefaultReplayPrefix = "shardpipe:replay:"
@@ -33,7 +37,9 @@ func CheckpointPrefix(prefix string) Option { return func(c *config) { c.replayP
 // new epoch on every partition first, so a rerun with the same id continues
 // from the committed offset, and fences a copy still running: that copy's next
 // commit is refused and its Run returns an error wrapping
-// checkpoint.ErrStaleEpoch. Ledger claims name "replay:" + id as the member.
+// checkpoint.ErrStaleEpoch. Ledger claims name "replay:" + id as the member
+// and the group, so a replay's records are Redelivered only to a later run
+// of the same id, and Suppressed where a consumer group applied them.
 //
 // The first run of an id stores its ranges next to the checkpoints (see
 // LoadPlan); a later run of the id given other ranges fails with
@@ -86,7 +92,7 @@ func NewReplay(id, topic string, ranges []Range, rdb redis.UniversalClient, opts
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	r := &Replay{runner: newRunner(cfg), id: id, topic: topic, rdb: rdb,
+	r := &Replay{runner: newRunner(cfg, replayMember+id), id: id, topic: topic, rdb: rdb,
 		ckpt: checkpoint.NewRedis(rdb, cfg.replayPrefix+id+":"), ranges: ranges, parts: make(map[int32]*replayPart)}
 	r.store = &redisTerms{store: r.ckpt, id: id, onLost: r.fail, held: make(map[checkpoint.Partition]int64)}
 	if cfg.deadLetters != nil {
@@ -119,7 +125,7 @@ func (r *Replay) Run(ctx context.Context) error {
 		return err
 	}
 	ts := r.store.(*redisTerms)
-	member := "replay:" + r.id
+	member := replayMember + r.id
 	var ws []*worker
 	for _, rg := range r.ranges {
 		part := checkpoint.Partition{Topic: r.topic, Partition: rg.Partition}

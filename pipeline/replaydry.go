@@ -64,7 +64,7 @@ func (r *Replay) DryRun(ctx context.Context, chk Checker) error {
 			n := min(len(recs), r.cfg.maxBatch)
 			batch := make([]sink.Record, n)
 			for i, rec := range recs[:n] {
-				batch[i] = toSink(rec, 0, "")
+				batch[i] = toSink(rec, 0, "", "")
 			}
 			res, err := chk.Check(ctx, batch)
 			if err != nil {

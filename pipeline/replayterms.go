@@ -30,7 +30,8 @@ func (t *redisTerms) assign(p checkpoint.Partition, epoch int64) {
 	t.held[p] = epoch
 }
 
-func (t *redisTerms) Commit(ctx context.Context, p checkpoint.Partition, epoch, offset int64) error {
+// CommitAt commits to the Redis store; the leader epoch is not kept there.
+func (t *redisTerms) CommitAt(ctx context.Context, p checkpoint.Partition, epoch, offset int64, _ int32) error {
 	if e, ok := t.Held(p); !ok || e.Epoch != epoch {
 		return &checkpoint.CommitError{Partition: p, Epoch: epoch, Offset: offset, Current: e,
 			Err: fmt.Errorf("%w: the replay's term is over", checkpoint.ErrStaleEpoch)}

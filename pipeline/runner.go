@@ -11,10 +11,11 @@ import (
 )
 
 // terms is the checkpoint store as a worker sees it: commits fenced by the
-// term's epoch, and the local record of which terms are held. checkpoint.Kafka
-// is one (group runs); redisTerms is the other (replays).
+// term's epoch (with the leader epoch of the record before the offset, for
+// stores that keep it), and the local record of which terms are held.
+// checkpoint.Kafka is one (group runs); redisTerms is the other (replays).
 type terms interface {
-	Commit(ctx context.Context, p checkpoint.Partition, epoch, offset int64) error
+	CommitAt(ctx context.Context, p checkpoint.Partition, epoch, offset int64, leaderEpoch int32) error
 	Held(p checkpoint.Partition) (checkpoint.Position, bool)
 	Release(p checkpoint.Partition, epoch int64)
 }
@@ -29,6 +30,9 @@ type runner struct {
 	store terms
 	stats stats
 	dlq   *deadLetters // nil: poison records stop the run
+	// pass names the group the workers' terms belong to in ledger claims
+	// (sink.Record.Group): the consumer group, or "replay:" + id.
+	pass string
 
 	stopOnce sync.Once
 	stopReq  chan struct{}
@@ -36,7 +40,9 @@ type runner struct {
 	err      error
 }
 
-func newRunner(cfg config) runner { return runner{cfg: cfg, stopReq: make(chan struct{})} }
+func newRunner(cfg config, pass string) runner {
+	return runner{cfg: cfg, pass: pass, stopReq: make(chan struct{})}
+}
 
 func (r *runner) requestStop() { r.stopOnce.Do(func() { close(r.stopReq) }) }
 

@@ -10,12 +10,34 @@ import (
 // PartitionStats are one partition's counters since the pipeline started,
 // across all the terms it held the partition.
 type PartitionStats struct {
-	Partition  checkpoint.Partition
-	Epoch      int64 // epoch of the latest term
-	Held       bool  // assigned to this pipeline now
-	Attempts   int64 // records whose effects were attempted
-	Applied    int64
-	Suppressed int64
+	Partition checkpoint.Partition
+	Epoch     int64 // epoch of the latest term
+	Held      bool  // assigned to this pipeline now
+	Attempts  int64 // records whose effects were attempted
+	// Applied counts the business keys whose effect this pipeline accounts
+	// for. A record counts when a commit of this pipeline moves past it and
+	// its key's claim names it (the sink reported Applied, or Redelivered:
+	// the claim of an earlier term of this group, or replay id). A term
+	// that ends before committing past a record it applied (a crash, a lost
+	// partition, a fenced commit) does not count it; the owner that commits
+	// past it meets the claim as Redelivered and does. So, summed over every
+	// process of the group, each key is counted once, also when the first
+	// owner never learnt that its write landed (a lost reply). It trails the
+	// effects by up to a commit interval. Not covered: a commit the broker
+	// applied whose reply was lost, after which the term ended (the key is
+	// then counted by nobody), and records the same group reads again after
+	// committing past them (reset-offsets: counted again). Another group or
+	// a replay meets them as Suppressed.
+	Applied int64
+	// Claimed counts records whose claim this pipeline wrote (the sink
+	// reported Applied), when it reported it: the effects this process
+	// performed, whether or not it then committed past them.
+	Claimed int64
+	// Suppressed counts records whose effect was not performed because their
+	// key was claimed already: for another record, or for this record under
+	// an earlier term (those are also counted in Redelivered).
+	Suppressed  int64
+	Redelivered int64
 	// DeadLettered counts poison records this pipeline wrote to the
 	// dead-letter topic; DeadLetterReplays those it found already there (a
 	// replay after a crash or rebalance), which are not written again.

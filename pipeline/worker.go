@@ -49,6 +49,7 @@ type worker struct {
 	lastWarn   time.Time // the last retry warning (rate limited by warn)
 	unlogged   int       // retries not logged since
 	lastCommit int64     // offset this term last committed, -1 for none
+	uncounted  []int64   // offsets landed that credit PartitionStats.Applied once committed past, ascending
 
 }
 
@@ -103,13 +104,26 @@ func (w *worker) run() {
 		// landed is committed, nothing past it. A worker fenced by the
 		// revoke timeout tries too, and is refused (and counted) by the
 		// store: that is the zombie's late commit.
-		if cerr := w.commit(); err == nil {
+		cerr := w.commit()
+		if errors.Is(err, errStopped) {
+			w.leftForReplay(err)
+			err = nil
+		}
+		if err == nil {
 			err = cerr
 		}
 	}
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errFenced) {
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errFenced) && !errors.Is(err, errStopped) {
 		w.p.fail(err)
 	}
+}
+
+// leftForReplay logs what a worker stopped with a batch of unknown effects
+// (stopped: why) leaves to the partition's next owner: the records from the
+// commit point on, read again then (the ledger suppresses whatever landed).
+func (w *worker) leftForReplay(stopped error) {
+	w.p.cfg.logger.Warn("stopped with records left for replay", "partition", w.part.String(), "epoch", w.epoch,
+		"committed", w.committed(), "first_left", w.tr.CommitPoint(), "queued", w.q.len(), "err", stopped)
 }
 
 func (w *worker) loop() error {
@@ -124,6 +138,17 @@ func (w *worker) loop() error {
 			landed = w.tr.LandedSinceCommit()
 		}
 		n := w.p.cfg.policy.Room(landed, maxBatch)
+		if n == 0 {
+			// As many records landed past the last commit as the
+			// policy allows: nothing more lands before a commit.
+			if err := w.atBound(mode); err != nil {
+				return err
+			}
+			if mode != running && w.tr.LandedSinceCommit() > 0 {
+				return nil // stopping while commits fail: the final commit tries once more
+			}
+			continue
+		}
 		recs := w.q.take(n)
 		if len(recs) == 0 {
 			if mode == draining {
@@ -138,6 +163,29 @@ func (w *worker) loop() error {
 			return err
 		}
 	}
+}
+
+// atBound commits when the commit is due, else (a failed commit waits for
+// its retry) waits for that retry, a stop or the end of the term. Records
+// stay queued meanwhile; the queue's bound pauses the partition's fetching.
+func (w *worker) atBound(mode int32) error {
+	at, _ := w.nextCommit() // due: the policy's Max has landed
+	if !at.After(time.Now()) {
+		return w.commit()
+	}
+	if mode != running {
+		return nil
+	}
+	t := time.NewTimer(time.Until(at))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return w.commit()
+	case <-w.wake:
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+	return nil
 }
 
 // idle waits for records, a stop, or the next commit.
@@ -170,33 +218,46 @@ func (w *worker) process(recs []*kgo.Record) error {
 		recs, crash = recs[:k-w.attempts], true
 	}
 	batch := w.buf[:0]
+	var markers []int64 // transaction markers: no effect, landed once read
 	for _, r := range recs {
-		if err := w.tr.Start(r.Offset); err != nil {
+		if err := w.tr.Start(r.Offset, r.LeaderEpoch); err != nil {
 			return err
 		}
-		batch = append(batch, toSink(r, w.epoch, w.member))
+		if r.Attrs.IsControl() {
+			markers = append(markers, r.Offset)
+			continue
+		}
+		batch = append(batch, toSink(r, w.epoch, w.member, w.p.pass))
 	}
 	w.buf = batch
-	if h := w.p.cfg.hooks.BeforeApply; h != nil {
-		h(w.ctx, w.part, w.epoch, batch)
+	if len(batch) > 0 {
+		if h := w.p.cfg.hooks.BeforeApply; h != nil {
+			h(w.ctx, w.part, w.epoch, batch)
+		}
+		results, err := w.apply(batch)
+		if ref := (*refused)(nil); errors.As(err, &ref) {
+			return w.landBefore(batch, results, ref)
+		}
+		if err != nil {
+			return err
+		}
+		tries, err := w.retryPoison(batch, results)
+		if err != nil {
+			return err
+		}
+		w.attempts += len(batch)
+		if err := w.land(batch, results, tries); err != nil {
+			return err
+		}
 	}
-	results, err := w.apply(batch)
-	if err != nil {
-		return err
-	}
-	tries, err := w.retryPoison(batch, results)
-	if err != nil {
-		return err
-	}
-	w.attempts += len(batch)
-	if err := w.land(batch, results, tries); err != nil {
+	if err := w.landMarkers(markers); err != nil {
 		return err
 	}
 	if crash {
 		w.fence()
 		w.p.store.Release(w.part, w.epoch)
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Crashed, s.Held = true, false })
-		w.p.emit(Event{Kind: Crashed, Partition: w.part, Epoch: w.epoch, Offset: batch[len(batch)-1].Offset,
+		w.p.emit(Event{Kind: Crashed, Partition: w.part, Epoch: w.epoch, Offset: recs[len(recs)-1].Offset,
 			Err: fmt.Errorf("%s epoch %d after %d attempts: %w", w.part, w.epoch, w.attempts, ErrInjectedCrash)})
 		return errFenced
 	}

@@ -11,9 +11,11 @@ import (
 // pipelined round trip of EXISTS on the batch's distinct ledger keys (read
 // only; never SET, never a script). It returns one Result per record at the
 // same index: Applied when the key is not in the ledger (Apply would claim
-// it), Suppressed when it is, or when an earlier record of the batch has the
-// same key; Err for a record Apply would refuse (no usable key, a value the
-// effect cannot read, keys in different cluster slots).
+// it), Suppressed when it is (Apply would report Suppressed or Redelivered;
+// Check does not read whose claim it is, nor renew it), or when an earlier
+// record of the batch has the same key; Err for a record Apply would refuse
+// (no usable key, a value the effect cannot read, keys in different cluster
+// slots).
 //
 // Check sees the ledger as it is now: a key another writer claims between
 // Check and a later Apply makes that Apply suppress what Check counted as

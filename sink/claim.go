@@ -25,6 +25,7 @@ type Claim struct {
 	Offset    int64     `json:"offset"`
 	Epoch     int64     `json:"epoch"`
 	Member    string    `json:"member,omitempty"`
+	Group     string    `json:"group,omitempty"`
 	At        time.Time `json:"at"`
 	State     string    `json:"state"`
 	// Owner is the token of the Guard.Do call holding the claim; empty in
@@ -35,7 +36,7 @@ type Claim struct {
 // claimFor returns the claim r would write.
 func claimFor(r *Record, state string, at time.Time) Claim {
 	return Claim{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: r.Epoch, Member: r.Member,
-		At: at.UTC(), State: state}
+		Group: r.Group, At: at.UTC(), State: state}
 }
 
 // Encode returns the stored form of c (JSON, about 120 bytes). It panics
@@ -61,10 +62,16 @@ func DecodeClaim(s string) (Claim, error) {
 	return c, nil
 }
 
-// Names reports whether c was written for r itself: same topic, partition,
-// offset, epoch and member. The sink counts such a claim as Applied for r (an
-// earlier attempt of the same term landed it) and any other as Suppressed.
+// Names reports whether c was written for r itself under r's term: same
+// topic, partition, offset, group, epoch and member. The sink counts such a
+// claim as Applied for r (an earlier attempt of the same term landed it).
 func (c Claim) Names(r *Record) bool {
-	return c.Topic == r.Topic && c.Partition == r.Partition && c.Offset == r.Offset && c.Epoch == r.Epoch &&
-		c.Member == r.Member
+	return c.SameRecord(r) && c.Epoch == r.Epoch && c.Member == r.Member
+}
+
+// SameRecord reports whether c was written for r's topic, partition and
+// offset by r's group, under any term. The sink counts such a claim of
+// another term as Redelivered for r, and any other claim as Suppressed.
+func (c Claim) SameRecord(r *Record) bool {
+	return c.Topic == r.Topic && c.Partition == r.Partition && c.Offset == r.Offset && c.Group == r.Group
 }

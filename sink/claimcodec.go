@@ -32,6 +32,10 @@ func appendClaim(b []byte, c Claim) ([]byte, bool) {
 		b = append(b, `,"member":`...)
 		b = appendJSONString(b, c.Member)
 	}
+	if c.Group != "" {
+		b = append(b, `,"group":`...)
+		b = appendJSONString(b, c.Group)
+	}
 	b = append(b, `,"at":"`...)
 	b = c.At.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","state":`...)
@@ -71,57 +75,101 @@ func plainJSON(s string) bool {
 // appendClaim writes it: everything before `,"at":`.
 func claimPrefix(b []byte, r *Record) []byte {
 	b, _ = appendClaim(b, Claim{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: r.Epoch,
-		Member: r.Member, At: time.Time{}})
+		Member: r.Member, Group: r.Group, At: time.Time{}})
 	return b[:bytes.Index(b, []byte(`,"at":`))]
 }
 
-// namesRecord reports whether the stored claim prior was written for r: the
-// same as DecodeClaim(prior) succeeding and Names(r) for every claim
-// shardpipe writes. Those are compared as bytes (a claim for another record
-// differs before `,"at":`), and only one that matches is decoded; a value of
-// any other form is decoded. scratch is reused for the comparison.
-func namesRecord(prior string, r *Record, scratch *[]byte) bool {
+// priorKind is what a stored claim found at a record's ledger key says
+// about that record.
+type priorKind uint8
+
+const (
+	priorOther      priorKind = iota // a Ledger claim for another record
+	priorOwn                         // a Ledger claim for r itself, same term (Claim.Names)
+	priorSameRecord                  // a Ledger claim for r's topic, partition and offset, another term
+	priorForeign                     // not a Ledger claim: ErrBadClaim, a misconfiguration
+)
+
+// classifyPrior says what the stored value prior at r's ledger key is: the
+// same as DecodeClaim(prior) with state ClaimApplied and Names(r) or
+// SameRecord(r), for every claim the Ledger writes. Those are compared as
+// bytes (a claim for another record or term differs before `,"at":`, and
+// its state is read from its end), and only a value of another form is
+// decoded. scratch is reused for the comparison.
+func classifyPrior(prior string, r *Record, scratch *[]byte) priorKind {
 	want := claimPrefix((*scratch)[:0], r)
 	*scratch = want
-	if len(prior) > len(want) && prior[:len(want)] == string(want) && strings.HasPrefix(prior[len(want):], `,"at":"`) {
-		c, err := DecodeClaim(prior) // ours: the state must still be valid
-		return err == nil && c.Names(r)
-	}
-	if canonicalOther(prior) {
-		return false
+	if group, ok := canonicalOther(prior); ok && appliedTail(prior) {
+		if strings.HasPrefix(prior, string(want)) && strings.HasPrefix(prior[len(want):], `,"at":"`) {
+			return priorOwn
+		}
+		rec := want[:bytes.Index(want, []byte(`,"epoch":`))+len(`,"epoch":`)]
+		if strings.HasPrefix(prior, string(rec)) && group == r.Group {
+			return priorSameRecord
+		}
+		return priorOther
 	}
 	c, err := DecodeClaim(prior)
-	return err == nil && c.Names(r)
+	switch {
+	case err != nil || c.State != ClaimApplied || c.Owner != "":
+		return priorForeign
+	case c.Names(r):
+		return priorOwn
+	case c.SameRecord(r):
+		return priorSameRecord
+	}
+	return priorOther
+}
+
+// appliedTail reports whether prior, canonical up to `,"at":"`, ends as
+// appendClaim ends a Ledger claim: a time without quotes, then
+// `","state":"applied"}`.
+func appliedTail(prior string) bool {
+	i := strings.Index(prior, `,"at":"`)
+	rest := prior[i+len(`,"at":"`):]
+	j := strings.IndexByte(rest, '"')
+	return j > 0 && rest[j:] == `","state":"`+ClaimApplied+`"}`
 }
 
 // canonicalOther reports whether prior has appendClaim's shape up to
 // `,"at":"` with plain strings, so that a byte difference from a record's
-// claimPrefix means a different topic, partition, offset, epoch or member.
-func canonicalOther(prior string) bool {
+// claimPrefix means a different topic, partition, offset, epoch, member or
+// group; it returns the group the claim names.
+func canonicalOther(prior string) (string, bool) {
 	s, ok := strings.CutPrefix(prior, `{"topic":`)
 	if !ok {
-		return false
+		return "", false
 	}
 	if s, ok = plainString(s); !ok {
-		return false
+		return "", false
 	}
 	for _, field := range []string{`,"partition":`, `,"offset":`, `,"epoch":`} {
 		if s, ok = strings.CutPrefix(s, field); !ok {
-			return false
+			return "", false
 		}
 		if s, ok = integer(s); !ok {
-			return false
+			return "", false
 		}
 	}
-	if rest, ok := strings.CutPrefix(s, `,"member":`); ok {
+	var group string
+	for _, field := range []string{`,"member":`, `,"group":`} {
+		rest, ok := strings.CutPrefix(s, field)
+		if !ok {
+			continue
+		}
 		if strings.HasPrefix(rest, `""`) { // omitempty never writes it
-			return false
+			return "", false
 		}
-		if s, ok = plainString(rest); !ok {
-			return false
+		after, ok := plainString(rest)
+		if !ok {
+			return "", false
 		}
+		if field == `,"group":` {
+			group = rest[1 : len(rest)-len(after)-1]
+		}
+		s = after
 	}
-	return strings.HasPrefix(s, `,"at":"`)
+	return group, strings.HasPrefix(s, `,"at":"`)
 }
 
 // plainString consumes a JSON string without escapes or characters that

@@ -39,15 +39,19 @@ func TestClusterSlots(t *testing.T) {
 func TestGuardRetry(t *testing.T) {
 	m, c := newRedis(t)
 	g := newGuard(t, c, WithRetry(Backoff{Initial: 5 * time.Millisecond, Max: 20 * time.Millisecond, Attempts: 20}))
+	h := watchCalls(c)
 	m.SetError("LOADING Redis is loading the dataset in memory")
 	var n counter
 	r := order(0, 1, "o1", "c", 1)
 	done := make(chan error, 1)
 	go func() { _, err := g.Do(context.Background(), &r, n.effect); done <- err }()
-	time.Sleep(30 * time.Millisecond) // the claim fails a few times
+	h.await(t, "the claim to fail three times", func() bool { return h.failed.Load() >= 3 })
 	m.SetError("")
 	if err := <-done; err != nil || n.n.Load() != 1 {
 		t.Errorf("Do = %v, runs %d", err, n.n.Load())
+	}
+	if f := h.failed.Load(); f < 3 {
+		t.Errorf("%d failed calls before the claim landed, want at least 3", f)
 	}
 	m.SetError("LOADING Redis is loading the dataset in memory")
 	g2 := newGuard(t, c) // fastRetry: gives up

@@ -8,8 +8,13 @@
 // business key with SET prefix+key claim NX (a Lua script when an Effect
 // such as Totals rides along, so the two land together or not at all), all
 // of a batch in one pipelined round trip. A claimed key is Applied; a key
-// already claimed is Suppressed. The claim value (Claim) names the topic,
-// partition, offset and epoch that applied it.
+// already claimed is Suppressed, or Redelivered when the claim names the
+// same record under another term of its group (see Outcome for the counting
+// rule). The claim value (Claim) names the topic, partition, offset, group,
+// epoch and member that applied it. Every record that meets a key, applied
+// or not, renews it to at least the TTL from then (PEXPIRE GT). A key that
+// holds anything but a claim of its key space refuses the record with
+// ErrMisconfigured and ErrBadClaim: it is never taken for a duplicate.
 //
 // A key's effect happens exactly once while its claim lives (WithTTL) and
 // Redis keeps acknowledged writes: use appendonly yes with appendfsync
@@ -23,10 +28,18 @@
 // claim done with the long TTL. A replay that finds done is suppressed; one
 // that finds the pending claim expired (the first attempt died before
 // finishing) runs the effect; one that finds a live claim of another owner
-// waits for it.
+// waits for it. The lease is renewed while the effect runs, and the
+// effect's context ends a fifth of the lease before the claim could lapse.
 //
-// One window remains: a crash after the effect but before done. The lease
-// then expires and a replay runs the effect a second time. Close it by
+// Within one process an effect that ran is never run again for the same
+// record and term: the Guard remembers, per record and term, its claim and
+// whether the effect ran, so a retry after Redis failed the done write (or
+// after the effect ended with its context, its outcome unknown) only marks
+// the claim done.
+//
+// One window remains: a process that stops after the effect but before done
+// (a crash, a kill, its partition moving before a retry). The lease then
+// expires and the next owner runs the effect a second time. Close it by
 // passing the business key (Do hands it to the effect) to the external
 // system as its idempotency key, so that it drops the second call.
 //

@@ -25,13 +25,18 @@ type Effect interface {
 	Args(r *Record, key string) (keys []string, args []any, err error)
 }
 
-// claimScript returns the script shared by the Ledger (with an effect) and
-// the Guard (with none). KEYS[1] is the ledger key, ARGV[1] the claim,
-// ARGV[2] its time to live in milliseconds; the rest belongs to the effect.
-// It returns 1 when it claimed, else the claim already there.
+// claimScript returns the Ledger's script with an effect. KEYS[1] is the
+// ledger key, ARGV[1] the claim, ARGV[2] its time to live in milliseconds;
+// the rest belongs to the effect. It returns 1 when it claimed, else the
+// claim already there, whose expiry it first moves to at least the TTL from
+// now (PEXPIRE GT never shortens one): every record that meets a key keeps
+// it for the TTL.
 func claimScript(effectLua string) *redis.Script {
 	return redis.NewScript(fmt.Sprintf(`local prior = redis.call('GET', KEYS[1])
-if prior then return prior end
+if prior then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2], 'GT')
+  return prior
+end
 if tonumber(ARGV[2]) < 1 then return redis.error_reply('ERR syntax error: claim TTL below 1ms') end
 local function effect(KEYS, ARGV)
 %s

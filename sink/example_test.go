@@ -94,7 +94,7 @@ func ExampleTotals() {
 	totals, _ := c.HGetAll(ctx, "{orders}:totals").Result()
 	fmt.Println("alice", totals["alice"], "bob", totals["bob"])
 	// Output:
-	// replay: suppressed suppressed suppressed
+	// replay: redelivered redelivered redelivered
 	// alice 1550 bob 99
 }
 
@@ -126,7 +126,7 @@ func ExampleGuard_Do() {
 	// Output:
 	// charging order-7
 	// applied <nil>
-	// suppressed <nil>
+	// redelivered <nil>
 }
 
 func ExampleParseKeySource() {

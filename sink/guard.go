@@ -13,13 +13,28 @@ import (
 // Guard is the guard-mode sink for effects outside Redis: claim the key as
 // pending with a lease, run the effect, mark the claim done with the TTL.
 // A Guard is safe for concurrent use; each Do costs two round trips when
-// the key is new (claim, done) and one when it is already done.
+// the key is new (claim, done) and one when it is already done, plus one
+// lease renewal per third of the lease that the effect runs.
+//
+// A Guard remembers each record (under its term: topic, partition, offset,
+// group, epoch, member) whose Do has not finished: the owner token of its pending
+// claim and whether its effect ran. So a retry of the record in the same
+// term (the pipeline applying a batch again after ErrUnknown) recognises its
+// own pending claim instead of waiting for it as another owner's, and a
+// retry after the effect ran only marks the claim done: an effect that ran
+// in this process is never run again for the same record and term. The
+// memory costs about 250 bytes per unfinished record, none once Do
+// finishes, and is bounded at 10,000 records: past that the oldest is
+// forgotten (logged at Warn when its effect had run, since a retry of it
+// could then run the effect again once its lease lapsed).
 type Guard struct {
 	c       redis.UniversalClient
 	cfg     config
 	claim   *redis.Script
 	done    *redis.Script
 	release *redis.Script
+	renew   *redis.Script
+	mem     *memory
 }
 
 // NewGuard returns a Guard writing through c (single, Sentinel or Cluster:
@@ -32,87 +47,162 @@ func NewGuard(c redis.UniversalClient, opts ...Option) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{
-		c:     c,
-		cfg:   cfg,
-		claim: claimScript(""),
-		// KEYS[1] ledger key, ARGV[1] our pending claim, ARGV[2] done claim,
-		// ARGV[3] TTL ms, ARGV[4] our owner field. Done is written over our
-		// own pending or done claim (a retry whose first reply was lost) or
-		// over nothing (our lease lapsed and nobody claimed since); never
-		// over another owner's claim.
-		done: redis.NewScript(`local cur = redis.call('GET', KEYS[1])
-if cur and cur ~= ARGV[1] and not string.find(cur, ARGV[4], 1, true) then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1`),
-		// KEYS[1] ledger key, ARGV[1] our pending claim.
-		release: redis.NewScript(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-return redis.call('DEL', KEYS[1])`),
-	}, nil
+	g := &Guard{c: c, cfg: cfg, claim: guardClaimScript, done: guardDoneScript, release: guardReleaseScript,
+		renew: guardRenewScript}
+	g.mem = newMemory(defaultRemember, func(id string) {
+		g.cfg.log.Warn("sink: guard forgot an unfinished record whose effect ran (memory bound reached); a retry of it could run the effect again once its lease lapsed",
+			"record", id, "bound", g.mem.max)
+	})
+	return g, nil
 }
 
 // Do runs effect at most once per business key of r while the claim lives,
 // and reports Applied when it ran it (or found r's own done claim, written
-// under the same epoch) and Suppressed when the key was done before.
+// under the same term), Redelivered when the key is done for r's topic,
+// partition and offset under another term of r's group, and Suppressed when
+// it is done for another record or group (see Outcome).
 //
 // It claims the key as pending for the lease; a live pending claim of
 // another owner is waited for (polling with the backoff until it is done,
-// then Suppressed, or gone, then claimed), bounded by ctx. The effect gets
-// the business key and a context that ends with the lease. After it
-// succeeds the claim becomes done for the TTL; if the claim was lost
-// meanwhile, Do returns ErrLeaseLost (the effect ran, and another worker
-// may run it too). If the effect fails, the claim is released and the
-// error returned, so a retry runs it again.
+// then Suppressed or Redelivered, or gone, then claimed), bounded by ctx.
+// The effect's context ends with ctx, a fifth of the lease before the
+// claim's lease could lapse (the margin for the effect to stop and for the
+// skew between this clock and Redis's), or at once when the claim is found
+// gone. While the effect runs, however long it overruns its context, the
+// lease is renewed every third of the lease: no other owner can claim the
+// key before the effect returns unless Redis stays unreachable for a whole
+// lease.
 //
-// The remaining window: a crash after the effect and before done leaves a
-// pending claim that expires, and a replay runs the effect again. Pass key
-// to the external system as its idempotency key to close it.
+// The effect's result decides what happens to the claim:
+//   - nil: the effect happened. The claim becomes done for the TTL. If that
+//     write fails past the retries, Do returns an error wrapping ErrUnknown
+//     and a retry of r in the same term only marks the claim done. If the
+//     claim was taken over meanwhile (its lease lapsed while Redis was
+//     unreachable), Do returns ErrLeaseLost: the effect ran, and the other
+//     owner may run it too; a retry then waits for that owner and reports
+//     its outcome.
+//   - an error wrapping context.Canceled or context.DeadlineExceeded, or any
+//     error once the effect's context ended: the effect may have happened
+//     (the call went out, the answer did not come back). The claim is kept
+//     pending, not released, and Do returns the error wrapping ErrUnknown;
+//     a retry of r in the same term marks it done without running it. If
+//     no retry comes (the partition moved), the lease lapses and the next
+//     owner runs it: the window below.
+//   - any other error: the effect did not happen. The claim is released
+//     and the error returned; a retry runs the effect again.
 //
-// Redis errors are retried with the backoff; if done cannot be written,
-// the error wraps ErrUnknown and the effect has run.
+// What remains is the window of a process that stops between the effect
+// and done (a crash, a kill, a partition moved before a retry, a memory
+// bound reached): the pending claim lapses and the next owner runs the
+// effect again. Pass key to the external system as its idempotency key to
+// close it.
+//
+// Redis errors are retried with the backoff.
 func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Context, key string) error) (Outcome, error) {
 	key, err := g.cfg.keys.Extract(r)
 	if err != nil {
 		return 0, err
 	}
 	lk := g.cfg.prefix + key
-	mine := claimFor(r, ClaimPending, time.Now())
-	mine.Owner = rand.Text()
-	pending := mine.Encode()
-
-	claimedAt, out, err := g.acquire(ctx, r, key, lk, pending)
-	if out != 0 || err != nil {
-		return out, err
+	m, err := g.mem.take(r, func() memo {
+		c := claimFor(r, ClaimPending, time.Now())
+		c.Owner = rand.Text()
+		return memo{owner: c.Owner, pending: c.Encode()}
+	})
+	if err != nil {
+		return 0, err
 	}
-	deadline := claimedAt.Add(g.cfg.lease) // no later than the lease's real end
+	defer g.mem.put(m)
+	if m.ran { // a retry: the effect ran in this process, only done is missing
+		return g.finish(ctx, r, key, lk, m, true)
+	}
+	claimedAt, out, err := g.acquire(ctx, r, key, lk, m.pending)
+	if err != nil {
+		return 0, err // our claim may be written: the memo keeps its token for a retry
+	}
+	if out != 0 {
+		m.forget = true
+		return out, nil
+	}
 	if err := runHook(g.cfg.hooks.AfterClaim, ctx, key); err != nil {
+		m.forget = true // as a crash forgets
 		return 0, err
 	}
-	ectx, cancel := context.WithDeadline(ctx, deadline)
-	err = effect(ectx, key)
-	cancel()
-	if err != nil {
-		g.giveBack(ctx, r, key, lk, pending)
+	uncertain, err := g.runEffect(ctx, r, key, lk, m.pending, claimedAt, effect)
+	switch {
+	case err != nil && !uncertain:
+		m.forget = true
+		g.giveBack(ctx, r, key, lk, m.pending)
 		return 0, fmt.Errorf("sink: %s key %q: effect: %w", r.at(), key, err)
+	case err != nil:
+		m.ran = true
+		return 0, fmt.Errorf("%w at %s key %q: effect ended with its context, so it may have happened: its claim stays pending and a retry in this term marks it done without running it: %w",
+			ErrUnknown, r.at(), key, err)
 	}
+	m.ran = true
 	if err := runHook(g.cfg.hooks.AfterEffect, ctx, key); err != nil {
+		m.forget = true // as a crash forgets
 		return 0, err
 	}
-	done := mine
-	done.State, done.At = ClaimDone, time.Now().UTC()
-	// Marking done is attempted even if ctx ended meanwhile: the effect ran.
-	v, err := g.eval(context.WithoutCancel(ctx), r, key, g.done, lk, pending, done.Encode(), g.cfg.ttl.Milliseconds(),
-		`"owner":"`+mine.Owner+`"`)
+	return g.finish(ctx, r, key, lk, m, false)
+}
+
+// finish marks m's claim done, the effect having run. retry says whether
+// this is a later Do of the record: then a claim another owner holds is
+// waited for and its outcome reported (the lease was lost earlier, and
+// ErrLeaseLost returned then), instead of ErrLeaseLost again.
+func (g *Guard) finish(ctx context.Context, r *Record, key, lk string, m *memo, retry bool) (Outcome, error) {
+	done, err := DecodeClaim(m.pending)
 	if err != nil {
-		if !errors.Is(err, ErrUnknown) {
-			err = fmt.Errorf("%w: %w", ErrUnknown, err)
+		return 0, fmt.Errorf("sink: %s key %q: own pending claim: %w", r.at(), key, err)
+	}
+	done.State, done.At = ClaimDone, time.Now().UTC()
+	for poll := 1; ; poll++ {
+		// Marking done is attempted even if ctx ended meanwhile: the effect ran.
+		v, err := g.eval(context.WithoutCancel(ctx), r, key, g.done, lk, m.pending, done.Encode(),
+			g.cfg.ttl.Milliseconds(), `"owner":"`+m.owner+`"`)
+		if err != nil {
+			if !errors.Is(err, ErrUnknown) {
+				err = fmt.Errorf("%w: %w", ErrUnknown, err)
+			}
+			return 0, fmt.Errorf("%w (the effect ran; it is not marked done: a retry in this term marks it done without running it)", err)
 		}
-		return 0, fmt.Errorf("%w (the effect ran; it is not marked done)", err)
+		cur, taken := v.(string)
+		if !taken {
+			m.forget = true
+			return Applied, nil
+		}
+		if !retry {
+			return 0, fmt.Errorf("%w at %s key %q: the effect ran", ErrLeaseLost, r.at(), key)
+		}
+		c, err := decodeGuardClaim(cur)
+		if err != nil {
+			return 0, foreignValue(r.at(), lk, cur)
+		}
+		if c.State == ClaimDone {
+			m.forget = true
+			g.cfg.log.WarnContext(ctx, "sink: the guard lease was lost after the effect ran; another owner ran it too",
+				"record", r.at(), "key", key, "other", fmt.Sprintf("%s/%d@%d", c.Topic, c.Partition, c.Offset))
+			return doneOutcome(c, r), nil
+		}
+		if err := sleep(ctx, g.cfg.retry.delay(poll)); err != nil {
+			return 0, fmt.Errorf("sink: %s key %q: the effect ran; waiting for %s/%d@%d's claim to mark it done: %w",
+				r.at(), key, c.Topic, c.Partition, c.Offset, err)
+		}
 	}
-	if v != int64(1) {
-		return 0, fmt.Errorf("%w at %s key %q: the effect ran", ErrLeaseLost, r.at(), key)
+}
+
+// doneOutcome is what a done claim c means for r: Applied when it is r's own
+// (same term), Redelivered when it is r's under another term of its group,
+// else Suppressed.
+func doneOutcome(c Claim, r *Record) Outcome {
+	switch {
+	case c.Names(r):
+		return Applied
+	case c.SameRecord(r):
+		return Redelivered
 	}
-	return Applied, nil
+	return Suppressed
 }
 
 // Key returns the business key Do uses for r, from the Guard's key source;
@@ -120,28 +210,25 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 func (g *Guard) Key(r *Record) (string, error) { return g.cfg.keys.Extract(r) }
 
 // acquire claims lk, waiting out a live foreign claim. It returns when
-// the claim is ours (outcome 0, and a time no later than the claim was
-// written) or with the outcome for a key already done.
+// the claim is ours (outcome 0, and a time no later than its lease began)
+// or with the outcome for a key already done.
 func (g *Guard) acquire(ctx context.Context, r *Record, key, lk, pending string) (time.Time, Outcome, error) {
 	for poll := 1; ; poll++ {
 		start := time.Now()
-		v, err := g.eval(ctx, r, key, g.claim, lk, pending, g.cfg.lease.Milliseconds())
+		v, err := g.eval(ctx, r, key, g.claim, lk, pending, g.cfg.lease.Milliseconds(), g.cfg.ttl.Milliseconds())
 		if err != nil {
 			return start, 0, err
 		}
 		prior, ok := v.(string)
-		if !ok || prior == pending {
-			return start, 0, nil // claimed, now or by an earlier attempt whose reply was lost
+		if !ok {
+			return start, 0, nil // claimed now, or our own claim found and its lease started again
 		}
-		c, err := DecodeClaim(prior)
+		c, err := decodeGuardClaim(prior)
 		if err != nil {
-			return start, 0, fmt.Errorf("sink: %s key %q: %w", r.at(), key, err)
+			return start, 0, foreignValue(r.at(), lk, prior)
 		}
 		if c.State != ClaimPending {
-			if c.Names(r) {
-				return start, Applied, nil
-			}
-			return start, Suppressed, nil
+			return start, doneOutcome(c, r), nil
 		}
 		if err := sleep(ctx, g.cfg.retry.delay(poll)); err != nil {
 			return start, 0, fmt.Errorf("sink: %s key %q: waiting for %s/%d@%d's claim: %w",
@@ -150,8 +237,8 @@ func (g *Guard) acquire(ctx context.Context, r *Record, key, lk, pending string)
 	}
 }
 
-// giveBack deletes our pending claim after a failed effect. A failure is
-// only logged: the lease expires anyway.
+// giveBack deletes our pending claim after an effect that failed without
+// happening. A failure is only logged: the lease expires anyway.
 func (g *Guard) giveBack(ctx context.Context, r *Record, key, lk, pending string) {
 	if _, err := g.eval(context.WithoutCancel(ctx), r, key, g.release, lk, pending); err != nil {
 		g.cfg.log.WarnContext(ctx, "sink: release of a pending claim failed; it expires with its lease",
@@ -180,6 +267,9 @@ func (g *Guard) eval(ctx context.Context, r *Record, key string, s *redis.Script
 	if retryable(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil, fmt.Errorf("%w at %s key %q: %w", ErrUnknown, r.at(), key, err)
 	}
+	if final(err) {
+		err = classify(err)
+	}
 	return nil, fmt.Errorf("sink: %s key %q: %w", r.at(), key, err)
 }
 
@@ -187,4 +277,17 @@ func (g *Guard) eval(ctx context.Context, r *Record, key string, s *redis.Script
 // retried).
 func (g *Guard) Lookup(ctx context.Context, key string) (Claim, bool, error) {
 	return lookup(ctx, g.c, g.cfg.prefix+key)
+}
+
+// decodeGuardClaim decodes a claim a Guard wrote: pending or done, with an
+// owner. Anything else wraps ErrBadClaim.
+func decodeGuardClaim(s string) (Claim, error) {
+	c, err := DecodeClaim(s)
+	if err != nil {
+		return Claim{}, err
+	}
+	if (c.State != ClaimPending && c.State != ClaimDone) || c.Owner == "" {
+		return Claim{}, fmt.Errorf("%w: a %q claim without a guard's owner", ErrBadClaim, c.State)
+	}
+	return c, nil
 }

@@ -3,6 +3,7 @@ package sink
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,8 +44,12 @@ func TestGuardDoneSuppresses(t *testing.T) {
 		t.Errorf("Lookup = %+v, %v, %v", cl, ok, err)
 	}
 	replay := withEpoch(r, 2)
-	if out, err := g.Do(ctx, &replay, n.effect); out != Suppressed || err != nil {
-		t.Errorf("replay Do = %v, %v", out, err)
+	if out, err := g.Do(ctx, &replay, n.effect); out != Redelivered || err != nil {
+		t.Errorf("replay Do = %v, %v; want redelivered (its own record's claim)", out, err)
+	}
+	resend := order(0, 2, "o1", "c", 1)
+	if out, err := g.Do(ctx, &resend, n.effect); out != Suppressed || err != nil {
+		t.Errorf("re-send Do = %v, %v; want suppressed", out, err)
 	}
 	if out, err := g.Do(ctx, &r, n.effect); out != Applied || err != nil {
 		t.Errorf("same record, same epoch = %v, %v; want applied (its own claim)", out, err)
@@ -66,7 +71,9 @@ func TestGuardExpiredLeaseRerunsOnce(t *testing.T) {
 	if n.n.Load() != 0 || !m.Exists("shardpipe:guard:o1") {
 		t.Fatal("crash after claim: want a pending claim and no effect")
 	}
-	fresh := newGuard(t, c)
+	fc := client(t, m)
+	h := watchCalls(fc)
+	fresh := newGuard(t, fc)
 	replay := withEpoch(r, 2)
 	done := make(chan error, 1)
 	go func() {
@@ -76,7 +83,7 @@ func TestGuardExpiredLeaseRerunsOnce(t *testing.T) {
 		}
 		done <- err
 	}()
-	time.Sleep(20 * time.Millisecond) // the replay polls the live claim
+	h.await(t, "the replay to find the live claim three times", func() bool { return h.polls.Load() >= 3 })
 	if n.n.Load() != 0 {
 		t.Fatal("replay ran the effect under a live claim")
 	}
@@ -85,7 +92,7 @@ func TestGuardExpiredLeaseRerunsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := withEpoch(r, 3)
-	if out, err := fresh.Do(ctx, &again, n.effect); out != Suppressed || err != nil {
+	if out, err := fresh.Do(ctx, &again, n.effect); out != Redelivered || err != nil {
 		t.Errorf("third Do = %v, %v", out, err)
 	}
 	if got := n.n.Load(); got != 1 {
@@ -119,7 +126,7 @@ func TestGuardWindowAfterEffect(t *testing.T) {
 
 func TestGuardWaitsForLiveForeignClaim(t *testing.T) {
 	ctx := context.Background()
-	_, c := newRedis(t)
+	m, c := newRedis(t)
 	g := newGuard(t, c)
 	var n counter
 	started, release := make(chan struct{}), make(chan struct{})
@@ -134,24 +141,28 @@ func TestGuardWaitsForLiveForeignClaim(t *testing.T) {
 	<-started
 	second := make(chan Outcome, 1)
 	zombie := withEpoch(r, 2)
+	zc := client(t, m)
+	h := watchCalls(zc)
+	zg := newGuard(t, zc)
 	go func() {
-		out, err := g.Do(ctx, &zombie, n.effect)
+		out, err := zg.Do(ctx, &zombie, n.effect)
 		if err != nil {
 			t.Error(err)
 		}
 		second <- out
 	}()
+	h.await(t, "the second Do to poll the live claim three times", func() bool { return h.polls.Load() >= 3 })
 	select {
 	case out := <-second:
 		t.Fatalf("second Do returned %v while the first held the claim", out)
-	case <-time.After(30 * time.Millisecond):
+	default:
 	}
 	close(release)
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
-	if out := <-second; out != Suppressed {
-		t.Errorf("second Do = %v, want suppressed", out)
+	if out := <-second; out != Redelivered {
+		t.Errorf("second Do = %v, want redelivered (the same record's claim)", out)
 	}
 	if n.n.Load() != 1 {
 		t.Errorf("effect ran %d times", n.n.Load())
@@ -225,10 +236,10 @@ func TestGuardDoneRetry(t *testing.T) {
 	if err != nil || v != 1 {
 		t.Fatalf("done retry over our own done claim = %v, %v; want 1", v, err)
 	}
-	v, err = g.done.Run(ctx, c, []string{"shardpipe:guard:o1"}, pendingOf.Encode(), cl.Encode(), int64(60000),
-		`"owner":"someone-else"`).Int64()
-	if err != nil || v != 0 {
-		t.Fatalf("done by another owner = %v, %v; want 0", v, err)
+	cur, err := g.done.Run(ctx, c, []string{"shardpipe:guard:o1"}, pendingOf.Encode(), cl.Encode(), int64(60000),
+		`"owner":"someone-else"`).Text()
+	if err != nil || cur != cl.Encode() {
+		t.Fatalf("done by another owner = %v, %v; want the claim there, unchanged", cur, err)
 	}
 }
 
@@ -270,5 +281,138 @@ func TestGuardNoKey(t *testing.T) {
 	}
 	if _, err := NewGuard(c, WithLease(0)); err == nil {
 		t.Error("NewGuard accepted a zero lease")
+	}
+}
+
+// TestGuardRetryAfterDoneFailedOnlyMarksDone: the effect ran, then Redis
+// failed the done write past the retry budget (ErrUnknown). A retry of the
+// same record in the same term (what the pipeline does with the batch) must
+// not run the effect again, whether the pending claim is still live or its
+// lease lapsed meanwhile: it only marks the claim done.
+func TestGuardRetryAfterDoneFailedOnlyMarksDone(t *testing.T) {
+	for _, lapsed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "lease live", true: "lease lapsed"}[lapsed], func(t *testing.T) {
+			m, c := newRedis(t)
+			g := newGuard(t, c)
+			var runs atomic.Int32
+			effect := func(context.Context, string) error {
+				runs.Add(1)
+				m.SetError("LOADING Redis is loading the dataset in memory") // the outage starts after the effect
+				return nil
+			}
+			r := order(0, 1, "o1", "c", 1)
+			if _, err := g.Do(context.Background(), &r, effect); !errors.Is(err, ErrUnknown) {
+				t.Fatalf("Do with the done write failing = %v, want ErrUnknown", err)
+			}
+			m.SetError("")
+			if lapsed {
+				m.FastForward(time.Second)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			out, err := g.Do(ctx, &r, effect)
+			if err != nil || out != Applied {
+				t.Fatalf("retry = %v, %v; want applied", out, err)
+			}
+			if n := runs.Load(); n != 1 {
+				t.Errorf("effect ran %d times, want 1", n)
+			}
+			cl, ok, err := g.Lookup(context.Background(), "o1")
+			if err != nil || !ok || cl.State != ClaimDone || !cl.Names(&r) {
+				t.Errorf("claim %+v, %v, %v; want done for the record", cl, ok, err)
+			}
+			if got := m.TTL("shardpipe:guard:o1"); got != 7*24*time.Hour {
+				t.Errorf("done claim TTL %v, want the TTL", got)
+			}
+		})
+	}
+}
+
+// TestGuardEffectContextErrorKeepsClaim: an effect that ends with a context
+// error may have landed (the call was sent, the answer never came): its
+// pending claim is not released, so no other owner runs it before the lease
+// lapses, and a retry of the same record and term marks it done without
+// running it again.
+func TestGuardEffectContextErrorKeepsClaim(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		effect func(ctx context.Context, cancel context.CancelFunc) error
+	}{
+		{"the effect's own timeout", func(context.Context, context.CancelFunc) error {
+			return fmt.Errorf("POST /charge: %w", context.DeadlineExceeded)
+		}},
+		{"the caller's context ends", func(ctx context.Context, cancel context.CancelFunc) error {
+			cancel()
+			<-ctx.Done()
+			return ctx.Err()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, c := newRedis(t)
+			g := newGuard(t, c)
+			var runs atomic.Int32
+			r := order(0, 1, "o1", "c", 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			_, err := g.Do(ctx, &r, func(ectx context.Context, _ string) error {
+				runs.Add(1)
+				return tc.effect(ectx, cancel)
+			})
+			cancel()
+			if err == nil {
+				t.Fatal("Do reported success for an effect that failed")
+			}
+			cl, ok, lerr := g.Lookup(context.Background(), "o1")
+			if lerr != nil || !ok || cl.State != ClaimPending {
+				t.Fatalf("claim after a context error: %+v, %v, %v; want our pending claim kept", cl, ok, lerr)
+			}
+			if !m.Exists("shardpipe:guard:o1") {
+				t.Fatal("claim released")
+			}
+			out, err := g.Do(context.Background(), &r, func(context.Context, string) error { runs.Add(1); return nil })
+			if err != nil || out != Applied || runs.Load() != 1 {
+				t.Errorf("retry = %v, %v, runs %d; want applied with the effect run once", out, err, runs.Load())
+			}
+		})
+	}
+}
+
+// TestGuardRemembersBounded: what a Guard remembers of unfinished records is
+// dropped when they finish, and bounded: past the bound the oldest is
+// forgotten first.
+func TestGuardRemembersBounded(t *testing.T) {
+	m, c := newRedis(t)
+	g := newGuard(t, c)
+	g.mem.max = 3
+	var n counter
+	for i := range 5 {
+		r := order(0, int64(i), fmt.Sprint("o", i), "c", 1)
+		if _, err := g.Do(context.Background(), &r, n.effect); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := g.mem.len(); got != 0 {
+		t.Errorf("remembers %d records after they all finished, want 0", got)
+	}
+	failDone := func(context.Context, string) error {
+		m.SetError("LOADING Redis is loading the dataset in memory")
+		return nil
+	}
+	for i := range 5 {
+		m.SetError("")
+		r := order(0, int64(10+i), fmt.Sprint("p", i), "c", 1)
+		if _, err := g.Do(context.Background(), &r, failDone); !errors.Is(err, ErrUnknown) {
+			t.Fatalf("Do = %v, want ErrUnknown", err)
+		}
+	}
+	m.SetError("")
+	if got := g.mem.len(); got != 3 {
+		t.Errorf("remembers %d unfinished records, want the bound 3", got)
+	}
+	for i := range 5 {
+		r := order(0, int64(10+i), fmt.Sprint("p", i), "c", 1)
+		_, ok := g.mem.peek(&r)
+		if want := i >= 2; ok != want {
+			t.Errorf("record %d remembered %v, want %v (the oldest go first)", i, ok, want)
+		}
 	}
 }

@@ -53,12 +53,14 @@ func NewLedger(c redis.UniversalClient, opts ...Option) (*Ledger, error) {
 // same key in one batch the first is applied (or suppressed), the rest are
 // suppressed; this is decided in Go, not by pipeline order.
 //
-// Counting rule: a record is Applied when the stored claim was written for
-// it, that is, names its topic, partition, offset and epoch, whether by
-// this call or by an earlier call of the same assignment whose reply was
-// lost. Anything else, including a replay of the same offset under a new
-// epoch after a crash or rebalance, is Suppressed. So each key's effect
-// happens once, and counts as Applied once per assignment that wrote it.
+// Counting rule (see Outcome): a record is Applied when the stored claim was
+// written for it under its term (topic, partition, offset, group, epoch,
+// member), by this call or by an earlier call of the same term whose reply
+// was lost; Redelivered when the claim names the same topic, partition and
+// offset under another term of its group (a replay after a crash, a lost
+// reply or a rebalance); Suppressed when it names another record or group. So each key's effect happens
+// once, and is Applied or Redelivered for exactly the one record it was
+// applied from.
 //
 // Retryable Redis errors (network, timeouts, LOADING, READONLY,
 // CLUSTERDOWN, TRYAGAIN, ...) are retried with the Backoff, resending only

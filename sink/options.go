@@ -91,11 +91,14 @@ func WithPrefix(prefix string) Option {
 }
 
 // WithTTL sets how long a claim (an applied ledger entry, a done guard
-// claim) lives. Exactly-once holds only while the claim lives: a replay
-// older than the TTL applies again. Default 7 days; at least 1ms (Redis
-// expiries are whole milliseconds).
+// claim) lives after the last record that met its key: every record that
+// meets it, applied or suppressed, renews it to at least the TTL from then
+// (never shortening it). Exactly-once holds only while the claim lives: a
+// record read again after that applies again. Default 7 days; at least 1ms
+// (Redis expiries are whole milliseconds). Cost without an effect: one
+// PEXPIRE GT per record in the batch's round trip.
 // Memory cost: about 200 bytes per claim (Redis MEMORY USAGE, short keys)
-// for the TTL.
+// for the TTL, plus the group name and 11 bytes when Record.Group is set.
 func WithTTL(ttl time.Duration) Option {
 	return option{"WithTTL", both, func(c *config) error {
 		if ttl < time.Millisecond {
@@ -155,9 +158,12 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithLease sets how long a Guard's pending claim lives (Guard only). It
-// must exceed the effect's worst-case duration: the effect's context ends
-// when the lease does, and after that another worker may claim and run the
-// effect. Shorter leases let a replay recover sooner after a crash.
+// must exceed the effect's worst-case duration by a fifth: the effect's
+// context ends a fifth of the lease before the lease could lapse, and an
+// effect ended by its context counts as having run (see Guard.Do). While
+// the effect runs the lease is renewed every third of it, one round trip
+// each, so an effect that overruns its context still holds the claim while
+// Redis answers. Shorter leases let a replay recover sooner after a crash.
 // Default 30s; at least 1ms.
 func WithLease(d time.Duration) Option {
 	return option{"WithLease", guardOnly, func(c *config) error {

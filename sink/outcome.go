@@ -3,26 +3,45 @@ package sink
 import "strconv"
 
 // Outcome says what happened to one record's effect.
+//
+// The counting rule: a business key's effect happens once, when its claim is
+// written, and the claim names the record (topic, partition, offset) and the
+// term (group, epoch, member) that wrote it. The sink reports Applied to that
+// term, Redelivered to any other term of the same group that meets the same
+// record again (after a crash, a lost reply or a moved partition before the
+// commit past it), and Suppressed to every other record with the key and to
+// other groups. So within a group "the key was applied from this record" is
+// Applied or Redelivered; to count each key once across terms and
+// processes, count it where a commit moves past the record (as the
+// pipeline's PartitionStats.Applied does), or per record: its Applied
+// results, or one if it has none but a Redelivered one.
 type Outcome uint8
 
 const (
 	// Applied means this record's claim was written on its behalf and its
 	// effect landed: by this call, or by an earlier call for the same
-	// topic, partition, offset and epoch whose reply was lost.
+	// topic, partition, offset and term whose reply was lost.
 	Applied Outcome = iota + 1
 	// Suppressed means the business key was already claimed for another
-	// record (an earlier offset, another epoch, an earlier record in the
-	// same batch): the effect was not performed again.
+	// record (an earlier offset, an earlier record in the same batch): the
+	// effect was not performed again.
 	Suppressed
+	// Redelivered means the business key was already claimed for this same
+	// record (topic, partition and offset) under another term of the same
+	// group (Record.Group): its effect landed from this record, under that
+	// term, and was not performed again.
+	Redelivered
 )
 
-// String returns "applied" or "suppressed".
+// String returns "applied", "suppressed" or "redelivered".
 func (o Outcome) String() string {
 	switch o {
 	case Applied:
 		return "applied"
 	case Suppressed:
 		return "suppressed"
+	case Redelivered:
+		return "redelivered"
 	}
 	return "outcome(" + strconv.Itoa(int(o)) + ")"
 }
@@ -31,7 +50,8 @@ func (o Outcome) String() string {
 type Result struct {
 	// Key is the business key, empty when it could not be extracted.
 	Key string
-	// Outcome is Applied or Suppressed; meaningless when Err is set.
+	// Outcome is Applied, Suppressed or Redelivered; meaningless when Err
+	// is set.
 	Outcome Outcome
 	// Err non-nil means this record's effect did NOT happen and nothing was
 	// claimed for it (ErrNoKey, ErrBadValue, ErrCrossSlot, or a non-retryable

@@ -19,7 +19,13 @@ type Record struct {
 	// group member ID in the pipeline. Epochs alone can repeat across
 	// members (KIP-848 member epochs) and groups; member and epoch
 	// together name one term. Empty is fine outside a group.
-	Member    string
+	Member string
+	// Group names the pass over the log the term belongs to: the consumer
+	// group in the pipeline, "replay:" + id in a replay. A record met again
+	// under another term of the same group is Redelivered; under another
+	// group (a replay, a second group reading the topic), Suppressed. It is
+	// stored in the claim (its length in bytes per key); empty is one group.
+	Group     string
 	Key       []byte
 	Value     []byte
 	Headers   []Header

@@ -30,19 +30,38 @@ func TestLedgerRetry(t *testing.T) {
 			if tt.heal == nil {
 				l, _ = NewLedger(c, WithRetry(fastRetry()))
 			}
+			h := watchCalls(c)
 			tt.fault(m)
-			if tt.heal != nil {
-				time.AfterFunc(30*time.Millisecond, func() { tt.heal(m) })
+			type reply struct {
+				rs  []Result
+				err error
 			}
-			rs, err := l.Apply(ctx, []Record{order(0, 0, "o1", "c", 1), order(0, 1, "o2", "c", 1)})
+			done := make(chan reply, 1)
+			go func() {
+				rs, err := l.Apply(ctx, []Record{order(0, 0, "o1", "c", 1), order(0, 1, "o2", "c", 1)})
+				done <- reply{rs, err}
+			}()
+			if tt.heal != nil {
+				// Heal only once the sink has failed three round trips.
+				h.await(t, "three failed round trips", func() bool { return h.failed.Load() >= 3 })
+				tt.heal(m)
+			}
+			got := <-done
+			rs, err := got.rs, got.err
 			if tt.wantErr {
 				if !errors.Is(err, ErrUnknown) || rs != nil {
 					t.Fatalf("got %v, %v; want nil, ErrUnknown", rs, err)
+				}
+				if n := h.failed.Load(); n != int32(fastRetry().Attempts) {
+					t.Errorf("%d failed round trips, want the %d attempts of the backoff", n, fastRetry().Attempts)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if n := h.failed.Load(); n < 3 {
+				t.Errorf("%d failed round trips before success, want at least 3", n)
 			}
 			if got := outcomes(rs); got[0] != "applied" || got[1] != "applied" {
 				t.Errorf("got %v", got)

@@ -67,22 +67,36 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 		}
 		cmds, err = l.pipe(ctx, pending)
 	}
-	if len(cmds) != len(pending) {
+	per := l.perWrite()
+	if len(cmds) != per*len(pending) {
 		if err == nil {
-			err = fmt.Errorf("%d replies to %d commands", len(cmds), len(pending))
+			err = fmt.Errorf("%d replies to %d commands", len(cmds), per*len(pending))
 		}
 		return err
 	}
 	var batchErr error
 	var scratch []byte
 	for i, w := range pending {
-		prior, claimed, cerr := answer(cmds[i])
+		prior, claimed, cerr := answer(cmds[per*i+per-1])
+		if cerr == nil && per == 2 {
+			cerr = renewed(cmds[per*i])
+		}
 		switch {
 		case cerr == nil:
 			w.done = true
 			w.outcome = Suppressed
-			if claimed || namesRecord(prior, &batch[w.idx], &scratch) {
+			switch {
+			case claimed:
 				w.outcome = Applied
+			default:
+				switch classifyPrior(prior, &batch[w.idx], &scratch) {
+				case priorOwn:
+					w.outcome = Applied
+				case priorSameRecord:
+					w.outcome = Redelivered
+				case priorForeign:
+					w.err = foreignValue(batch[w.idx].at(), w.key, prior)
+				}
 			}
 		case final(cerr): // e.g. WRONGTYPE: nothing was written for this record
 			w.done = true
@@ -94,10 +108,30 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 	return batchErr
 }
 
+// perWrite is the number of commands pipe queues per write: without an
+// effect PEXPIRE GT and SET NX GET, with one the claim script (which renews
+// the key itself).
+func (l *Ledger) perWrite() int {
+	if l.script == nil {
+		return 2
+	}
+	return 1
+}
+
+// pipe queues every pending write and sends them in one round trip.
+//
+// Without an effect each write is two commands: PEXPIRE key ttl GT, then
+// SET key claim NX GET PX ttl. The first renews a key that is already there
+// (a suppressed record, or our own claim on a retry) to at least the TTL
+// from now, and never shortens one; it runs first so that a key it finds
+// cannot expire before the SET reads it. The effect script does the same
+// inside Redis.
 func (l *Ledger) pipe(ctx context.Context, pending []*write) ([]redis.Cmder, error) {
 	p := l.c.Pipeline()
+	ttl := any(l.cfg.ttl.Milliseconds()) // boxed once per batch
 	for _, w := range pending {
 		if l.script == nil {
+			p.Do(ctx, "pexpire", w.key, ttl, "gt")
 			p.SetArgs(ctx, w.key, w.claim, redis.SetArgs{Mode: "NX", TTL: l.cfg.ttl, Get: true})
 			continue
 		}
@@ -105,6 +139,12 @@ func (l *Ledger) pipe(ctx context.Context, pending []*write) ([]redis.Cmder, err
 		l.script.EvalSha(ctx, p, w.keys, w.args...)
 	}
 	return p.Exec(ctx)
+}
+
+// renewed reads the reply to PEXPIRE GT: 0 or 1 (no key, or a key that
+// already lives longer, or one just renewed), or the error.
+func renewed(c redis.Cmder) error {
+	return c.Err()
 }
 
 // answer reads one reply: claimed, or the claim already there.
@@ -127,6 +167,15 @@ func answer(c redis.Cmder) (prior string, claimed bool, err error) {
 		return "", true, nil
 	}
 	return "", false, fmt.Errorf("unexpected reply %T", c)
+}
+
+// foreignValue is the error for a ledger key that holds something this
+// package did not write there: a misconfiguration (a prefix shared with
+// another program, or a Ledger and a Guard sharing one), never a
+// suppression. The record is not applied.
+func foreignValue(at, key, val string) error {
+	return fmt.Errorf("sink: %s ledger key %q holds %.80q, not a claim of this key space: %w: %w",
+		at, key, val, ErrMisconfigured, ErrBadClaim)
 }
 
 // classify wraps a final server reply with the sentinel the caller branches

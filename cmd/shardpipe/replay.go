@@ -39,8 +39,9 @@ Examples:
 			"exclusive. Progress is kept in Redis under --id with the range its first run planned; a rerun\n" +
 			"with the same --id and range flags continues that range where the last run stopped (a\n" +
 			"duration ago is not planned again), other range flags under a used --id are refused (exit 2),\n" +
-			"and a newer run fences an older one still running (it exits 1). A range\n" +
-			"with records older than --ttl needs --force. Ends with a table per partition on stdout.",
+			"and a newer run fences an older one still running (it exits 1). A range holding records\n" +
+			"older than --ttl whose keys the ledger lacks (they would apply again) needs --force.\n" +
+			"Ends with a table per partition on stdout.",
 		Flags:  replayFlags(),
 		Action: replayAction,
 	}
@@ -75,13 +76,13 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	ranges, err := planReplay(ctx, rc, now, stored, log)
-	if err != nil {
-		return err
-	}
 	ledger, err := newLedger(rc.ledgerConfig, rc.topic, rdb, log)
 	if err != nil {
 		return failure(err)
+	}
+	ranges, err := planReplay(ctx, rc, now, stored, ledger, log)
+	if err != nil {
+		return err
 	}
 	var applier pipeline.Applier = ledger
 	maxBatch := rc.commitConfig.maxBatch
@@ -91,7 +92,7 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	}
 	opts := append([]pipeline.Option{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier),
 		pipeline.CommitEvery(rc.commitConfig.commitEvery), pipeline.CommitInterval(rc.commitConfig.commitInterval),
-		pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)},
+		pipeline.MaxUncommitted(rc.commitConfig.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)},
 		rc.poisonConfig.options(rdb, rc.ledgerConfig)...)
 	if barrier != nil {
 		opts = append(opts, pipeline.BeforeCommit(barrier))
@@ -132,9 +133,11 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 }
 
 // planReplay fixes the ranges (the stored ones of an earlier run of the id
-// when not nil) and applies the TTL rule: a range with records older than
-// --ttl needs --force (a dry run only warns).
-func planReplay(ctx context.Context, rc replayConfig, now time.Time, stored []pipeline.Range, log *slog.Logger) ([]pipeline.Range, error) {
+// when not nil) and applies the TTL rule (ttlRisk): a range holding records
+// older than --ttl whose keys the ledger lacks, which would apply again,
+// needs --force (a dry run only warns; --force skips the ledger check).
+func planReplay(ctx context.Context, rc replayConfig, now time.Time, stored []pipeline.Range, chk pipeline.Checker,
+	log *slog.Logger) ([]pipeline.Range, error) {
 	cl, err := adminClient(rc.brokers)
 	if err != nil {
 		return nil, failure(err)
@@ -153,27 +156,20 @@ func planReplay(ctx context.Context, rc replayConfig, now time.Time, stored []pi
 			return nil, unavailableErr(err.Error())
 		}
 	}
-	ttl := rc.ledgerConfig.ttl
-	old, err := pipeline.RecordsBefore(pctx, adm, rc.topic, ranges, now.Add(-ttl))
-	if err != nil {
-		return nil, unavailableErr(err.Error())
-	}
-	var lines []string
-	for _, rg := range ranges {
-		if n := old[rg.Partition]; n > 0 {
-			lines = append(lines, fmt.Sprintf("partition %d: %d records (offsets %d..%d) are older than --ttl %v: their ledger entries may have expired, so their effects could apply twice",
-				rg.Partition, n, rg.From, rg.From+n-1, ttl))
-		}
-	}
 	for _, rg := range ranges {
 		log.Info("replay range", "topic", rc.topic, "partition", rg.Partition, "from", rg.From, "to", rg.To, "records", rg.Len())
 	}
+	risk := ttlRisk{brokers: rc.brokers, topic: rc.topic, ttl: rc.ledgerConfig.ttl, now: now, log: log, what: "the replay"}
+	lines, err := risk.lines(ctx, adm, ranges, !rc.force, func() (pipeline.Checker, error) { return chk, nil })
 	switch {
+	case err != nil:
+		return nil, err
 	case len(lines) == 0:
-	case rc.force || rc.dryRun:
-		log.Warn("replay range older than the ledger TTL", "ttl", ttl, "partitions", strings.Join(lines, "; "), "force", rc.force)
+	case rc.dryRun:
+		log.Warn("replay range holds records older than the ledger TTL without ledger entries: a replay would apply them again",
+			"ttl", rc.ledgerConfig.ttl, "partitions", strings.Join(lines, "; "))
 	default:
-		return nil, usageErr(append(lines, fmt.Sprintf("the range starts earlier than --ttl %v covers; pass --force to replay it anyway, or start later with --from", ttl))...)
+		return nil, usageErr(append(lines, "pass --force to replay them anyway (they apply again), or start later with --from")...)
 	}
 	return ranges, nil
 }

@@ -38,6 +38,7 @@ func replayFlags() []cli.Flag {
 			Usage: "partitions to replay, comma-separated (default: all)"},
 	}
 	fs = append(fs, ledgerFlags()...)
+	fs = append(fs, durabilityFlags()...)
 	fs = append(fs, commitFlags()...)
 	fs = append(fs, poisonFlags()...)
 	return append(fs,
@@ -46,7 +47,7 @@ func replayFlags() []cli.Flag {
 		&cli.FloatFlag{Name: fRate, Sources: fromEnv(fRate),
 			Usage: "apply at most this many records per second over all partitions (0: no limit; a dry run is not paced)"},
 		&cli.BoolFlag{Name: fForce, Sources: fromEnv(fForce),
-			Usage: "replay even when the range holds records older than --ttl, whose ledger entries may have expired (their effects could apply twice)"},
+			Usage: "replay even when the range holds records older than --ttl whose keys the ledger lacks: their entries may have expired, so their effects apply again (skips that check)"},
 		&cli.StringFlag{Name: fCheckpointPrefix, Value: pipeline.DefaultReplayPrefix, Sources: fromEnv(fCheckpointPrefix),
 			Usage: "prefix of the replay's checkpoint keys in Redis (prefix + id + :topic:partition)"},
 		connectTimeoutFlag(),
@@ -118,6 +119,7 @@ func loadReplayConfig(c *cli.Command, now time.Time) (replayConfig, error) {
 	}
 	rc.given = givenBounds(c.String(fReplayFrom), c.String(fTo), rc.partitions)
 	rc.ledgerConfig = loadLedgerConfig(c, &bad)
+	rc.ledgerConfig.durability = loadDurabilityConfig(c, &bad, rc.ledgerConfig.redis.cluster)
 	rc.commitConfig = loadCommitConfig(c, &bad)
 	rc.poisonConfig = loadPoisonConfig(c, &bad, []string{rc.topic}, rc.ledgerConfig.prefix)
 	rc.dryRun, rc.force = c.Bool(fDryRun), c.Bool(fForce)

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
 
@@ -29,8 +31,10 @@ Examples:
 			"partition to the first record at or after it; a DURATION means that long ago; an OFFSET is\n" +
 			"clamped to the partition's log start and end. Prints the before and after table; --dry-run\n" +
 			"prints it and commits nothing. The ledger still suppresses what it holds when the group\n" +
-			"reads the records again.",
-		Flags: []cli.Flag{
+			"reads the records again; a move back over records older than --ttl whose keys the ledger\n" +
+			"(--redis, --ledger-prefix, --key-from) lacks, which would apply again, is refused (exit 2)\n" +
+			"unless --force (--dry-run only warns).",
+		Flags: append([]cli.Flag{
 			brokersFlag(),
 			groupFlag(),
 			&cli.StringFlag{Name: fTopic, Sources: fromEnv(fTopic), Usage: "topic whose offsets to move (required)"},
@@ -39,8 +43,10 @@ Examples:
 			&cli.StringFlag{Name: fReplayPartitions, Sources: fromEnv(fReplayPartitions),
 				Usage: "partitions to move, comma-separated (default: all)"},
 			&cli.BoolFlag{Name: fDryRun, Sources: fromEnv(fDryRun), Usage: "print the before and after table, commit nothing"},
+			&cli.BoolFlag{Name: fForce, Sources: fromEnv(fForce),
+				Usage: "move the offsets even when the group would read again records older than --ttl whose keys the ledger lacks: their entries may have expired, so their effects apply again (skips that check)"},
 			connectTimeoutFlag(),
-		},
+		}, ledgerFlags()...), // as run takes them: the ledger the group's records are checked against
 		Action: resetOffsetsAction,
 	}
 }
@@ -94,9 +100,11 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 		}
 	}
 	timeout := positive(&bad, c, fConnectTimeout)
+	lc := loadLedgerConfig(c, &bad)
 	if len(bad) > 0 {
 		return usageErr(bad...)
 	}
+	now := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cl, err := adminClient(brokers)
@@ -141,6 +149,9 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 		moves = append(moves, m)
 		offs.AddOffset(topic, rg.Partition, m.after, -1)
 	}
+	if err := resetRisk(ctx, c, lc, brokers, topic, adm, moves, now); err != nil {
+		return err
+	}
 	if c.Bool(fDryRun) {
 		return printMoves(c.Root().Writer, group, topic, moves, true)
 	}
@@ -156,6 +167,50 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 		return failure(fmt.Errorf("commit offsets of group %q on %s: %w", group, topic, err))
 	}
 	return printMoves(c.Root().Writer, group, topic, moves, false)
+}
+
+// resetRisk applies the TTL rule (ttlRisk) to the records the group would
+// read again: from each partition's new offset up to its committed one.
+func resetRisk(ctx context.Context, c *cli.Command, lc ledgerConfig, brokers []string, topic string, adm *kadm.Client,
+	moves []offsetMove, now time.Time) error {
+	var back []pipeline.Range
+	for _, m := range moves {
+		if m.before > m.after {
+			back = append(back, pipeline.Range{Partition: m.partition, From: m.after, To: m.before})
+		}
+	}
+	if len(back) == 0 {
+		return nil
+	}
+	log := newLogger(c.Root().ErrWriter, "text", slog.LevelInfo)
+	risk := ttlRisk{brokers: brokers, topic: topic, ttl: lc.ttl, now: now, log: log, what: "the group"}
+	var rdb redis.UniversalClient
+	defer func() {
+		if rdb != nil {
+			rdb.Close()
+		}
+	}()
+	lines, err := risk.lines(ctx, adm, back, !c.Bool(fForce), func() (pipeline.Checker, error) {
+		rdb = lc.redis.client()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			return nil, unavailableErr(fmt.Sprintf("redis %s: %v (needed to check records older than --ttl %v; --force skips the check)",
+				lc.redis.desc, err, lc.ttl))
+		}
+		keysOnly := lc
+		keysOnly.totals = nil // only the keys are asked about
+		return newLedger(keysOnly, topic, rdb, log)
+	})
+	switch {
+	case err != nil:
+		return err
+	case len(lines) == 0:
+		return nil
+	case c.Bool(fDryRun):
+		log.Warn("the group would read again records older than the ledger TTL without ledger entries: they would apply again",
+			"ttl", lc.ttl, "partitions", strings.Join(lines, "; "))
+		return nil
+	}
+	return usageErr(append(lines, "pass --force to move the offsets anyway (they apply again), or move them to a later --to")...)
 }
 
 // requireNoMembers refuses when the group has active members, of either

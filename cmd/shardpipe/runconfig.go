@@ -61,6 +61,7 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 		bad.addf("%s: empty; name the consumer group", flagRef(fGroup))
 	}
 	rc.ledgerConfig = loadLedgerConfig(c, &bad)
+	rc.durability = loadDurabilityConfig(c, &bad, rc.redis.cluster)
 	rc.commitConfig = loadCommitConfig(c, &bad)
 	if rc.protocol, err = pipeline.ParseProtocol(c.String(fGroupProtocol)); err != nil {
 		bad.addf("%s %q: want classic or consumer", flagRef(fGroupProtocol), c.String(fGroupProtocol))
@@ -99,9 +100,9 @@ type ledgerConfig struct {
 	prefix     string
 	ttl        time.Duration
 	keys       sink.KeySource
-	totals     *sink.Totals // nil: no effect
-	durability durabilityConfig
-	keySpace   string // keySpaceShared or keySpacePerTopic
+	totals     *sink.Totals     // nil: no effect
+	durability durabilityConfig // run and replay only (zero in reset-offsets)
+	keySpace   string           // keySpaceShared or keySpacePerTopic
 }
 
 // loadLedgerConfig reads the ledgerFlags, adding one line per problem to bad.
@@ -113,7 +114,6 @@ func loadLedgerConfig(c *cli.Command, bad *problems) ledgerConfig {
 	if lc.redis, err = parseRedis(c.String(fRedis), c.Bool(fRedisCluster)); err != nil {
 		bad.addf("%s %q: %v", flagRef(fRedis), redactURL(c.String(fRedis)), err)
 	}
-	lc.durability = loadDurabilityConfig(c, bad, lc.redis.cluster)
 	lc.prefix = c.String(fLedgerPrefix)
 	if lc.prefix == "" {
 		bad.addf("%s: empty; ledger keys need a prefix of their own", flagRef(fLedgerPrefix))
@@ -154,6 +154,7 @@ func loadLedgerConfig(c *cli.Command, bad *problems) ledgerConfig {
 type commitConfig struct {
 	commitEvery    int
 	commitInterval time.Duration
+	maxUncommitted int // 0: the pipeline's default
 	maxBatch       int
 }
 
@@ -175,6 +176,14 @@ func loadCommitConfig(c *cli.Command, bad *problems) commitConfig {
 	cc.maxBatch = int(c.Int(fMaxBatch))
 	if cc.maxBatch < 1 {
 		bad.addf("%s %d: must be 1 or more", flagRef(fMaxBatch), cc.maxBatch)
+	}
+	cc.maxUncommitted = int(c.Int(fMaxUncommitted))
+	switch {
+	case cc.maxUncommitted < 0:
+		bad.addf("%s %d: must be 0 (the default) or more", flagRef(fMaxUncommitted), cc.maxUncommitted)
+	case cc.maxUncommitted > 0 && cc.maxUncommitted < cc.commitEvery:
+		bad.addf("%s %d is below %s %d: want at least it, or 0 for the default",
+			flagRef(fMaxUncommitted), cc.maxUncommitted, flagRef(fCommitEvery), cc.commitEvery)
 	}
 	return cc
 }

@@ -22,6 +22,7 @@ const (
 	fTotalsAmount    = "totals-amount-field"
 	fCommitEvery     = "commit-every"
 	fCommitInterval  = "commit-interval"
+	fMaxUncommitted  = "max-uncommitted"
 	fMaxBatch        = "max-batch"
 	fGroupProtocol   = "group-protocol"
 	fStart           = "start"
@@ -47,6 +48,7 @@ func runFlags() []cli.Flag {
 		groupFlag(),
 	}
 	fs = append(fs, ledgerFlags()...)
+	fs = append(fs, durabilityFlags()...)
 	fs = append(fs, commitFlags()...)
 	fs = append(fs,
 		&cli.StringFlag{Name: fGroupProtocol, Value: "classic", Sources: fromEnv(fGroupProtocol),
@@ -80,12 +82,11 @@ func ledgerFlags() []cli.Flag {
 		&cli.BoolFlag{Name: fRedisCluster, Sources: fromEnv(fRedisCluster),
 			Usage: "treat a single --redis address or URL as a Redis Cluster seed"},
 	}
-	fs = append(fs, durabilityFlags()...)
 	return append(fs,
 		&cli.StringFlag{Name: fLedgerPrefix, Value: "shardpipe:ledger:", Sources: fromEnv(fLedgerPrefix),
 			Usage: "prefix of every ledger key (prefix + business key); on Redis Cluster with --effect totals it needs a {hash tag}"},
 		&cli.DurationFlag{Name: fTTL, Value: 7 * 24 * time.Hour, Sources: fromEnv(fTTL),
-			Usage: "how long a ledger entry lives; a replay older than this applies again"},
+			Usage: "how long a ledger entry lives after the last record that met its key; a record read again after that (a replay, a reset) applies again"},
 		&cli.StringFlag{Name: fKeyFrom, Value: "key", Sources: fromEnv(fKeyFrom),
 			Usage: "where the business key comes from: key (the record key), header:NAME or json:FIELD"},
 		keySpaceFlag(),
@@ -108,6 +109,8 @@ func commitFlags() []cli.Flag {
 			Usage: "commit a partition's offset after this many landed records (0: off)"},
 		&cli.DurationFlag{Name: fCommitInterval, Value: 5 * time.Second, Sources: fromEnv(fCommitInterval),
 			Usage: "commit landed records at most this long after the first of them landed (0: off)"},
+		&cli.IntFlag{Name: fMaxUncommitted, Value: 0, Sources: fromEnv(fMaxUncommitted),
+			Usage: "most records of a partition landed past its last commit: reaching it commits at once, and while commits fail the partition stops fetching; a crash re-reads at most this many (0: 10 x the larger of --commit-every and --max-batch)"},
 		&cli.IntFlag{Name: fMaxBatch, Value: 500, Sources: fromEnv(fMaxBatch),
 			Usage: "most records in one Redis round trip"},
 	}

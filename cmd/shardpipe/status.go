@@ -19,14 +19,15 @@ const fJSON = "json"
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show a group's committed offsets, log-end offsets, lag and owners per partition",
+		Usage: "show a group's committed offsets, last stable and log-end offsets, lag and owners per partition",
 		UsageText: `shardpipe status --group shardpipe [--topic orders] [--json]
 
 Examples:
    shardpipe status --brokers kafka:9092 --group shardpipe --topic orders
    shardpipe status --group shardpipe --json | jq .lag`,
-		Description: "Lag is the log-end offset minus the committed offset (minus the log start when nothing is\n" +
-			"committed). Classic groups: the owner comes from DescribeGroups, which does not report the\n" +
+		Description: "Lag is the last stable offset minus the committed offset (minus the log start when nothing\n" +
+			"is committed). The last stable offset is the end a read_committed consumer such as run reaches: the\n" +
+			"log end (high watermark), or the first record of a transaction still open. Classic groups: the owner comes from DescribeGroups, which does not report the\n" +
 			"generation. Consumer-protocol (KIP-848) groups: owner and member epochs come from\n" +
 			"ConsumerGroupDescribe. Without --topic, the topics the group has committed offsets for.\n" +
 			"Exits 3 when the group or a topic does not exist.",
@@ -240,7 +241,7 @@ func printStatus(out io.Writer, st groupStatus) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCOMMITTED\tLOG-END\tLAG\tMEMBER")
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCOMMITTED\tLAST-STABLE\tLOG-END\tLAG\tMEMBER")
 	for _, p := range st.Partitions {
 		committed, member := fmt.Sprint(p.Committed), p.Member
 		if p.Committed < 0 {
@@ -249,7 +250,7 @@ func printStatus(out io.Writer, st groupStatus) error {
 		if member == "" {
 			member = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\n", p.Topic, p.Partition, committed, p.LogEnd, p.Lag, member)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\n", p.Topic, p.Partition, committed, p.LastStable, p.LogEnd, p.Lag, member)
 	}
 	_ = tw.Flush()
 	return w.err

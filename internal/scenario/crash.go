@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
@@ -48,10 +50,16 @@ func (c CrashConfig) withDefaults() CrashConfig {
 type SeedResult struct {
 	Shard0        int   // records in the crashed partition
 	CrashAttempts int64 // attempts of its first worker before it died
-	Checkpoint    int64 // its committed offset at the crash
-	Replay        int64 // its records the second consumer found already applied
-	Applied       int64 // effects applied over both consumers
-	Suppressed    int64 // effects suppressed over both consumers
+	// Checkpoint is the crashed partition's committed offset after the
+	// crash, read from the broker before the second consumer starts.
+	Checkpoint int64
+	// Replay counts the crashed partition's records at or past Checkpoint
+	// whose keys the ledger in Redis held before the second consumer
+	// started: the landed records it re-reads, which it must suppress. It
+	// is computed from the broker and Redis, not from the pipelines' counts.
+	Replay     int64
+	Applied    int64 // effects applied over both consumers
+	Suppressed int64 // effects suppressed over both consumers
 	Outcome
 }
 
@@ -108,8 +116,11 @@ func Crash(ctx context.Context, env Env, cfg CrashConfig) (SeedResult, error) {
 	}
 	for _, s := range first.Stats() {
 		if s.Partition == crashed {
-			res.CrashAttempts, res.Checkpoint = s.Attempts, s.Committed
+			res.CrashAttempts = s.Attempts
 		}
+	}
+	if res.Checkpoint, res.Replay, err = landedPastCommit(ctx, env, crashed, cfg.PerPartition); err != nil {
+		return res, err
 	}
 
 	second, err := env.consumer("second", env.ledger, defaults)
@@ -125,12 +136,38 @@ func Crash(ctx context.Context, env Env, cfg CrashConfig) (SeedResult, error) {
 	if err != nil {
 		return res, err
 	}
-	for _, s := range second.Stats() {
-		if s.Partition == crashed {
-			res.Replay = s.Suppressed
-		}
-	}
 	res.collect(env, first, second)
 	_, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)
 	return res, nil
+}
+
+// landedPastCommit reads p's committed offset from the broker and counts the
+// orders of p at or past it (ProduceOrders' keys) whose ledger keys exist in
+// Redis: what the next owner re-reads although its effect landed.
+func landedPastCommit(ctx context.Context, env Env, p checkpoint.Partition, perPart int) (committedAt, landed int64, err error) {
+	c, err := committed(ctx, env, []checkpoint.Partition{p})
+	if err != nil {
+		return 0, 0, err
+	}
+	committedAt = max(c[p], 0)
+	var keys []string
+	for i := int(committedAt); i < perPart; i++ {
+		keys = append(keys, env.Prefix+OrderKey(p.Partition, i))
+	}
+	if len(keys) == 0 {
+		return committedAt, 0, nil
+	}
+	cmds := make([]*redis.IntCmd, len(keys))
+	if _, err := env.Redis.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = pl.Exists(ctx, k)
+		}
+		return nil
+	}); err != nil {
+		return 0, 0, fmt.Errorf("read the ledger keys of %s past offset %d: %w", p, committedAt, err)
+	}
+	for _, c := range cmds {
+		landed += c.Val()
+	}
+	return committedAt, landed, nil
 }

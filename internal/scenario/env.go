@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -57,6 +58,16 @@ func (o *Outcome) collect(env Env, consumers ...*pipeline.Pipeline) {
 	}
 	o.Events = env.Log.Events()
 }
+
+// LedgerKey reports whether key, one of env.Prefix's, is a ledger entry:
+// every key a scenario writes there is one, except Rebalance's totals hash
+// and Poison's dead-letter markers.
+func (env Env) LedgerKey(key string) bool {
+	return key != env.totalsHash() && !strings.HasPrefix(key, env.Prefix+"dlq:")
+}
+
+// totalsHash is the hash Rebalance's default sink adds the order amounts to.
+func (env Env) totalsHash() string { return env.Prefix + "totals" }
 
 func (env Env) ledger() (pipeline.Applier, error) {
 	return sink.NewLedger(env.Redis, sink.WithPrefix(env.Prefix))

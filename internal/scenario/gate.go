@@ -51,3 +51,49 @@ func (g *landedGate) reached(batch []sink.Record) bool {
 	}
 	return false
 }
+
+// pauseGate holds the effects of the consumers it wraps while it is closed:
+// a batch waits before its effects, so nothing it holds lands, and nothing
+// of it is committed, until the gate opens.
+type pauseGate struct {
+	mu sync.Mutex
+	ch chan struct{} // nil: open
+}
+
+func (g *pauseGate) close() {
+	g.mu.Lock()
+	if g.ch == nil {
+		g.ch = make(chan struct{})
+	}
+	g.mu.Unlock()
+}
+
+func (g *pauseGate) open() {
+	g.mu.Lock()
+	if g.ch != nil {
+		close(g.ch)
+		g.ch = nil
+	}
+	g.mu.Unlock()
+}
+
+func (g *pauseGate) wrap(a pipeline.Applier) pipeline.Applier { return paused{a, g} }
+
+type paused struct {
+	pipeline.Applier
+	g *pauseGate
+}
+
+func (a paused) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
+	a.g.mu.Lock()
+	ch := a.g.ch
+	a.g.mu.Unlock()
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return a.Applier.Apply(ctx, batch)
+}

@@ -37,11 +37,18 @@ type RebalanceResult struct {
 	Attempts   int64 // effects attempted over all consumers
 	Applied    int64
 	Suppressed int64
-	Replays    int64 // attempts beyond one per order
-	LedgerKeys int   // keys under the ledger prefix at the end
-	TotalsOK   bool  // the totals hash equals the sums computed from the orders
-	Decreases  int   // committed offsets seen going backwards (events and broker polls)
-	Assigned   int   // partition assignments over the run
+	// Replays counts the records the leaving consumer had landed past its
+	// last commit: its claims in the ledger (read from Redis at the end) at
+	// or past each partition's committed offset, read from the broker right
+	// after it left while the other consumers held their effects back (so
+	// they had committed nothing on its partitions yet). The others re-read
+	// exactly these, so Suppressed must equal Replays. It is not taken from
+	// the pipelines' counts.
+	Replays    int64
+	LedgerKeys int  // keys under the ledger prefix at the end
+	TotalsOK   bool // the totals hash equals the sums computed from the orders
+	Decreases  int  // committed offsets seen going backwards (events and broker polls)
+	Assigned   int  // partition assignments over the run
 	Outcome
 }
 
@@ -110,18 +117,24 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 
 	mon := startMonitor(env)
 	defer mon.stop()
-	hash := env.Prefix + "totals"
+	hash := env.totalsHash()
 	crash := newLandedGate(2 * (cfg.Orders / 3))
+	pause := &pauseGate{}
 	start := func(tag string) (*pipeline.Pipeline, <-chan error, error) {
 		env := env
-		if tag == "c1" && cfg.CrashLeave {
-			inner := env.Wrap
-			env.Wrap = func(a pipeline.Applier) pipeline.Applier {
-				if inner != nil {
-					a = inner(a)
-				}
-				return crash.wrap(a)
+		outer := pause.wrap // c2 and c3 wait while c1's offsets are read
+		if tag == "c1" {
+			outer = func(a pipeline.Applier) pipeline.Applier { return a }
+			if cfg.CrashLeave {
+				outer = crash.wrap
 			}
+		}
+		inner := env.Wrap
+		env.Wrap = func(a pipeline.Applier) pipeline.Applier {
+			if inner != nil {
+				a = inner(a)
+			}
+			return outer(a)
 		}
 		p, err := env.consumer(tag, func() (pipeline.Applier, error) { return env.totals(hash) },
 			[]pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(200 * time.Millisecond)})
@@ -181,6 +194,11 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	if err := wave(2); err != nil {
 		return res, err
 	}
+	// From here until c1's committed offsets are read, c2 and c3 apply
+	// nothing: so they commit nothing on the partitions c1 leaves them, and
+	// the broker's offsets are the ones c1 left behind.
+	leaver, _ := consumers[0].Client().GroupMetadata()
+	pause.close()
 	if cfg.CrashLeave { // c1 dies during wave 3, holding a landed, uncommitted batch
 		select {
 		case <-crash.landed:
@@ -195,6 +213,11 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 		return res, err
 	}
 	dones[0] = nil
+	left, err := leftAt(ctx, env, cfg.Partitions)
+	pause.open()
+	if err != nil {
+		return res, err
+	}
 	if err := env.Log.Wait(ctx, "wave 3 committed", committedAll); err != nil {
 		return res, err
 	}
@@ -205,7 +228,6 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 
 	res.collect(env, consumers...)
 	res.Attempts, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)
-	res.Replays = res.Attempts - int64(cfg.Orders)
 	res.Decreases = mon.decreases + eventDecreases(env.Log.Events())
 	for _, e := range env.Log.Events() {
 		if e.Kind == pipeline.Assigned {
@@ -214,6 +236,15 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	}
 	if res.LedgerKeys, err = countKeys(ctx, env, env.Prefix+"order-*"); err != nil {
 		return res, err
+	}
+	ledger, err := ReadLedger(ctx, env.Redis, env.Prefix, func(k string) bool { return !env.LedgerKey(k) })
+	if err != nil {
+		return res, err
+	}
+	for _, c := range ledger.Claims {
+		if at, ok := left[checkpoint.Partition{Topic: c.Topic, Partition: c.Partition}]; ok && c.Member == leaver && c.Offset >= at {
+			res.Replays++
+		}
 	}
 	got, err := env.Redis.HGetAll(ctx, hash).Result()
 	if err != nil {
@@ -259,4 +290,21 @@ func countKeys(ctx context.Context, env Env, match string) (int, error) {
 		return 0, fmt.Errorf("scan %s: %w", match, err)
 	}
 	return n, nil
+}
+
+// leftAt reads the committed offset of every partition from the broker (0
+// for none).
+func leftAt(ctx context.Context, env Env, parts int32) (map[checkpoint.Partition]int64, error) {
+	all := make([]checkpoint.Partition, parts)
+	for n := range parts {
+		all[n] = checkpoint.Partition{Topic: env.Topic, Partition: n}
+	}
+	left, err := committed(ctx, env, all)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range all {
+		left[p] = max(left[p], 0)
+	}
+	return left, nil
 }

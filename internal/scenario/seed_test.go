@@ -48,14 +48,23 @@ func TestSeedParityFake(t *testing.T) {
 }
 
 func TestRebalanceFake(t *testing.T) {
-	fakeEnv(t, func(t *testing.T, ctx context.Context, env Env) {
-		res, err := Rebalance(ctx, env, RebalanceConfig{Orders: 3000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Log(res.Line())
-		if res.Applied != 3000 || res.LedgerKeys != 3000 || !res.TotalsOK || res.Suppressed != res.Replays || res.Decreases != 0 {
-			t.Fatalf("rebalance broke exactly-once: %s", res.Line())
-		}
-	})
+	for _, crash := range []bool{false, true} {
+		t.Run(map[bool]string{false: "graceful-leave", true: "crash-leave"}[crash], func(t *testing.T) {
+			fakeEnv(t, func(t *testing.T, ctx context.Context, env Env) {
+				res, err := Rebalance(ctx, env, RebalanceConfig{Orders: 3000, CrashLeave: crash})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Log(res.Line())
+				// Replays is counted from the ledger and the broker's
+				// offsets, not from the pipelines: suppressed must match it.
+				// The crashed consumer's held batch landed unreported, so
+				// the pipelines' applied count falls short only then.
+				if (!crash && res.Applied != 3000) || res.LedgerKeys != 3000 || !res.TotalsOK ||
+					res.Suppressed != res.Replays || res.Decreases != 0 || crash != (res.Replays > 0) {
+					t.Fatalf("rebalance broke exactly-once: %s", res.Line())
+				}
+			})
+		})
+	}
 }

@@ -3,11 +3,11 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -30,13 +30,23 @@ type ZombieResult struct {
 	Moved []checkpoint.Partition // partitions that moved from A to B while A stalled
 	// ZombieApplied, ZombieSuppressed and ZombieFenced sum A's figures over
 	// the moved partitions: its late batch and its refused commits.
+	// ZombieApplied is the claims A wrote (PartitionStats.Claimed): effects
+	// its late batch performed, which it can never commit past.
 	ZombieAttempts, ZombieApplied, ZombieSuppressed, ZombieFenced int64
 	// Refusals holds A's refused commits on the moved partitions; each must
 	// wrap checkpoint.ErrStaleEpoch.
 	Refusals []error
-	// BrokerRefusal is what the broker answered when A's old member and
-	// epoch tried to commit a moved partition directly (nil: it accepted).
-	BrokerRefusal      error
+	// BrokerRefusal is what shardpipe's own commit path (a checkpoint.Kafka
+	// over A's client) returned for a commit of a moved partition sent with
+	// A's member ID and the epoch A stalled at, past the local fence: the
+	// commit A's worker would have sent had it left before the rebalance and
+	// reached the broker after it (nil: it was accepted).
+	BrokerRefusal error
+	// StaleEpochRetries holds franz-go's reports, on A's client, of a commit
+	// the broker answered with STALE_MEMBER_EPOCH (KIP-848): the epoch the
+	// commit carried, the epoch franz-go retried with, and how many
+	// partitions it dropped from the retry because A no longer owns them.
+	StaleEpochRetries  []StaleEpochRetry
 	ZombieMember       string
 	ZombieEpoch        int32
 	Applied            int64
@@ -79,8 +89,9 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 	release := make(chan struct{})
 	stall := newStaller(release, int(cfg.Partitions))
 	defaults := []pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
+	staleLog := &staleEpochLog{}
 	a, err := env.consumer("A", env.ledger, defaults, pipeline.WithHooks(pipeline.Hooks{BeforeApply: stall.hook}),
-		pipeline.RevokeTimeout(cfg.RevokeTimeout))
+		pipeline.RevokeTimeout(cfg.RevokeTimeout), pipeline.KafkaOptions(kgo.WithLogger(staleLog)))
 	if err != nil {
 		return res, err
 	}
@@ -143,9 +154,8 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 	if err != nil {
 		return res, err
 	}
-	if res.BrokerRefusal, err = staleCommit(ctx, env, res.ZombieMember, res.ZombieEpoch, res.Moved[0]); err != nil {
-		return res, err
-	}
+	res.BrokerRefusal = staleCommit(ctx, a, res.ZombieMember, res.ZombieEpoch, res.Moved[0])
+	res.StaleEpochRetries = staleLog.retries()
 	closed = true
 	errA, errB := closeAndWait(a, doneA), closeAndWait(b, doneB)
 	if errA != nil {
@@ -167,7 +177,7 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 	for _, s := range a.Stats() {
 		if moved[s.Partition] {
 			res.ZombieAttempts += s.Attempts
-			res.ZombieApplied += s.Applied
+			res.ZombieApplied += s.Claimed
 			res.ZombieSuppressed += s.Suppressed
 			res.ZombieFenced += s.Fenced
 		}
@@ -204,31 +214,65 @@ func (s *staller) hook(ctx context.Context, p checkpoint.Partition, _ int64, _ [
 	}
 }
 
-// staleCommit sends an OffsetCommit for p as member/epoch and returns the
-// broker's answer for the partition.
-func staleCommit(ctx context.Context, env Env, member string, epoch int32, p checkpoint.Partition) (error, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
-	if err != nil {
-		return nil, err
+// staleCommit commits p through shardpipe's own commit path, a
+// checkpoint.Kafka over A's client, with A's member ID and the epoch it had
+// when it stalled: the commit A's worker would have sent had the commit left
+// A before the rebalance and reached the broker after it. The store's term is
+// opened at that epoch, so the local fence lets it through and the answer is
+// the broker's (as franz-go hands it over). Offset 5 would move B's offset
+// back, so an accepted commit shows in the committed offsets too.
+func staleCommit(ctx context.Context, a *pipeline.Pipeline, member string, epoch int32, p checkpoint.Partition) error {
+	store := checkpoint.NewKafka(a.Client())
+	store.Assign(p, int64(epoch))
+	ctx = kgo.PreCommitFnContext(ctx, func(req *kmsg.OffsetCommitRequest) error {
+		req.MemberID, req.Generation = member, epoch
+		return nil
+	})
+	return store.Commit(ctx, p, int64(epoch), 5)
+}
+
+// StaleEpochRetry is franz-go's report of an OffsetCommit the broker answered
+// with STALE_MEMBER_EPOCH.
+type StaleEpochRetry struct {
+	OldEpoch, NewEpoch int32
+	Dropped            int // partitions left out of the retry: no longer owned
+}
+
+// staleEpochLog is a franz-go logger that keeps its "offset commit got stale
+// member epoch" reports: the only place franz-go says the broker answered
+// STALE_MEMBER_EPOCH, since it retries such a commit with the new epoch and
+// answers REBALANCE_IN_PROGRESS itself for the partitions it dropped.
+type staleEpochLog struct {
+	mu   sync.Mutex
+	seen []StaleEpochRetry
+}
+
+func (l *staleEpochLog) Level() kgo.LogLevel { return kgo.LogLevelInfo }
+
+func (l *staleEpochLog) Log(_ kgo.LogLevel, msg string, kv ...any) {
+	if !strings.HasPrefix(msg, "offset commit got stale member epoch") {
+		return
 	}
-	defer cl.Close()
-	topics, err := kadm.NewClient(cl).ListTopics(ctx, p.Topic)
-	if err != nil {
-		return nil, err
+	var r StaleEpochRetry
+	for i := 0; i+1 < len(kv); i += 2 {
+		switch kv[i] {
+		case "old_epoch":
+			r.OldEpoch, _ = kv[i+1].(int32)
+		case "new_epoch":
+			r.NewEpoch, _ = kv[i+1].(int32)
+		case "lost_partitions_filtered":
+			r.Dropped, _ = kv[i+1].(int)
+		}
 	}
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Group, req.MemberID, req.Generation = env.Group, member, epoch
-	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic, rt.TopicID = p.Topic, topics[p.Topic].ID
-	rp := kmsg.NewOffsetCommitRequestTopicPartition()
-	rp.Partition, rp.Offset = p.Partition, 5
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		return nil, fmt.Errorf("stale OffsetCommit for %s: %w", p, err)
-	}
-	return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode), nil
+	l.mu.Lock()
+	l.seen = append(l.seen, r)
+	l.mu.Unlock()
+}
+
+func (l *staleEpochLog) retries() []StaleEpochRetry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]StaleEpochRetry(nil), l.seen...)
 }
 
 // committed reads the group's committed offsets of parts from the broker.

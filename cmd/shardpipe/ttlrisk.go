@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+// ttlRisk is the TTL rule of replay and reset-offsets: a ledger entry lives
+// for --ttl after the last record that met its key, so only records
+// timestamped more than --ttl ago can have lost theirs, and of those only
+// the ones whose key the ledger lacks now would apply again. It counts the
+// old records of ranges (cheap: an offset lookup by time); when there are
+// any and check is set, it reads them and asks the ledger (EXISTS), and
+// returns one line per partition holding records that would apply again.
+// With check false (--force) it only logs the old records.
+type ttlRisk struct {
+	brokers []string
+	topic   string
+	ttl     time.Duration
+	now     time.Time
+	log     *slog.Logger
+	// what says what reads the ranges again, for the lines: "replay" or
+	// "the group".
+	what string
+}
+
+// lines returns the refusal lines, nil when nothing would apply again.
+// chk is called only when some records are older than the TTL.
+func (r ttlRisk) lines(ctx context.Context, adm *kadm.Client, ranges []pipeline.Range, check bool,
+	chk func() (pipeline.Checker, error)) ([]string, error) {
+	cutoff := r.now.Add(-r.ttl)
+	old, err := pipeline.RecordsBefore(ctx, adm, r.topic, ranges, cutoff)
+	if err != nil {
+		return nil, unavailableErr(err.Error())
+	}
+	var olds []pipeline.Range
+	for _, rg := range ranges {
+		if n := old[rg.Partition]; n > 0 {
+			olds = append(olds, pipeline.Range{Partition: rg.Partition, From: rg.From, To: rg.From + n})
+		}
+	}
+	if len(olds) == 0 {
+		return nil, nil
+	}
+	if !check {
+		for _, rg := range olds {
+			r.log.Warn("records older than the ledger TTL: not checked against the ledger (--force); any whose entry expired applies again",
+				"topic", r.topic, "partition", rg.Partition, "from", rg.From, "to", rg.To, "ttl", r.ttl)
+		}
+		return nil, nil
+	}
+	c, err := chk()
+	if err != nil {
+		return nil, err
+	}
+	found, err := pipeline.CheckExpired(ctx, r.brokers, r.topic, olds, cutoff, c, 500)
+	if err != nil {
+		return nil, unavailableErr(fmt.Sprintf("checking the ledger for records older than --ttl %v: %v", r.ttl, err))
+	}
+	var lines []string
+	for _, e := range found {
+		if e.Missing == 0 {
+			if e.Old > 0 {
+				r.log.Info("records older than the ledger TTL all have their ledger entries: none would apply again",
+					"topic", r.topic, "partition", e.Partition, "old_records", e.Old, "ttl", r.ttl)
+			}
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("partition %d: %d of the %d records older than --ttl %v that %s would read have no ledger entry (first at offset %d, last at %d): their entries may have expired, so their effects would apply again",
+			e.Partition, e.Missing, e.Old, r.ttl, r.what, e.First, e.Last))
+	}
+	return lines, nil
+}
