@@ -38,6 +38,7 @@ func replayFlags() []cli.Flag {
 			Usage: "partitions to replay, comma-separated (default: all)"},
 	}
 	fs = append(fs, ledgerFlags()...)
+	fs = append(fs, durabilityFlags()...)
 	fs = append(fs, commitFlags()...)
 	fs = append(fs, poisonFlags()...)
 	return append(fs,
@@ -118,6 +119,7 @@ func loadReplayConfig(c *cli.Command, now time.Time) (replayConfig, error) {
 	}
 	rc.given = givenBounds(c.String(fReplayFrom), c.String(fTo), rc.partitions)
 	rc.ledgerConfig = loadLedgerConfig(c, &bad)
+	rc.ledgerConfig.durability = loadDurabilityConfig(c, &bad, rc.ledgerConfig.redis.cluster)
 	rc.commitConfig = loadCommitConfig(c, &bad)
 	rc.poisonConfig = loadPoisonConfig(c, &bad, []string{rc.topic}, rc.ledgerConfig.prefix)
 	rc.dryRun, rc.force = c.Bool(fDryRun), c.Bool(fForce)
