@@ -52,7 +52,9 @@ func TestCmdStopWhileRedisDown(t *testing.T) {
 	run := start(t, "run", bin, "run", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--group", group,
 		"--redis", rs.addr, "--ledger-prefix", "l:", "--commit-every", "0", "--commit-interval", "1h",
 		"--shutdown-timeout", shutdown.String(), "--report-interval", "100ms", "--log-format", "json")
-	run.waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "applied") == before })
+	// claimed: the effects this process performed (applied counts them only
+	// once a commit moves past them, and --commit-interval 1h commits none).
+	run.waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "claimed") == before })
 	rs.kill()
 	left := produce(before, after)
 	run.waitLine(ctx, "sink failed, retrying the batch; its offsets stay uncommitted", func(map[string]any) bool { return true })

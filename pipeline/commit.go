@@ -32,7 +32,10 @@ func (w *worker) commit() error {
 	// Every effect before point has landed. This is the one place a
 	// partition's offset moves: a step that must come before any commit
 	// (waiting for the ledger writes to be durable) belongs just here.
-	err := w.p.store.CommitAt(ctx, w.part, w.epoch, point, leaderEpoch)
+	err := w.durable(ctx, point)
+	if err == nil {
+		err = w.p.store.CommitAt(ctx, w.part, w.epoch, point, leaderEpoch)
+	}
 	if err == nil {
 		w.tr.Committed(point)
 		w.lastCommit = point

@@ -42,7 +42,7 @@ func judgeDLQ(err error) dlqVerdict {
 		}
 	}
 	switch {
-	case errors.Is(err, errBadMarker) || redisRefused(err):
+	case errors.Is(err, errBadMarker) || errors.Is(err, errScanStalled) || redisRefused(err):
 		return dlqStop
 	case errors.Is(err, errNoTopic) || errors.Is(err, kerr.UnknownTopicOrPartition):
 		return dlqMissing

@@ -54,7 +54,16 @@ const (
 // foreign lease, scans or writes: it writes no dead letter after that, and
 // the next owner delivers the record. The scan reads control records too,
 // so a transactional writer to the dead-letter topic cannot make it wait for
-// a record that never comes; a scan is bounded to a minute all the same.
+// a record that never comes. It reads in steps of ScanBound, each from where
+// the last stopped, up to the partition's end as of the scan's start; a step
+// that reads nothing stops the pipeline (ErrDeadLetter) naming the
+// dead-letter partition.
+//
+// The scan can only find what is still there, where it looks: if retention
+// removed the earlier write (or it was appended more than a minute before
+// the marker's time, by a clock that far off), or the dead-letter topic's
+// partition count changed since (p mod N then names another partition),
+// the record is not found and is written again: a second copy, never none.
 //
 // Failures are retried with a backoff doubling from 100ms to 5s, with the
 // offset uncommitted, while a retry can help (Kafka or Redis down, a leader
@@ -86,6 +95,13 @@ type DeadLetterConfig struct {
 	// a claim whose owner died mid-write. A dead-letter topic unknown for
 	// this long stops the pipeline (ErrDeadLetter).
 	Lease time.Duration
+	// ScanBound bounds each step of the scan for an earlier write of a
+	// record whose marker was left pending (default 1 minute). A step that
+	// read records is followed by the next from where it stopped, so the
+	// scan always progresses to the partition's end; one that read nothing
+	// stops the pipeline (ErrDeadLetter) naming the dead-letter partition
+	// and how far the scan got.
+	ScanBound time.Duration
 }
 
 func (d *DeadLetterConfig) validate() error {
@@ -95,13 +111,16 @@ func (d *DeadLetterConfig) validate() error {
 	if d.Lease == 0 {
 		d.Lease = 30 * time.Second
 	}
+	if d.ScanBound == 0 {
+		d.ScanBound = time.Minute
+	}
 	switch {
 	case d.Redis == nil:
 		return errors.New("dead letters: no Redis client for the markers")
 	case d.Prefix == "":
 		return errors.New("dead letters: empty marker prefix")
-	case d.TTL < time.Millisecond || d.Lease < time.Millisecond:
-		return fmt.Errorf("dead letters: TTL %v and lease %v must be at least 1ms", d.TTL, d.Lease)
+	case d.TTL < time.Millisecond || d.Lease < time.Millisecond || d.ScanBound < time.Millisecond:
+		return fmt.Errorf("dead letters: TTL %v, lease %v and scan bound %v must be at least 1ms", d.TTL, d.Lease, d.ScanBound)
 	}
 	return nil
 }

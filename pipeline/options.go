@@ -82,7 +82,8 @@ type config struct {
 	crash          map[checkpoint.Partition]int
 	kgoOpts        []kgo.Opt
 	replayPrefix   string
-	replayGiven    string // PlanGiven
+	replayGiven    string  // PlanGiven
+	barrier        Barrier // BeforeCommit; nil: none
 }
 
 // Option configures a Pipeline.

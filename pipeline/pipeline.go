@@ -100,8 +100,9 @@ func New(opts ...Option) (*Pipeline, error) {
 	return p, nil
 }
 
-// Run consumes until ctx ends, Close is called, or a poison record stops it
-// (no DeadLetters configured). It then drains every partition's queue within the
+// Run consumes until ctx ends, Close is called, a poison record stops it
+// (no DeadLetters configured), or the broker refuses the client's principal
+// (an authorization error joining the group, fetching or committing). It then drains every partition's queue within the
 // shutdown timeout, commits, and leaves the group. It returns nil after a
 // requested stop and the first fatal error otherwise. Call it once.
 func (p *Pipeline) Run(ctx context.Context) error {
@@ -126,6 +127,10 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			break
 		}
 		fs.EachError(func(topic string, partition int32, err error) {
+			if ferr := fatalFetch(topic, partition, err); ferr != nil {
+				p.fail(ferr)
+				return
+			}
 			if !errors.Is(err, context.Canceled) {
 				p.cfg.logger.Warn("fetch error", "topic", topic, "partition", partition, "err", err)
 			}

@@ -55,14 +55,31 @@ func newHTTPEffect(hc httpConfig) *httpEffect {
 }
 
 // newHTTPGuarded is --effect http: guard mode (a sink.Guard on the ledger's
-// Redis, prefix, TTL and key source) around an HTTP call per record.
-func newHTTPGuarded(lc ledgerConfig, hc httpConfig, rdb redis.UniversalClient, log *slog.Logger) (pipeline.Applier, error) {
-	g, err := sink.NewGuard(rdb, sink.WithPrefix(lc.prefix), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
-		sink.WithLease(guardLease), sink.WithLogger(log))
-	if err != nil {
-		return nil, fmt.Errorf("guard: %w", err)
+// Redis, key space, TTL and key source) around an HTTP call per record; in
+// a per-topic key space, one Guard per topic.
+func newHTTPGuarded(lc ledgerConfig, hc httpConfig, topics []string, rdb redis.UniversalClient, log *slog.Logger) (pipeline.Applier, error) {
+	log.Info("ledger key space", "key_space", lc.keySpace, "ledger_key", lc.prefixFor("<topic>")+"<business key>")
+	effect := newHTTPEffect(hc).do
+	guarded := func(topic string) (pipeline.Applier, error) {
+		g, err := sink.NewGuard(rdb, sink.WithPrefix(lc.prefixFor(topic)), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
+			sink.WithLease(guardLease), sink.WithLogger(log))
+		if err != nil {
+			return nil, fmt.Errorf("guard: %w", err)
+		}
+		return pipeline.Guarded(g, effect), nil
 	}
-	return pipeline.Guarded(g, newHTTPEffect(hc).do), nil
+	if lc.keySpace != keySpacePerTopic {
+		return guarded("")
+	}
+	gs := make(topicLedgers, len(topics))
+	for _, t := range topics {
+		g, err := guarded(t)
+		if err != nil {
+			return nil, err
+		}
+		gs[t] = g
+	}
+	return gs, nil
 }
 
 // do sends one record: a 2xx reply is success; any other status, a network

@@ -4,17 +4,22 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -188,5 +193,46 @@ func TestHTTPEffectFailures(t *testing.T) {
 	err := secret.do(context.Background(), "k", &sink.Record{Value: []byte("v")})
 	if err == nil || !strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("closed receiver: %v; want connection refused without the password", err)
+	}
+}
+
+// TestHTTPGuardedKeySpace: --effect http keeps its guard claims in run's
+// key space: shared, a key seen on one topic is not called again from
+// another; per-topic, each topic's key is called once, under
+// <prefix><topic>:<key>.
+func TestHTTPGuardedKeySpace(t *testing.T) {
+	tests := []struct {
+		space string
+		calls int
+		keys  []string
+	}{
+		{keySpaceShared, 1, []string{"p:k"}},
+		{keySpacePerTopic, 2, []string{"p:a:k", "p:b:k"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.space, func(t *testing.T) {
+			rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+			mr := miniredis.RunT(t)
+			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+			defer rdb.Close()
+			u, _ := url.Parse(rc.srv.URL)
+			lc := ledgerConfig{prefix: "p:", ttl: time.Hour, keySpace: tc.space}
+			a, err := newHTTPGuarded(lc, httpConfig{url: u, timeout: time.Second}, []string{"a", "b"}, rdb, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, topic := range []string{"a", "b"} {
+				res, err := a.Apply(context.Background(), []sink.Record{{Topic: topic, Key: []byte("k"), Value: []byte("v")}})
+				if err != nil || len(res) != 1 || res[0].Err != nil {
+					t.Fatalf("topic %s: %v %+v", topic, err, res)
+				}
+			}
+			rc.mu.Lock()
+			calls := len(rc.reqs)
+			rc.mu.Unlock()
+			if calls != tc.calls || !slices.Equal(mr.Keys(), tc.keys) {
+				t.Errorf("%d calls, ledger keys %q; want %d and %q", calls, mr.Keys(), tc.calls, tc.keys)
+			}
+		})
 	}
 }

@@ -68,11 +68,15 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 			return err
 		}
 	}
+	barrier, err := redisDurability(ctx, rdb, rc.ledgerConfig.redis.desc, rc.ledgerConfig.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
+	if err != nil {
+		return err
+	}
 	stored, err := storedPlan(ctx, rc, rdb, log)
 	if err != nil {
 		return err
 	}
-	ledger, err := newLedger(rc.ledgerConfig, rdb, log)
+	ledger, err := newLedger(rc.ledgerConfig, rc.topic, rdb, log)
 	if err != nil {
 		return failure(err)
 	}
@@ -90,6 +94,9 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 		pipeline.CommitEvery(rc.commitConfig.commitEvery), pipeline.CommitInterval(rc.commitConfig.commitInterval),
 		pipeline.MaxUncommitted(rc.commitConfig.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)},
 		rc.poisonConfig.options(rdb, rc.ledgerConfig)...)
+	if barrier != nil {
+		opts = append(opts, pipeline.BeforeCommit(barrier))
+	}
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
 		return failure(err)

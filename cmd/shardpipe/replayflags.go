@@ -38,6 +38,7 @@ func replayFlags() []cli.Flag {
 			Usage: "partitions to replay, comma-separated (default: all)"},
 	}
 	fs = append(fs, ledgerFlags()...)
+	fs = append(fs, durabilityFlags()...)
 	fs = append(fs, commitFlags()...)
 	fs = append(fs, poisonFlags()...)
 	return append(fs,
@@ -121,6 +122,7 @@ func loadReplayConfig(c *cli.Command, now time.Time) (replayConfig, error) {
 	if rc.ledgerConfig.httpEffect {
 		bad.addf("%s http: replay does not run guard mode; it takes none or totals", flagRef(fEffect))
 	}
+	rc.ledgerConfig.durability = loadDurabilityConfig(c, &bad, rc.ledgerConfig.redis.cluster)
 	rc.commitConfig = loadCommitConfig(c, &bad)
 	rc.poisonConfig = loadPoisonConfig(c, &bad, []string{rc.topic}, rc.ledgerConfig.prefix)
 	rc.dryRun, rc.force = c.Bool(fDryRun), c.Bool(fForce)

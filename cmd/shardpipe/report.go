@@ -54,11 +54,12 @@ func (r *reporter) report(ctx context.Context, interval time.Duration) {
 	now := time.Now()
 	rate := float64(attempts-r.lastAttempts) / now.Sub(r.lastAt).Seconds()
 	r.lastAt, r.lastAttempts = now, attempts
-	held := 0
+	held, claimed := 0, int64(0)
 	for _, s := range stats {
 		if s.Held {
 			held++
 		}
+		claimed += s.Claimed
 	}
 	attrs := []any{"records_per_sec", int64(rate + 0.5)}
 	lctx, cancel := context.WithTimeout(ctx, max(interval, time.Second))
@@ -72,7 +73,7 @@ func (r *reporter) report(ctx context.Context, interval time.Duration) {
 	} else {
 		attrs = append(attrs, "lag", totalLag(lags))
 	}
-	attrs = append(attrs, "applied", applied, "suppressed", suppressed, "dead_lettered", deadLettered,
+	attrs = append(attrs, "applied", applied, "claimed", claimed, "suppressed", suppressed, "dead_lettered", deadLettered,
 		"fenced_commits", fenced, "partitions", held)
 	r.log.Info("progress", attrs...)
 }

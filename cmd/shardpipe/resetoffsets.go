@@ -198,7 +198,7 @@ func resetRisk(ctx context.Context, c *cli.Command, lc ledgerConfig, brokers []s
 		}
 		keysOnly := lc
 		keysOnly.totals = nil // only the keys are asked about
-		return newLedger(keysOnly, rdb, log)
+		return newLedger(keysOnly, topic, rdb, log)
 	})
 	switch {
 	case err != nil:

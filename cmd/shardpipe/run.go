@@ -65,7 +65,11 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	if err := checkRunTopics(ctx, rc, log); err != nil {
 		return interruptedOr(ctx, log, err)
 	}
-	p, err := newPipeline(rc, rdb, log)
+	barrier, err := redisDurability(ctx, rdb, rc.redis.desc, rc.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
+	if err != nil {
+		return interruptedOr(ctx, log, err)
+	}
+	p, err := newPipeline(rc, rdb, log, barrier)
 	if err != nil {
 		return failure(err)
 	}
@@ -94,21 +98,22 @@ func runAction(ctx context.Context, c *cli.Command) error {
 }
 
 // newPipeline builds the sink (the ledger, or guard mode for --effect http)
-// and the pipeline from rc.
-func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger) (*pipeline.Pipeline, error) {
-	var applier pipeline.Applier
+// and the pipeline from rc. barrier, when not nil, runs before every commit
+// (redisDurability).
+func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier) (*pipeline.Pipeline, error) {
+	var ledger pipeline.Applier
 	var err error
 	if rc.httpEffect {
-		applier, err = newHTTPGuarded(rc.ledgerConfig, rc.http, rdb, log)
+		ledger, err = newHTTPGuarded(rc.ledgerConfig, rc.http, rc.topics, rdb, log)
 	} else {
-		applier, err = newLedger(rc.ledgerConfig, rdb, log)
+		ledger, err = newApplier(rc.ledgerConfig, rc.topics, rdb, log)
 	}
 	if err != nil {
 		return nil, err
 	}
 	popts := []pipeline.Option{
 		pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
-		pipeline.Sink(applier), pipeline.GroupProtocol(rc.protocol),
+		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol),
 		pipeline.CommitEvery(rc.commitEvery), pipeline.CommitInterval(rc.commitInterval),
 		pipeline.MaxUncommitted(rc.maxUncommitted), pipeline.MaxBatch(rc.maxBatch),
 		pipeline.ShutdownTimeout(rc.shutdownTimeout), pipeline.SessionTimeout(rc.sessionTimeout),
@@ -116,6 +121,9 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger) (*pi
 	}
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
+	}
+	if barrier != nil {
+		popts = append(popts, pipeline.BeforeCommit(barrier))
 	}
 	popts = append(popts, rc.poisonConfig.options(rdb, rc.ledgerConfig)...)
 	p, err := pipeline.New(popts...)
@@ -125,9 +133,10 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger) (*pi
 	return p, nil
 }
 
-// newLedger builds the ledger from lc.
-func newLedger(lc ledgerConfig, rdb redis.UniversalClient, log *slog.Logger) (*sink.Ledger, error) {
-	sopts := []sink.Option{sink.WithPrefix(lc.prefix), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
+// newLedger builds the ledger of topic's records from lc (any topic's in a
+// shared key space).
+func newLedger(lc ledgerConfig, topic string, rdb redis.UniversalClient, log *slog.Logger) (*sink.Ledger, error) {
+	sopts := []sink.Option{sink.WithPrefix(lc.prefixFor(topic)), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
 		sink.WithLogger(log)}
 	if lc.totals != nil {
 		sopts = append(sopts, sink.WithEffect(*lc.totals))

@@ -65,6 +65,7 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 	if rc.httpEffect {
 		rc.http = loadHTTPConfig(c, &bad)
 	}
+	rc.durability = loadDurabilityConfig(c, &bad, rc.redis.cluster)
 	rc.commitConfig = loadCommitConfig(c, &bad)
 	if rc.protocol, err = pipeline.ParseProtocol(c.String(fGroupProtocol)); err != nil {
 		bad.addf("%s %q: want classic or consumer", flagRef(fGroupProtocol), c.String(fGroupProtocol))
@@ -99,11 +100,13 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 
 // ledgerConfig says where the ledger is and what its effect does.
 type ledgerConfig struct {
-	redis  redisTarget
-	prefix string
-	ttl    time.Duration
-	keys   sink.KeySource
-	totals *sink.Totals // nil: no effect
+	redis      redisTarget
+	prefix     string
+	ttl        time.Duration
+	keys       sink.KeySource
+	totals     *sink.Totals     // nil: no effect
+	durability durabilityConfig // run and replay only (zero in reset-offsets)
+	keySpace   string           // keySpaceShared or keySpacePerTopic
 	// httpEffect is --effect http: guard mode around an HTTP call (run only;
 	// its settings are runConfig.http).
 	httpEffect bool
@@ -128,6 +131,7 @@ func loadLedgerConfig(c *cli.Command, bad *problems) ledgerConfig {
 	} else if lc.ttl < time.Millisecond {
 		bad.addf("%s %v: must be at least 1ms", flagRef(fTTL), lc.ttl)
 	}
+	lc.keySpace = loadKeySpace(c, bad)
 	if lc.keys, err = sink.ParseKeySource(c.String(fKeyFrom)); err != nil {
 		bad.addf("%s %q: want key, header:NAME or json:FIELD", flagRef(fKeyFrom), c.String(fKeyFrom))
 	}

@@ -49,6 +49,7 @@ func runFlags() []cli.Flag {
 	}
 	fs = append(fs, ledgerFlags()...)
 	fs = append(fs, httpFlags()...)
+	fs = append(fs, durabilityFlags()...)
 	fs = append(fs, commitFlags()...)
 	fs = append(fs,
 		&cli.StringFlag{Name: fGroupProtocol, Value: "classic", Sources: fromEnv(fGroupProtocol),
@@ -76,17 +77,20 @@ func runFlags() []cli.Flag {
 // ledgerFlags are the flags that say where the ledger is and what its effect
 // does; run and replay share them.
 func ledgerFlags() []cli.Flag {
-	return []cli.Flag{
+	fs := []cli.Flag{
 		&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379", Sources: fromEnv(fRedis),
 			Usage: "Redis for the ledger: host:port, a redis:// or rediss:// URL, or a comma-separated list of Redis Cluster nodes"},
 		&cli.BoolFlag{Name: fRedisCluster, Sources: fromEnv(fRedisCluster),
 			Usage: "treat a single --redis address or URL as a Redis Cluster seed"},
+	}
+	return append(fs,
 		&cli.StringFlag{Name: fLedgerPrefix, Value: "shardpipe:ledger:", Sources: fromEnv(fLedgerPrefix),
 			Usage: "prefix of every ledger key (prefix + business key); on Redis Cluster with --effect totals it needs a {hash tag}"},
 		&cli.DurationFlag{Name: fTTL, Value: 7 * 24 * time.Hour, Sources: fromEnv(fTTL),
 			Usage: "how long a ledger entry lives after the last record that met its key; a record read again after that (a replay, a reset) applies again"},
 		&cli.StringFlag{Name: fKeyFrom, Value: "key", Sources: fromEnv(fKeyFrom),
 			Usage: "where the business key comes from: key (the record key), header:NAME or json:FIELD"},
+		keySpaceFlag(),
 		&cli.StringFlag{Name: fEffect, Value: "none", Sources: fromEnv(fEffect),
 			Usage: "effect per business key: none or totals (HINCRBY a hash per group field), which land atomically with the ledger entry; or http (run only: POST to --http-url in guard mode: claim, call, mark done)"},
 		&cli.StringFlag{Name: fTotalsHash, Value: "shardpipe:totals", Sources: fromEnv(fTotalsHash),
@@ -95,7 +99,7 @@ func ledgerFlags() []cli.Flag {
 			Usage: "totals: the JSON field whose value names the hash field"},
 		&cli.StringFlag{Name: fTotalsAmount, Value: "amount_cents", Sources: fromEnv(fTotalsAmount),
 			Usage: "totals: the JSON integer field added to the sum"},
-	}
+	)
 }
 
 // commitFlags are the commit policy and batch size flags; run and replay

@@ -1,0 +1,36 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+)
+
+// Barrier holds an offset commit back until the effects that landed before
+// it are durable: a Redis that loses acknowledged ledger writes after the
+// offset moved past them loses those effects for good (nothing replays
+// them). sink.Durable is one (WAITAOF or WAIT on the ledger's Redis).
+type Barrier interface {
+	// Wait returns nil once every effect that landed before the call is
+	// durable, an error when that is not known yet.
+	Wait(ctx context.Context) error
+}
+
+// BeforeCommit makes every offset commit, of a group Pipeline and of a
+// Replay, wait for b first: the commit is sent only after b.Wait returned
+// nil. A failed wait counts as a failed commit: nothing is committed, the
+// commit is retried with backoff at the next commit point, and records keep
+// being applied meanwhile. Its cost is one b.Wait per commit, on the
+// partition's worker. Default: none (a commit follows its effects at once).
+func BeforeCommit(b Barrier) Option { return func(c *config) { c.barrier = b } }
+
+// durable runs the barrier, if any, before the worker commits point.
+func (w *worker) durable(ctx context.Context, point int64) error {
+	if w.p.cfg.barrier == nil {
+		return nil
+	}
+	if err := w.p.cfg.barrier.Wait(ctx); err != nil {
+		return fmt.Errorf("%s epoch %d: effects before offset %d not yet durable, commit held back: %w",
+			w.part, w.epoch, point, err)
+	}
+	return nil
+}

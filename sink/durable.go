@@ -1,0 +1,163 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNotDurable means a Durable wait ended before the server confirmed the
+// fsync or the replicas it was asked for: the writes before it may still be
+// lost with the server, so no offset may be committed past them yet.
+var ErrNotDurable = errors.New("sink: ledger writes not durable yet")
+
+// DurableConfig says what a Durable waits for before an offset commit.
+type DurableConfig struct {
+	// FenceKey is SET (with a one-day expiry) right before each wait, on the
+	// same connection: WAITAOF and WAIT cover only the calling connection's
+	// own writes, and Redis logs and replicates writes in the order it runs
+	// them, so a wait for the fence covers every write Redis ran before it,
+	// whichever connection of the pool sent it. Required; keep it apart from
+	// the ledger's prefix.
+	FenceKey string
+	// LocalFsync waits until the server's AOF holding those writes is
+	// fsynced (WAITAOF numlocal 1). It needs WAITAOF (Redis 7.2+, Valkey)
+	// and appendonly yes, and it never returns under appendfsync no (Redis
+	// then does not fsync by itself).
+	LocalFsync bool
+	// Replicas waits until this many replicas have the writes: fsynced to
+	// their own AOF (WAITAOF numreplicas), or only received (WAIT) when
+	// UseWait is set. 0: no replica is waited for.
+	Replicas int
+	// UseWait says the server has no WAITAOF (Redis before 7.2): Replicas
+	// are awaited with WAIT, which confirms receipt, not fsync; LocalFsync
+	// must then be false.
+	UseWait bool
+	// Timeout bounds one wait (default 2s). It must stay below the client's
+	// read timeout (go-redis v9.23: 5s by default), or the client gives up first.
+	Timeout time.Duration
+}
+
+// Durable holds an offset commit back until the ledger writes Redis
+// acknowledged before it are as durable as the server can promise (see
+// DurableConfig). It costs one round trip per call: a SET of the fence key
+// and the wait, pipelined. Under appendfsync always the local fsync is done
+// before Redis replies, so the wait returns at once; under everysec it
+// returns once the next fsync ran. A Durable is safe for concurrent use.
+//
+// It works on a single Redis (a *redis.Client, also a Sentinel failover
+// client), not on Redis Cluster: there the keys of one batch live on
+// several primaries, and each would need a fence of its own.
+type Durable struct {
+	c   *redis.Client
+	cfg DurableConfig
+}
+
+// NewDurable returns a Durable for c (a single-node or Sentinel client). It
+// does no I/O; the caller has checked that the server has what cfg asks for
+// (WAITAOF, appendonly).
+func NewDurable(c redis.UniversalClient, cfg DurableConfig) (*Durable, error) {
+	single, ok := c.(*redis.Client)
+	switch {
+	case c == nil:
+		return nil, errors.New("sink: NewDurable: nil client")
+	case !ok:
+		return nil, fmt.Errorf("sink: NewDurable: %T: only a single-node or Sentinel client (*redis.Client); a cluster would need a fence on every primary", c)
+	case cfg.FenceKey == "":
+		return nil, errors.New("sink: NewDurable: empty fence key")
+	case cfg.Replicas < 0:
+		return nil, fmt.Errorf("sink: NewDurable: %d replicas", cfg.Replicas)
+	case cfg.UseWait && cfg.LocalFsync:
+		return nil, errors.New("sink: NewDurable: the local fsync needs WAITAOF; WAIT awaits replicas only")
+	case !cfg.LocalFsync && cfg.Replicas == 0:
+		return nil, errors.New("sink: NewDurable: nothing to wait for (no local fsync, no replicas)")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 2 * time.Second
+	}
+	if cfg.Timeout < time.Millisecond {
+		return nil, fmt.Errorf("sink: NewDurable: timeout %v below 1ms", cfg.Timeout)
+	}
+	if rt := single.Options().ReadTimeout; rt > 0 && cfg.Timeout >= rt {
+		return nil, fmt.Errorf("sink: NewDurable: timeout %v is not below the client's read timeout %v", cfg.Timeout, rt)
+	}
+	return &Durable{c: single, cfg: cfg}, nil
+}
+
+// Wait returns nil once every write Redis ran before the call is fsynced
+// locally and held by the replicas cfg names; ErrNotDurable when the server
+// answered with fewer within Timeout; another error when Redis could not be
+// asked. Either error means: do not commit yet, try again later.
+//
+// The fence and the first wait go in one pipeline on one connection; the
+// wait is then repeated on that connection, every waitStep, until it holds
+// or Timeout passes: each WAITAOF or WAIT makes the server ask its replicas
+// for a fresh acknowledgement, which a single long wait would otherwise get
+// only from the replicas' once-a-second report.
+func (d *Durable) Wait(ctx context.Context) error {
+	conn := d.c.Conn()
+	defer conn.Close()
+	deadline := time.Now().Add(d.cfg.Timeout)
+	step := min(waitStep, d.cfg.Timeout)
+	p := conn.Pipeline()
+	p.Set(ctx, d.cfg.FenceKey, time.Now().UnixMilli(), 24*time.Hour)
+	wait := d.wait(ctx, p, step)
+	if _, err := p.Exec(ctx); err != nil {
+		return fmt.Errorf("sink: durability wait (fence %q): %w", d.cfg.FenceKey, err)
+	}
+	for {
+		err := d.judge(wait)
+		if err == nil || !errors.Is(err, ErrNotDurable) || !time.Now().Add(step).Before(deadline) {
+			return err
+		}
+		if wait = d.wait(ctx, conn, step); wait.Err() != nil {
+			return fmt.Errorf("sink: durability wait: %w", wait.Err())
+		}
+	}
+}
+
+// waitStep is how long one WAITAOF or WAIT of a Durable blocks.
+const waitStep = 10 * time.Millisecond
+
+// wait sends one WAITAOF (or WAIT) blocking at most step.
+func (d *Durable) wait(ctx context.Context, c interface {
+	Do(context.Context, ...any) *redis.Cmd
+}, step time.Duration) *redis.Cmd {
+	ms := max(step.Milliseconds(), 1)
+	if d.cfg.UseWait {
+		return c.Do(ctx, "WAIT", d.cfg.Replicas, ms)
+	}
+	local := 0
+	if d.cfg.LocalFsync {
+		local = 1
+	}
+	return c.Do(ctx, "WAITAOF", local, d.cfg.Replicas, ms)
+}
+
+// judge reads the wait's reply.
+func (d *Durable) judge(wait *redis.Cmd) error {
+	if d.cfg.UseWait { // WAIT: replicas that acknowledged
+		n, err := wait.Int64()
+		if err != nil {
+			return fmt.Errorf("sink: durability wait: WAIT reply: %w", err)
+		}
+		if n < int64(d.cfg.Replicas) {
+			return fmt.Errorf("%w: %d of %d replicas acknowledged within %v (WAIT)", ErrNotDurable, n, d.cfg.Replicas, d.cfg.Timeout)
+		}
+		return nil
+	}
+	v, err := wait.Int64Slice()
+	if err != nil || len(v) != 2 {
+		return fmt.Errorf("sink: durability wait: WAITAOF reply %v: %w", wait, err)
+	}
+	if d.cfg.LocalFsync && v[0] < 1 {
+		return fmt.Errorf("%w: the server did not fsync its AOF within %v (WAITAOF; under appendfsync no it never does)", ErrNotDurable, d.cfg.Timeout)
+	}
+	if v[1] < int64(d.cfg.Replicas) {
+		return fmt.Errorf("%w: %d of %d replicas fsynced within %v (WAITAOF)", ErrNotDurable, v[1], d.cfg.Replicas, d.cfg.Timeout)
+	}
+	return nil
+}
