@@ -167,7 +167,9 @@ func KafkaVersion(t testing.TB, brokers []string) string {
 }
 
 // ClosedAddr returns 127.0.0.1:N where nothing listens, for tests of
-// unreachable servers.
+// unreachable servers. Nothing holds the port afterwards: a test that binds
+// a server to it must expect it taken meanwhile and, on a bind failure,
+// pick another (or, for a restart on the same port, wait for it).
 func ClosedAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

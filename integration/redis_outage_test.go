@@ -3,11 +3,15 @@ package integration_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -26,7 +30,11 @@ import (
 type privateRedis struct {
 	bin, addr, dir string
 	cmd            *exec.Cmd
+	exited         chan struct{} // closed when cmd has exited
 	out            bytes.Buffer
+	// bindFailures counts starts that found the port taken; a test may
+	// watch it to act after one.
+	bindFailures atomic.Int64
 }
 
 func startPrivateRedis(t *testing.T) *privateRedis {
@@ -39,30 +47,96 @@ func startPrivateRedis(t *testing.T) *privateRedis {
 		t.Skipf("redis-server not found: %v", err)
 	}
 	r := &privateRedis{bin: bin, addr: integration.ClosedAddr(t), dir: t.TempDir()}
-	r.start(t)
 	t.Cleanup(func() { r.kill() })
+	r.startFirst(t)
 	return r
 }
 
+// startFirst starts the server on r.addr; when that port was taken since
+// it was picked, it picks another, up to five times.
+func (r *privateRedis) startFirst(t *testing.T) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		err := r.try()
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 5 {
+			t.Fatalf("private redis-server on %s: %v", r.addr, err)
+		}
+		t.Logf("private redis-server: %s was taken since it was picked; picking another port", r.addr)
+		r.addr = integration.ClosedAddr(t)
+	}
+}
+
+// start starts the server again on the same port (its clients know it).
+// A port taken meanwhile (a listener, an outgoing connection's local port)
+// is waited for: the start is tried again until it binds, for up to a
+// minute.
 func (r *privateRedis) start(t *testing.T) {
 	t.Helper()
+	if err := r.restart(); err != nil {
+		t.Fatalf("private redis-server on %s: %v", r.addr, err)
+	}
+}
+
+// restart is start without the test, for any goroutine.
+func (r *privateRedis) restart() error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := r.try()
+		if err == nil || !errors.Is(err, errPortTaken) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond) // polls the port: no event says it is free
+	}
+}
+
+// errPortTaken is a redis-server that could not bind its port.
+var errPortTaken = errors.New("port taken")
+
+// try runs redis-server once and waits until it answers PING, or exits.
+func (r *privateRedis) try() error {
 	port := r.addr[strings.LastIndexByte(r.addr, ':')+1:]
 	r.cmd = exec.Command(r.bin, "--port", port, "--bind", "127.0.0.1", "--dir", r.dir, "--save", "",
 		"--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no")
 	r.out.Reset()
 	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
 	if err := r.cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
+		return fmt.Errorf("start redis-server: %w", err)
 	}
-	c := redis.NewClient(&redis.Options{Addr: r.addr, MaxRetries: -1})
+	cmd, exited := r.cmd, make(chan struct{})
+	r.exited = exited
+	go func() { _ = cmd.Wait(); close(exited) }()
+	// Short timeouts: whatever else holds the port may accept and not answer.
+	c := redis.NewClient(&redis.Options{Addr: r.addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
+		ReadTimeout: 200 * time.Millisecond})
 	defer c.Close()
 	deadline := time.Now().Add(20 * time.Second)
-	for c.Ping(context.Background()).Err() != nil {
+	for !r.answers(c, cmd.Process.Pid) {
+		select {
+		case <-exited:
+			r.cmd = nil
+			if strings.Contains(r.out.String(), "Address already in use") {
+				r.bindFailures.Add(1)
+				return fmt.Errorf("%w: %s", errPortTaken, r.addr)
+			}
+			return fmt.Errorf("redis-server exited:\n%s", r.out.String())
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("private redis-server on %s did not answer PING:\n%s", r.addr, r.out.String())
+			return fmt.Errorf("no answer to PING within 20s:\n%s", r.out.String())
 		}
 		time.Sleep(20 * time.Millisecond) // poll interval: no event to wait on
 	}
+	return nil
+}
+
+// answers reports whether the server at r.addr is the process pid (not
+// another one that holds the port).
+func (r *privateRedis) answers(c *redis.Client, pid int) bool {
+	info, err := c.Info(context.Background(), "server").Result()
+	return err == nil && strings.Contains(info, fmt.Sprintf("process_id:%d\r", pid))
 }
 
 // kill SIGKILLs the server and waits for it to exit.
@@ -71,8 +145,61 @@ func (r *privateRedis) kill() {
 		return
 	}
 	_ = r.cmd.Process.Signal(syscall.SIGKILL)
-	_ = r.cmd.Wait()
+	<-r.exited
 	r.cmd = nil
+}
+
+// TestPrivateRedisPortTaken: the private Redis helper survives a port
+// taken between its pick and the bind. At the first start it picks
+// another port; at a restart (the port is fixed: clients know it) it waits
+// until the port is free again.
+func TestPrivateRedisPortTaken(t *testing.T) {
+	t.Parallel()
+	r := startPrivateRedis(t)
+	ping := func(addr string) error {
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		defer c.Close()
+		return c.Ping(context.Background()).Err()
+	}
+
+	// A restart whose port another process took meanwhile.
+	r.kill()
+	ln, err := net.Listen("tcp", r.addr)
+	if err != nil {
+		t.Fatalf("take the port %s: %v", r.addr, err)
+	}
+	restarted := make(chan error, 1)
+	go func() { restarted <- r.restart() }()
+	for r.bindFailures.Load() == 0 { // the restart met the taken port
+		select {
+		case err := <-restarted:
+			t.Fatalf("the restart ended (%v) before the port was freed", err)
+		case <-time.After(10 * time.Millisecond): // poll interval of a counter
+		}
+	}
+	ln.Close()
+	if err := <-restarted; err != nil {
+		t.Fatalf("restart after the port was freed: %v", err)
+	}
+	if err := ping(r.addr); err != nil {
+		t.Fatalf("after the port was freed: %v", err)
+	}
+
+	// A first start on a port taken since it was picked.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	r2 := &privateRedis{bin: r.bin, addr: taken.Addr().String(), dir: t.TempDir()}
+	t.Cleanup(func() { r2.kill() })
+	r2.startFirst(t)
+	if r2.addr == taken.Addr().String() || r2.bindFailures.Load() != 1 {
+		t.Fatalf("first start on a taken port: now on %s after %d bind failures; want another port after one", r2.addr, r2.bindFailures.Load())
+	}
+	if err := ping(r2.addr); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // cpuTime returns this process's user plus system CPU time.
@@ -85,7 +212,7 @@ func cpuTime(t *testing.T) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// lineLog is a slog text handler's output, safe for concurrent use.
+// lineLog is a slog JSON handler's output, safe for concurrent use.
 type lineLog struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -97,22 +224,69 @@ func (l *lineLog) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
-func (l *lineLog) lines(msg string) []string {
+// retryWarning is one "sink failed, retrying the batch" log line.
+type retryWarning struct {
+	Time      time.Time `json:"time"`
+	Partition string    `json:"partition"`
+	Unlogged  int64     `json:"unlogged_retries"`
+}
+
+const retryMsg = "sink failed, retrying the batch; its offsets stay uncommitted"
+
+// warnings returns the retry warnings logged so far, per partition, in order.
+func (l *lineLog) warnings(t *testing.T) map[string][]retryWarning {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []string
+	out := map[string][]retryWarning{}
 	for _, line := range strings.Split(l.buf.String(), "\n") {
-		if strings.Contains(line, "msg=\""+msg+"\"") || strings.Contains(line, "msg="+msg+" ") {
-			out = append(out, line)
+		var m struct {
+			Msg string `json:"msg"`
+			retryWarning
+		}
+		if line == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if m.Msg == retryMsg {
+			out[m.Partition] = append(out[m.Partition], m.retryWarning)
 		}
 	}
 	return out
 }
 
+// failCounter counts, per partition, the batches its sink failed to apply.
+type failCounter struct {
+	next pipeline.Applier
+	mu   sync.Mutex
+	n    map[int32]int64
+}
+
+func (f *failCounter) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
+	res, err := f.next.Apply(ctx, batch)
+	if err != nil && len(batch) > 0 {
+		f.mu.Lock()
+		f.n[batch[0].Partition]++
+		f.mu.Unlock()
+	}
+	return res, err
+}
+
+func (f *failCounter) failed(p int32) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n[p]
+}
+
 // TestRedisOutage SIGKILLs the ledger's Redis (a private redis-server with
 // appendonly yes, appendfsync always) while records wait to be applied. The
 // affected partitions pause: no commit moves, this process stays below 20%
-// of one core, the retry warning comes at most once per 5s per partition.
+// of one core. The sink retries Redis only briefly here, so a failed batch
+// comes back within milliseconds and the pipeline's own backoff (100ms
+// doubling to 5s) paces the retries: over a 12s window each partition
+// retries many times but logs a warning at most once per 5s, at least
+// twice, and the warnings' unlogged_retries count the retries in between.
 // When redis-server is started again on the same port the pipeline resumes by
 // itself and every record lands with nothing applied twice.
 //
@@ -122,7 +296,8 @@ func TestRedisOutage(t *testing.T) {
 		partitions = 4
 		half       = 1000 // unique keys per half
 		dups       = 100  // re-sends per half
-		window     = 4 * time.Second
+		window     = 12 * time.Second
+		every      = 5 * time.Second // the pipeline's least time between two warnings of a partition
 	)
 	brokers := integration.Kafka(t)
 	rs := startPrivateRedis(t)
@@ -131,14 +306,18 @@ func TestRedisOutage(t *testing.T) {
 	defer cancel()
 	rdb := redis.NewClient(&redis.Options{Addr: rs.addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	ledger, err := sink.NewLedger(rdb, sink.WithPrefix("l:"))
+	// Two quick attempts per Redis call: a failed batch returns at once, so
+	// the warnings' pace is the pipeline's rate limit, not the sink's budget.
+	ledger, err := sink.NewLedger(rdb, sink.WithPrefix("l:"),
+		sink.WithRetry(sink.Backoff{Initial: 5 * time.Millisecond, Max: 10 * time.Millisecond, Attempts: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}
+	fails := &failCounter{next: ledger, n: map[int32]int64{}}
 	logs := &lineLog{}
 	p, err := pipeline.New(pipeline.Brokers(brokers...), pipeline.Topics(topic), pipeline.Group(integration.Group(t)),
-		pipeline.Sink(ledger), pipeline.CommitEvery(50), pipeline.CommitInterval(100*time.Millisecond),
-		pipeline.MaxBatch(50), pipeline.Logger(slog.New(slog.NewTextHandler(logs, nil))))
+		pipeline.Sink(fails), pipeline.CommitEvery(50), pipeline.CommitInterval(100*time.Millisecond),
+		pipeline.MaxBatch(50), pipeline.Logger(slog.New(slog.NewJSONHandler(logs, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,33 +357,51 @@ func TestRedisOutage(t *testing.T) {
 	rs.kill()
 	produceHalf(half)
 
-	// Wait until the partitions are failing, then measure a window.
-	for len(logs.lines("sink failed, retrying the batch; its offsets stay uncommitted")) == 0 {
+	// Wait until a partition is failing, then measure a window.
+	for len(logs.warnings(t)) == 0 {
 		if ctx.Err() != nil {
 			t.Fatalf("no retry warning after Redis died:\n%s", logs.buf.String())
 		}
 		time.Sleep(20 * time.Millisecond) // poll interval
 	}
-	warned := len(logs.lines("sink failed, retrying the batch; its offsets stay uncommitted"))
 	cpu0, wall0 := cpuTime(t), time.Now()
 	time.Sleep(window) // the measured outage itself: nothing to wait for
 	cpu, wall := cpuTime(t)-cpu0, time.Since(wall0)
 	share := float64(cpu) / float64(wall)
-	warnings := logs.lines("sink failed, retrying the batch; its offsets stay uncommitted")
-	t.Logf("redis down: this process used %v CPU in %v (%.1f%% of one core); %d retry warnings in the window over %d partitions",
-		cpu.Round(time.Millisecond), wall.Round(time.Millisecond), 100*share, len(warnings)-warned, partitions)
+	warnings := logs.warnings(t)
+	t.Logf("redis down: this process used %v CPU in %v (%.1f%% of one core)", cpu.Round(time.Millisecond),
+		wall.Round(time.Millisecond), 100*share)
 	if share > 0.20 {
 		t.Errorf("CPU while Redis is down: %.1f%% of one core, want below 20%%", 100*share)
 	}
-	perPart := map[string]int{}
-	for _, l := range warnings[warned:] {
-		i := strings.Index(l, "partition=")
-		perPart[strings.Fields(l[i:])[0]]++
+	if len(warnings) != partitions {
+		t.Errorf("retry warnings for %d partitions, want all %d (each has records waiting)", len(warnings), partitions)
 	}
-	limit := int(window/(5*time.Second)) + 1
-	for part, n := range perPart {
-		if n > limit {
-			t.Errorf("%s: %d retry warnings in %v, want at most %d (one per 5s)", part, n, window, limit)
+	for part, ws := range warnings {
+		n := int32(-1)
+		if i := strings.LastIndexByte(part, '/'); i >= 0 {
+			fmt.Sscan(part[i+1:], &n)
+		}
+		failed := fails.failed(n)
+		var logged int64
+		for i, w := range ws {
+			logged += 1 + w.Unlogged
+			if i > 0 {
+				if gap := w.Time.Sub(ws[i-1].Time); gap < every-10*time.Millisecond {
+					t.Errorf("%s: warnings %d and %d only %v apart, want at least %v", part, i, i+1, gap, every)
+				}
+			}
+		}
+		t.Logf("%s: %d failed batches, %d warnings, unlogged_retries %v", part, failed, len(ws), unlogged(ws))
+		switch {
+		case len(ws) < 2:
+			t.Errorf("%s: %d retry warning(s) in %v of outage, want a second one", part, len(ws), window)
+		case ws[1].Unlogged < 1:
+			t.Errorf("%s: the second warning says unlogged_retries=%d; the retries between the two were not counted", part, ws[1].Unlogged)
+		case logged > failed:
+			t.Errorf("%s: warnings account for %d failed batches (each 1 + its unlogged_retries), but only %d failed", part, logged, failed)
+		case failed <= int64(len(ws)):
+			t.Errorf("%s: %d failed batches and %d warnings: the rate limit was never needed", part, failed, len(ws))
 		}
 	}
 	for _, s := range p.Stats() {
@@ -231,4 +428,12 @@ func TestRedisOutage(t *testing.T) {
 			applied, suppressed, keys, 2*half, 2*dups, 2*half)
 	}
 	t.Logf("resumed by itself: applied %d, suppressed %d, %d ledger keys (AOF kept the first half)", applied, suppressed, keys)
+}
+
+func unlogged(ws []retryWarning) []int64 {
+	out := make([]int64, len(ws))
+	for i, w := range ws {
+		out[i] = w.Unlogged
+	}
+	return out
 }

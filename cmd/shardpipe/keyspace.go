@@ -61,9 +61,10 @@ func newApplier(lc ledgerConfig, topics []string, rdb redis.UniversalClient, log
 	return ls, nil
 }
 
-// topicLedgers applies each batch through its topic's Ledger. A batch holds
-// one partition's records, so one topic's.
-type topicLedgers map[string]*sink.Ledger
+// topicLedgers applies each batch through its topic's Ledger (or guard
+// mode's Guarded, for --effect http). A batch holds one partition's
+// records, so one topic's.
+type topicLedgers map[string]pipeline.Applier
 
 func (ls topicLedgers) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
 	if len(batch) == 0 {

@@ -119,6 +119,9 @@ func loadReplayConfig(c *cli.Command, now time.Time) (replayConfig, error) {
 	}
 	rc.given = givenBounds(c.String(fReplayFrom), c.String(fTo), rc.partitions)
 	rc.ledgerConfig = loadLedgerConfig(c, &bad)
+	if rc.ledgerConfig.httpEffect {
+		bad.addf("%s http: replay does not run guard mode; it takes none or totals", flagRef(fEffect))
+	}
 	rc.ledgerConfig.durability = loadDurabilityConfig(c, &bad, rc.ledgerConfig.redis.cluster)
 	rc.commitConfig = loadCommitConfig(c, &bad)
 	rc.poisonConfig = loadPoisonConfig(c, &bad, []string{rc.topic}, rc.ledgerConfig.prefix)

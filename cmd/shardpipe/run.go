@@ -97,10 +97,17 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	return nil
 }
 
-// newPipeline builds the ledger and the pipeline from rc.
-// barrier, when not nil, runs before every commit (redisDurability).
+// newPipeline builds the sink (the ledger, or guard mode for --effect http)
+// and the pipeline from rc. barrier, when not nil, runs before every commit
+// (redisDurability).
 func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier) (*pipeline.Pipeline, error) {
-	ledger, err := newApplier(rc.ledgerConfig, rc.topics, rdb, log)
+	var ledger pipeline.Applier
+	var err error
+	if rc.httpEffect {
+		ledger, err = newHTTPGuarded(rc.ledgerConfig, rc.http, rc.topics, rdb, log)
+	} else {
+		ledger, err = newApplier(rc.ledgerConfig, rc.topics, rdb, log)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ type runConfig struct {
 	topics  []string
 	group   string
 	ledgerConfig
+	http httpConfig // with --effect http
 	commitConfig
 	protocol    pipeline.Protocol
 	startLatest bool
@@ -61,6 +62,9 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 		bad.addf("%s: empty; name the consumer group", flagRef(fGroup))
 	}
 	rc.ledgerConfig = loadLedgerConfig(c, &bad)
+	if rc.httpEffect {
+		rc.http = loadHTTPConfig(c, &bad)
+	}
 	rc.durability = loadDurabilityConfig(c, &bad, rc.redis.cluster)
 	rc.commitConfig = loadCommitConfig(c, &bad)
 	if rc.protocol, err = pipeline.ParseProtocol(c.String(fGroupProtocol)); err != nil {
@@ -103,6 +107,9 @@ type ledgerConfig struct {
 	totals     *sink.Totals     // nil: no effect
 	durability durabilityConfig // run and replay only (zero in reset-offsets)
 	keySpace   string           // keySpaceShared or keySpacePerTopic
+	// httpEffect is --effect http: guard mode around an HTTP call (run only;
+	// its settings are runConfig.http).
+	httpEffect bool
 }
 
 // loadLedgerConfig reads the ledgerFlags, adding one line per problem to bad.
@@ -144,8 +151,10 @@ func loadLedgerConfig(c *cli.Command, bad *problems) ledgerConfig {
 			}
 		}
 		lc.totals = &t
+	case "http":
+		lc.httpEffect = true
 	default:
-		bad.addf("%s %q: want none or totals", flagRef(fEffect), e)
+		bad.addf("%s %q: want none, totals or http", flagRef(fEffect), e)
 	}
 	return lc
 }

@@ -48,6 +48,7 @@ func runFlags() []cli.Flag {
 		groupFlag(),
 	}
 	fs = append(fs, ledgerFlags()...)
+	fs = append(fs, httpFlags()...)
 	fs = append(fs, durabilityFlags()...)
 	fs = append(fs, commitFlags()...)
 	fs = append(fs,
@@ -91,7 +92,7 @@ func ledgerFlags() []cli.Flag {
 			Usage: "where the business key comes from: key (the record key), header:NAME or json:FIELD"},
 		keySpaceFlag(),
 		&cli.StringFlag{Name: fEffect, Value: "none", Sources: fromEnv(fEffect),
-			Usage: "effect that lands atomically with the ledger entry: none, or totals (HINCRBY a hash per group field)"},
+			Usage: "effect per business key: none or totals (HINCRBY a hash per group field), which land atomically with the ledger entry; or http (run only: POST to --http-url in guard mode: claim, call, mark done)"},
 		&cli.StringFlag{Name: fTotalsHash, Value: "shardpipe:totals", Sources: fromEnv(fTotalsHash),
 			Usage: "totals: the Redis hash that holds the sums"},
 		&cli.StringFlag{Name: fTotalsGroup, Value: "customer", Sources: fromEnv(fTotalsGroup),

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,16 +18,17 @@ import (
 type consumer struct {
 	slot, instance int
 	protocol       string
+	id             string // host/pid: how it names itself to the chaos receiver
 	logPath        string
-	metricsAddr    string
 	cmd            *exec.Cmd
 	done           chan struct{} // closed when the process has exited
 	err            error         // the exit status, valid after done
 
-	mu       sync.Mutex
-	scraped  figures // the latest metrics scrape
-	paused   bool
-	signaled bool // the driver killed or terminated it: its exit is expected
+	mu          sync.Mutex
+	metricsAddr string  // where it serves metrics, from its log ("" until it says)
+	scraped     figures // the latest metrics scrape
+	paused      bool
+	signaled    bool // the driver killed or terminated it: its exit is expected
 }
 
 // figures are what a shardpipe process reports about itself.
@@ -35,21 +37,18 @@ type figures struct {
 	uncommitted        int64 // landed but not committed: what a zombie wakes holding
 }
 
-// startConsumer starts `shardpipe run` with args plus its own metrics address
-// and log file.
+// startConsumer starts `shardpipe run` with args plus a log file and
+// metrics on a port it picks itself (127.0.0.1:0; its log names the
+// address), so no port picked here can be taken before it binds.
 func startConsumer(bin, logDir string, slot, instance int, protocol string, args []string) (*consumer, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	c := &consumer{slot: slot, instance: instance, protocol: protocol, metricsAddr: addr,
+	c := &consumer{slot: slot, instance: instance, protocol: protocol,
 		logPath: filepath.Join(logDir, fmt.Sprintf("consumer-%d-%02d-%s.log", slot, instance, protocol)),
 		done:    make(chan struct{})}
 	f, err := os.Create(c.logPath)
 	if err != nil {
 		return nil, err
 	}
-	full := append([]string{"run", "--group-protocol", protocol, "--metrics-addr", addr}, args...)
+	full := append([]string{"run", "--group-protocol", protocol, "--metrics-addr", "127.0.0.1:0"}, args...)
 	c.cmd = exec.Command(bin, full...)
 	c.cmd.Env = cleanEnv()
 	c.cmd.Stdout, c.cmd.Stderr = f, f
@@ -57,6 +56,8 @@ func startConsumer(bin, logDir string, slot, instance int, protocol string, args
 		f.Close()
 		return nil, fmt.Errorf("start consumer %d: %w", slot, err)
 	}
+	host, _ := os.Hostname()
+	c.id = host + "/" + strconv.Itoa(c.cmd.Process.Pid)
 	go func() {
 		c.err = c.cmd.Wait()
 		f.Close()

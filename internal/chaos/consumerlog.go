@@ -2,9 +2,11 @@ package chaos
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -63,4 +65,35 @@ func readLog(path string) (logFacts, error) {
 		}
 	}
 	return lf, sc.Err()
+}
+
+// logSize is how many bytes the consumer's log holds now.
+func (c *consumer) logSize() int64 {
+	fi, err := os.Stat(c.logPath)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// waitLog waits until the consumer's log, from byte from on, holds a JSON
+// line whose msg is one of msgs, at most d; it returns that msg, or "".
+func (c *consumer) waitLog(ctx context.Context, from int64, d time.Duration, msgs ...string) string {
+	deadline := time.Now().Add(d)
+	for {
+		if b, err := os.ReadFile(c.logPath); err == nil && int64(len(b)) > from {
+			for _, line := range strings.Split(string(b[from:]), "\n") {
+				var m struct {
+					Msg string `json:"msg"`
+				}
+				if json.Unmarshal([]byte(line), &m) == nil && slices.Contains(msgs, m.Msg) {
+					return m.Msg
+				}
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return ""
+		}
+		time.Sleep(50 * time.Millisecond) // polls the log file; there is no event to wait on
+	}
 }

@@ -2,36 +2,53 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/shardpipe/shardpipe/internal/chaoscheck"
 )
 
-// do performs one scheduled fault.
+// do performs one scheduled fault, and checks that it had an effect one
+// can observe; a fault without one is a problem of the run (it tested
+// nothing).
 func (r *runner) do(ctx context.Context, s step) error {
 	switch s.Kind {
 	case faultKill:
 		c := r.target(s.Slot)
-		r.logf("SIGKILL %s; restart in %v", c, s.Down)
-		if err := c.signal(syscall.SIGKILL); err != nil {
+		held := r.awaitHolding(ctx, c, 5*time.Second)
+		r.logf("SIGKILL %s, holding %d landed records not yet committed; restart in %v", c, held, s.Down)
+		if err := r.kill(c); err != nil {
 			return err
 		}
 		if err := c.wait(10 * time.Second); err != nil {
 			return err
 		}
 		r.faults.Kills++
+		if held > 0 {
+			r.faults.KillsHolding++
+		} else {
+			r.noEffect("SIGKILL of %s: it held no landed, uncommitted record (none within 5s), so nothing was replayed", c)
+		}
 		if err := sleep(ctx, s.Down); err != nil {
 			return err
 		}
 		return r.startSlot(c.slot)
 	case faultZombie:
 		c := r.holding(ctx, s.Slot)
-		c.mu.Lock()
-		held := c.scraped.uncommitted
-		c.mu.Unlock()
+		if r.protocol == "classic" {
+			// A classic group in a rebalance waits for a silent member up to
+			// the rebalance timeout, not the session timeout: a pause then
+			// would not make a zombie. Pause it in a stable group.
+			r.awaitStable(ctx, 30*time.Second)
+		}
+		held := r.awaitHolding(ctx, c, 5*time.Second)
 		r.logf("SIGSTOP %s, holding %d landed records not yet committed, for %v (past its session timeout), then SIGCONT",
 			c, held, r.cfg.ZombiePause)
 		if err := c.signal(syscall.SIGSTOP); err != nil {
@@ -39,21 +56,54 @@ func (r *runner) do(ctx context.Context, s step) error {
 		}
 		r.faults.ZombiePauses++
 		err := sleep(ctx, r.cfg.ZombiePause)
+		from := c.logSize()
 		if cerr := c.signal(syscall.SIGCONT); cerr != nil && err == nil {
 			err = cerr
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		// Woken past its session timeout, it must find itself fenced out: its
+		// partitions lost, or a commit of the old term refused.
+		msg := c.waitLog(ctx, from, 30*time.Second, "partitions lost", "commit refused: this worker no longer owns the partition",
+			"revoke timeout: fencing a worker still holding a batch")
+		switch {
+		case held == 0:
+			r.noEffect("zombie %s held no landed, uncommitted record when stopped", c)
+		case msg == "":
+			r.noEffect("zombie %s: no sign within 30s of SIGCONT that it was fenced out (partitions lost, commit refused)", c)
+		default:
+			r.faults.ZombiesFenced++
+			r.logf("zombie %s woke fenced out: %q", c, msg)
+		}
+		return nil
 	case faultRedis:
+		before, err := r.markRedis(ctx)
+		if err != nil {
+			return err
+		}
 		r.logf("SIGKILL redis; restart in %v (appendonly yes, appendfsync always)", s.Down)
 		if err := r.cfg.Services.Kill(ctx, "redis"); err != nil {
 			return err
 		}
+		down := chaoscheck.Window{From: time.Now()}
 		r.faults.RedisRestarts++
 		if err := sleep(ctx, s.Down); err != nil {
 			return err
 		}
-		return r.cfg.Services.Start(ctx, "redis")
+		down.To = time.Now()
+		r.redisDown = append(r.redisDown, down)
+		if err := r.cfg.Services.Restart(ctx, "redis"); err != nil {
+			return err
+		}
+		if r.redisRecovered(ctx, "redis crash", before) {
+			r.faults.RedisRecovered++
+		}
+		return nil
+	case faultRedisOutage:
+		return r.redisOutage(ctx, r.cfg.Guard.RedisOutage)
 	case faultBroker:
+		_, p0 := r.watcher.Decreases()
 		r.logf("stopping the broker; start again %v after it exited", s.Down)
 		if err := r.cfg.Services.Stop(ctx, "kafka"); err != nil {
 			return err
@@ -62,11 +112,235 @@ func (r *runner) do(ctx context.Context, s step) error {
 		if err := sleep(ctx, s.Down); err != nil {
 			return err
 		}
-		err := r.cfg.Services.Start(ctx, "kafka")
+		if err := r.cfg.Services.Restart(ctx, "kafka"); err != nil {
+			return err
+		}
+		_, p1 := r.watcher.Decreases()
 		r.logf("broker back")
-		return err
+		// Seen from outside: the watcher's polls failed while it was down,
+		// and read the group's offsets again once it is back.
+		seen := r.awaitPolls(ctx, p1.Seen+1, 30*time.Second)
+		if p1.Failed > p0.Failed && seen {
+			r.faults.BrokerOutagesSeen++
+		} else {
+			r.noEffect("broker restart: the watcher's polls failed %d times while it was down, and it read the offsets again after: %t",
+				p1.Failed-p0.Failed, seen)
+		}
+		return nil
 	}
 	return fmt.Errorf("chaos: unknown fault %v", s.Kind)
+}
+
+// redisOutage SIGKILLs Redis while guard-mode effects are in flight and
+// keeps it down for outage after their replies: the receiver holds the
+// replies of the calls under way (their claims pending in Redis), Redis is
+// killed, then the replies go out, so each of those effects has run and its
+// done write meets a Redis that stays down past the sink's retry budget.
+func (r *runner) redisOutage(ctx context.Context, outage time.Duration) error {
+	before, err := r.markRedis(ctx)
+	if err != nil {
+		return err
+	}
+	if err := r.recv.control(ctx, "hold"); err != nil {
+		return err
+	}
+	released := false
+	defer func() {
+		if !released {
+			_ = r.recv.control(context.WithoutCancel(ctx), "release")
+		}
+	}()
+	// Wait for a call to arrive (at most 10s), then up to 2s more for one per
+	// partition: each partition's worker blocks in its call, so the outage
+	// strands effects of every consumer, not only of the first to call.
+	deadline, first := time.Now().Add(10*time.Second), time.Time{}
+	for {
+		st, err := r.recv.stats(ctx)
+		if err != nil {
+			return err
+		}
+		if st.Held > 0 && first.IsZero() {
+			first = time.Now()
+		}
+		if st.Held >= r.cfg.Partitions || !first.IsZero() && time.Since(first) > 2*time.Second ||
+			first.IsZero() && time.Now().After(deadline) {
+			break
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil { // polls the receiver; no event to wait on
+			return err
+		}
+	}
+	if err := r.cfg.Services.Kill(ctx, "redis"); err != nil {
+		return err
+	}
+	down := chaoscheck.Window{From: time.Now()}
+	st, err := r.recv.stats(ctx)
+	if err != nil {
+		return err
+	}
+	released = true
+	if err := r.recv.control(ctx, "release"); err != nil {
+		return err
+	}
+	r.faults.RedisOutages++
+	r.logf("SIGKILLed redis with %d effect calls in flight, answered once it was gone; restart in %v (past the sink's retry budget)",
+		st.Held, outage)
+	if st.Held == 0 {
+		r.noEffect("redis outage: no effect call was in flight (none within 10s)")
+	}
+	if err := sleep(ctx, outage); err != nil {
+		return err
+	}
+	down.To = time.Now()
+	r.redisDown = append(r.redisDown, down)
+	if err := r.cfg.Services.Restart(ctx, "redis"); err != nil {
+		return err
+	}
+	r.logf("redis back after %v down", time.Since(down.From).Round(time.Millisecond))
+	r.redisRecovered(ctx, "redis outage", before)
+	return nil
+}
+
+// redisMark is what the run left in Redis just before killing it.
+type redisMark struct {
+	runID string
+	key   string
+}
+
+// markRedis writes a marker key (appendfsync always: durable when
+// acknowledged) and reads the server's run ID.
+func (r *runner) markRedis(ctx context.Context) (redisMark, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: r.cfg.Services.Redis()})
+	defer rdb.Close()
+	m := redisMark{key: fmt.Sprintf("%s:chaos-marker:%d", r.topic, time.Now().UnixNano())}
+	id, err := serverRunID(ctx, rdb)
+	if err == nil {
+		err = rdb.Set(ctx, m.key, id, 0).Err()
+	}
+	m.runID = id
+	if err != nil {
+		return m, fmt.Errorf("chaos: mark redis before the fault: %w", err)
+	}
+	return m, nil
+}
+
+// redisRecovered checks the fault's effect: a new Redis process (another
+// run ID) that kept the marker written before the kill (the AOF), and on
+// which the consumers write again within 30s (its key count grows). A
+// failed check is a problem of the run.
+func (r *runner) redisRecovered(ctx context.Context, what string, before redisMark) bool {
+	rdb := redis.NewClient(&redis.Options{Addr: r.cfg.Services.Redis()})
+	defer rdb.Close()
+	id, err := serverRunID(ctx, rdb)
+	if err != nil || id == before.runID {
+		r.noEffect("%s: the restarted redis has run ID %q (%v), the killed one had %q: not a new process", what, id, err, before.runID)
+		return false
+	}
+	if got, err := rdb.Get(ctx, before.key).Result(); err != nil || got != before.runID {
+		r.noEffect("%s: the marker written before the kill reads %q (%v) after the restart: the AOF lost it", what, got, err)
+		return false
+	}
+	n0, err := rdb.DBSize(ctx).Result()
+	deadline := time.Now().Add(30 * time.Second)
+	for err == nil {
+		var n int64
+		if n, err = rdb.DBSize(ctx).Result(); err == nil && n > n0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		err = sleep(ctx, 50*time.Millisecond) // polls the key count; no event to wait on
+	}
+	r.noEffect("%s: no new key in redis within 30s of its restart (%v): the consumers did not resume", what, err)
+	return false
+}
+
+func serverRunID(ctx context.Context, rdb *redis.Client) (string, error) {
+	info, err := rdb.Info(ctx, "server").Result()
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+			return v, nil
+		}
+	}
+	return "", errors.New("INFO server has no run_id")
+}
+
+// awaitPolls waits until the watcher has read the committed offsets seen
+// times in all, at most d.
+func (r *runner) awaitPolls(ctx context.Context, seen int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if _, p := r.watcher.Decreases(); p.Seen >= seen {
+			return true
+		}
+		if time.Now().After(deadline) || sleep(ctx, 25*time.Millisecond) != nil { // polls the watcher's count
+			return false
+		}
+	}
+}
+
+// awaitStable waits, at most d, until the classic group is Stable with one
+// member per running consumer (a killed one's membership has expired).
+func (r *runner) awaitStable(ctx context.Context, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for {
+		live := 0
+		for _, c := range r.slots {
+			if !c.exited() {
+				live++
+			}
+		}
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		gs, err := r.adm.DescribeGroups(dctx, r.group)
+		cancel()
+		if g, ok := gs[r.group]; err == nil && ok && g.Err == nil && g.State == "Stable" && len(g.Members) == live {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.logf("the group is not stable with %d members after %v (%v); pausing the zombie anyway", live, d, err)
+			return
+		}
+		if sleep(ctx, 100*time.Millisecond) != nil { // polls the group's state; no event to wait on
+			return
+		}
+	}
+}
+
+// awaitHolding scrapes c until it holds landed, uncommitted records (at
+// most d) and returns how many.
+func (r *runner) awaitHolding(ctx context.Context, c *consumer, d time.Duration) int64 {
+	hc := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(d)
+	for {
+		c.scrape(ctx, hc)
+		c.mu.Lock()
+		n := c.scraped.uncommitted
+		c.mu.Unlock()
+		if n > 0 || c.exited() || time.Now().After(deadline) || sleep(ctx, 50*time.Millisecond) != nil {
+			return n
+		}
+	}
+}
+
+// kill SIGKILLs c and records it for the checker.
+func (r *runner) kill(c *consumer) error {
+	at := time.Now()
+	if err := c.signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	r.kills = append(r.kills, chaoscheck.Kill{Consumer: c.id, At: at})
+	return nil
+}
+
+// noEffect records a fault that had no observable effect.
+func (r *runner) noEffect(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.logf("no effect: %s", msg)
+	r.problems = append(r.problems, "fault without an observable effect: "+msg)
 }
 
 // target is the consumer of slot, or of the next slot that is running and
@@ -86,24 +360,30 @@ func (r *runner) target(slot int) *consumer {
 
 // holding is the running consumer holding the most landed but uncommitted
 // records right now (by a fresh metrics scrape), so that the zombie wakes
-// holding work; slot's consumer when none holds any.
+// holding work; when none holds any it scrapes again, for up to 5s, then
+// settles for slot's consumer.
 func (r *runner) holding(ctx context.Context, slot int) *consumer {
 	best := r.target(slot)
 	hc := &http.Client{Timeout: time.Second}
-	most := int64(0)
-	for _, c := range r.slots {
-		if c.exited() {
-			continue
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		most := int64(0)
+		for _, c := range r.slots {
+			if c.exited() {
+				continue
+			}
+			c.scrape(ctx, hc)
+			c.mu.Lock()
+			n := c.scraped.uncommitted
+			c.mu.Unlock()
+			if n > most {
+				best, most = c, n
+			}
 		}
-		c.scrape(ctx, hc)
-		c.mu.Lock()
-		n := c.scraped.uncommitted
-		c.mu.Unlock()
-		if n > most {
-			best, most = c, n
+		if most > 0 || time.Now().After(deadline) || sleep(ctx, 50*time.Millisecond) != nil {
+			return best
 		}
 	}
-	return best
 }
 
 // revive restarts every consumer that exited without the driver's doing,
@@ -158,7 +438,7 @@ func (r *runner) stopAll() {
 		}
 		if err := c.wait(time.Minute); err != nil {
 			r.problems = append(r.problems, err.Error())
-			_ = c.signal(syscall.SIGKILL)
+			_ = r.kill(c)
 			<-c.done
 			continue
 		}

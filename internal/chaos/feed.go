@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -65,31 +67,94 @@ func waitTopics(ctx context.Context, adm *kadm.Client, topics ...string) error {
 func (r *runner) startProducer() (*exec.Cmd, <-chan error, error) {
 	records := float64(r.cfg.Orders) * (1 + r.cfg.Duplicates)
 	rate := int(math.Ceil(records / r.cfg.Produce.Seconds()))
-	f, err := os.Create(filepath.Join(r.cfg.WorkDir, "produce.log"))
+	cmd, done, err := r.produce("produce", r.cfg.Orders, r.cfg.Duplicates, r.cfg.Seed, rate)
+	if err == nil {
+		r.logf("producing %.0f records (%d unique orders) at %d/s", records, r.cfg.Orders, rate)
+	}
+	return cmd, done, err
+}
+
+// tailRate is how fast feedTail sends: enough that every consumer holds
+// landed, uncommitted records most of the time (commits come every 1s).
+const tailRate = 20
+
+// feedTail keeps the consumers busy while faults remain after production
+// ended: when produced reports the end before faultsDone is closed, it
+// starts `shardpipe produce` of new unique orders (another seed, so other
+// order IDs, no re-sends) at tailRate and stops it with SIGTERM (it then
+// waits for what it sent) once faultsDone is closed. A fault that meets an
+// idle group tests nothing. It returns production's error and the tail's.
+func (r *runner) feedTail(produced <-chan error, faultsDone <-chan struct{}) (stage, tailed <-chan error) {
+	s, t := make(chan error, 1), make(chan error, 1)
+	go func() {
+		err := <-produced
+		s <- err
+		select {
+		case <-faultsDone:
+			t <- nil
+			return
+		default:
+		}
+		if err != nil {
+			t <- nil
+			return
+		}
+		cmd, done, err := r.produce("produce-tail", 1_000_000, 0, r.cfg.Seed+1, tailRate)
+		if err != nil {
+			t <- err
+			return
+		}
+		r.logf("production ended before the faults: new orders at %d/s until they are done", tailRate)
+		select {
+		case <-faultsDone:
+		case err := <-done: // it cannot run out; it failed
+			t <- err
+			return
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		// Interrupted, produce exits 1 saying how many records were
+		// acknowledged: that is the stop asked for. Whatever it wrote is in
+		// the topic, and the checker reads the topic.
+		if err := <-done; err != nil && !strings.Contains(tail(logPath(r, "produce-tail"), 3), "shardpipe: interrupted after") {
+			t <- err
+			return
+		}
+		t <- nil
+	}()
+	return s, t
+}
+
+// produce starts `shardpipe produce` of count orders (and dups re-sends)
+// from seed at rate, logging to name-topic.log in the work directory.
+func (r *runner) produce(name string, count int, dups float64, seed uint64, rate int) (*exec.Cmd, <-chan error, error) {
+	f, err := os.Create(logPath(r, name))
 	if err != nil {
 		return nil, nil, err
 	}
 	cmd := exec.Command(r.cfg.Bin, "produce", "--brokers", r.cfg.Services.Brokers(), "--topic", r.topic,
-		"--count", strconv.Itoa(r.cfg.Orders), "--duplicates", strconv.FormatFloat(r.cfg.Duplicates, 'f', -1, 64),
-		"--partitions", strconv.Itoa(r.cfg.Partitions), "--seed", strconv.FormatUint(r.cfg.Seed, 10),
+		"--count", strconv.Itoa(count), "--duplicates", strconv.FormatFloat(dups, 'f', -1, 64),
+		"--partitions", strconv.Itoa(r.cfg.Partitions), "--seed", strconv.FormatUint(seed, 10),
 		"--rate", strconv.Itoa(rate), "--delivery-timeout", "10m", "--connect-timeout", "1m")
 	cmd.Env = cleanEnv()
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("start produce: %w", err)
+		return nil, nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	r.logf("producing %.0f records (%d unique orders) at %d/s", records, r.cfg.Orders, rate)
 	done := make(chan error, 1)
 	go func() {
 		err := cmd.Wait()
 		f.Close()
 		if err != nil {
-			err = fmt.Errorf("produce: %w; its log ends:\n%s", err, tail(f.Name(), 5))
+			err = fmt.Errorf("%s: %w; its log ends:\n%s", name, err, tail(f.Name(), 5))
 		}
 		done <- err
 	}()
 	return cmd, done, nil
+}
+
+func logPath(r *runner, name string) string {
+	return filepath.Join(r.cfg.WorkDir, r.topic+"-"+name+".log")
 }
 
 // poisonRecord returns the i-th poison record: something `run` with

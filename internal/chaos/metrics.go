@@ -3,7 +3,9 @@ package chaos
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -11,7 +13,11 @@ import (
 // scrape reads the process's suppressed and fenced counters from its
 // metrics endpoint; a process that is paused or gone keeps its last figures.
 func (c *consumer) scrape(ctx context.Context, hc *http.Client) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.metricsAddr+"/metrics", nil)
+	addr := c.metrics()
+	if addr == "" {
+		return // not serving yet
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
 		return
 	}
@@ -60,4 +66,35 @@ func metricLine(s string) (string, float64, bool) {
 		name = name[:i]
 	}
 	return name, v, true
+}
+
+// metrics returns the address the process serves metrics on, from the
+// "serving Prometheus metrics" line of its log; "" until it has logged it.
+func (c *consumer) metrics() string {
+	c.mu.Lock()
+	addr := c.metricsAddr
+	c.mu.Unlock()
+	if addr != "" {
+		return addr
+	}
+	f, err := os.Open(c.logPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		var m struct {
+			Msg  string `json:"msg"`
+			Addr string `json:"addr"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Msg == "serving Prometheus metrics" && m.Addr != "" {
+			c.mu.Lock()
+			c.metricsAddr = m.Addr
+			c.mu.Unlock()
+			return m.Addr
+		}
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,9 +18,10 @@ import (
 	"github.com/shardpipe/shardpipe/internal/chaoscheck"
 )
 
-// runner is one run's state.
+// runner is one pass's state.
 type runner struct {
-	cfg                          Config
+	cfg                          Config // the pass's configuration (guardConfig for the guard pass)
+	guard                        bool   // `run --effect http` against recv
 	start                        time.Time
 	topic, group, prefix, totals string
 	protocol                     string
@@ -27,54 +29,140 @@ type runner struct {
 	instance                     int
 	faults                       chaoscheck.Faults
 	problems                     []string // what the driver saw go wrong outside the checker's remit
+	watcher                      *chaoscheck.Watcher
+	adm                          *kadm.Client
+	recv                         *receiver           // guard pass
+	kills                        []chaoscheck.Kill   // every consumer SIGKILL, for the checker
+	redisDown                    []chaoscheck.Window // Redis crashes and outages
 
 	mu  sync.Mutex
 	all []*consumer // every instance ever started
 }
 
-// Run performs one chaos run on cfg.Services, which it starts and, at the
-// end, stops. It returns the checker's report, with the driver's own
-// problems (a consumer that died on its own, a graceful stop that failed)
-// added as violations; the error is for a run that could not be carried out.
-func Run(ctx context.Context, cfg Config) (chaoscheck.Report, error) {
-	if err := cfg.validate(); err != nil {
-		return chaoscheck.Report{}, err
+// Outcome is a chaos run's verdict: the checker's report of each pass (the
+// record-mode pass, then the guard-mode pass), with the driver's own
+// problems added as violations.
+type Outcome struct {
+	Passes []chaoscheck.Report
+}
+
+// OK reports whether every pass kept every promise.
+func (o Outcome) OK() bool {
+	for _, p := range o.Passes {
+		if !p.OK() {
+			return false
+		}
 	}
-	id := fmt.Sprintf("chaos-%d-%d", cfg.Seed, time.Now().Unix())
-	r := &runner{cfg: cfg, start: time.Now(), topic: id, group: id, prefix: id + ":ledger:", totals: id + ":totals",
-		slots: make([]*consumer, cfg.Consumers)}
-	r.logf("seed %d: topic and group %s, %d orders (+%.0f%% re-sends, %d poison) into %d partitions, protocols %v",
-		cfg.Seed, id, cfg.Orders, cfg.Duplicates*100, cfg.Poison, cfg.Partitions, cfg.Protocols)
-	if err := cfg.Services.Start(ctx); err != nil {
-		return chaoscheck.Report{}, err
+	return len(o.Passes) > 0
+}
+
+// String is each pass's report (violations, then its line of figures).
+func (o Outcome) String() string {
+	parts := make([]string, len(o.Passes))
+	for i, p := range o.Passes {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Run performs one chaos run on cfg.Services, which it starts and, at the
+// end, stops: the record-mode pass, then the guard-mode pass. It returns
+// the checker's report per pass, with the driver's own problems (a
+// consumer that died on its own, a graceful stop that failed, a fault
+// without an observable effect) added as violations; the error is for a
+// run that could not be carried out.
+func Run(ctx context.Context, cfg Config) (Outcome, error) {
+	if err := cfg.validate(); err != nil {
+		return Outcome{}, err
+	}
+	start := time.Now()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(cfg.Out, "chaos: %6.1fs %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	}
+	if err := cfg.Services.StartPicking(ctx, logf); err != nil {
+		return Outcome{}, err
 	}
 	defer func() {
 		if err := cfg.Services.Stop(context.Background()); err != nil {
-			r.logf("stopping the servers: %v", err)
+			logf("stopping the servers: %v", err)
 		}
 	}()
 	if err := checkRedis(ctx, cfg.Services.Redis()); err != nil {
-		return chaoscheck.Report{}, err
+		return Outcome{}, err
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Services.Brokers()))
 	if err != nil {
-		return chaoscheck.Report{}, err
+		return Outcome{}, err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
+	var out Outcome
+	if cfg.RecordPass {
+		rep, err := runPass(ctx, cfg, adm, false, start)
+		if err != nil {
+			return out, err
+		}
+		out.Passes = append(out.Passes, rep)
+		logf("%s", rep.Line())
+	}
+	if cfg.Guard.Orders > 0 {
+		rep, err := runPass(ctx, cfg.guardConfig(), adm, true, start)
+		if err != nil {
+			return out, err
+		}
+		out.Passes = append(out.Passes, rep)
+	}
+	return out, nil
+}
+
+// runPass runs one pass on its own topic and group: production, consumers,
+// the fault schedule of each protocol, the drain, the stop, the verdict.
+func runPass(ctx context.Context, cfg Config, adm *kadm.Client, guard bool, start time.Time) (chaoscheck.Report, error) {
+	id := fmt.Sprintf("chaos-%d-%d", cfg.Seed, time.Now().Unix())
+	what := "record mode, --effect totals"
+	if guard {
+		id += "-guard"
+		what = "guard mode, --effect http"
+	}
+	r := &runner{cfg: cfg, guard: guard, start: start, topic: id, group: id, prefix: id + ":ledger:", totals: id + ":totals",
+		slots: make([]*consumer, cfg.Consumers)}
+	r.logf("seed %d, %s: topic and group %s, %d orders (+%.0f%% re-sends, %d poison) into %d partitions, protocols %v",
+		cfg.Seed, what, id, cfg.Orders, cfg.Duplicates*100, cfg.Poison, cfg.Partitions, cfg.Protocols)
 	if err := r.createTopics(ctx, adm); err != nil {
 		return chaoscheck.Report{}, err
 	}
-	w, err := r.chaos(ctx, adm)
+	vcfg := chaoscheck.Config{Brokers: []string{cfg.Services.Brokers()}, Redis: cfg.Services.Redis(),
+		Topic: r.topic, DLQTopic: DLQTopic(r.topic), Group: r.group, LedgerPrefix: r.prefix, TotalsHash: r.totals}
+	if guard {
+		var err error
+		if r.recv, err = startReceiver(ctx, cfg.ReceiverBin, cfg.WorkDir, id); err != nil {
+			return chaoscheck.Report{}, err
+		}
+		r.logf("receiver listening on %s, recording calls in %s", r.recv.addr, r.recv.calls)
+		vcfg.TotalsHash, vcfg.CallLog = "", r.recv.calls
+	}
+	err := r.chaos(ctx, adm)
 	r.stopAll()
+	if r.recv != nil {
+		if rerr := r.recv.stop(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
 	if err != nil {
 		return chaoscheck.Report{}, err
 	}
 	r.logf("verifying")
-	rep, err := chaoscheck.Verify(ctx, chaoscheck.Config{Brokers: []string{cfg.Services.Brokers()}, Redis: cfg.Services.Redis(),
-		Topic: r.topic, DLQTopic: DLQTopic(r.topic), Group: r.group, LedgerPrefix: r.prefix, TotalsHash: r.totals}, w, r.figures())
+	vcfg.Kills, vcfg.RedisDown = r.kills, r.redisDown
+	rep, err := chaoscheck.Verify(ctx, vcfg, r.watcher, r.figures())
 	if err != nil {
 		return chaoscheck.Report{}, err
+	}
+	if f := rep.Faults; f.Kills > 0 && rep.Replayed() <= 0 {
+		r.noEffect("%d kills, yet the consumers suppressed %d records, no more than the topic's %d re-sends: nothing was replayed",
+			f.Kills, f.Suppressed, rep.Orders-rep.Unique)
+	}
+	if rep.Effects != nil && rep.Faults.RedisOutages > 0 && rep.Effects.Stranded == 0 {
+		r.noEffect("%d redis outages, yet the receiver answered no call while Redis was down", rep.Faults.RedisOutages)
 	}
 	for _, p := range r.problems {
 		rep.Violations = append(rep.Violations, "driver: "+p)
@@ -84,11 +172,12 @@ func Run(ctx context.Context, cfg Config) (chaoscheck.Report, error) {
 
 // chaos runs the producer, the consumers and the faults, then drains. The
 // watcher of committed offsets runs throughout.
-func (r *runner) chaos(ctx context.Context, adm *kadm.Client) (*chaoscheck.Watcher, error) {
+func (r *runner) chaos(ctx context.Context, adm *kadm.Client) error {
 	w, err := chaoscheck.NewWatcher([]string{r.cfg.Services.Brokers()}, r.group, r.topic)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	r.watcher, r.adm = w, adm
 	wctx, wstop := context.WithCancel(ctx)
 	wdone := make(chan struct{})
 	go func() { defer close(wdone); w.Run(wctx, 25*time.Millisecond) }()
@@ -98,41 +187,60 @@ func (r *runner) chaos(ctx context.Context, adm *kadm.Client) (*chaoscheck.Watch
 	go r.scrapeLoop(sctx)
 
 	rng := rand.New(rand.NewPCG(r.cfg.Seed, r.cfg.Seed^0xc4a05))
+	fixed := recordFaults
+	if r.guard {
+		fixed = guardFaults
+	}
+	schedules := make([][]step, len(r.cfg.Protocols))
+	for i := range schedules {
+		schedules[i] = phaseSchedule(rng, r.cfg.Consumers, r.cfg.Kills, r.cfg.FaultGap, fixed)
+	}
+	// Production must outlast the faults: a fault after it hits an idle
+	// group and tests nothing (the run would say so and fail).
+	if need := r.scheduleTime(schedules); need > r.cfg.Produce {
+		r.logf("the fault schedule needs about %v: producing over that instead of %v", need.Round(time.Second), r.cfg.Produce)
+		r.cfg.Produce = need
+	}
 	producer, produced, err := r.startProducer()
 	if err != nil {
-		return nil, err
+		return err
 	}
+	faultsDone := make(chan struct{})
+	stage, tailed := r.feedTail(produced, faultsDone)
 	finished := false
 	defer func() {
-		if !finished { // the run failed: do not leave the producer behind
+		if !finished { // the run failed: do not leave the producers behind
 			_ = producer.Process.Kill()
+			close(faultsDone)
+			<-tailed
 		}
 	}()
 	poisoned := r.injectPoison(ctx, rng)
-	for _, proto := range r.cfg.Protocols {
-		if err := r.phase(ctx, rng, proto); err != nil {
-			return nil, err
+	for i, proto := range r.cfg.Protocols {
+		if err := r.phase(ctx, proto, schedules[i]); err != nil {
+			return err
 		}
 	}
 	r.logf("faults done; waiting for the producer")
-	err = errors.Join(<-produced, <-poisoned)
+	close(faultsDone)
+	err = errors.Join(<-stage, <-tailed, <-poisoned)
 	finished = true
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r.logf("produced; draining")
 	if err := r.drain(ctx, adm); err != nil {
-		return nil, err
+		return err
 	}
-	_, polls, failed := w.Decreases()
-	r.logf("drained in %v since start; the watcher polled the committed offsets %d times (%d failed, the broker being down); stopping the consumers with SIGTERM",
-		time.Since(r.start).Round(time.Second), polls, failed)
-	return w, nil
+	_, polls := w.Decreases()
+	r.logf("drained in %v since start; the watcher polled the committed offsets %d times (%d failed, the broker being down; %d read them); stopping the consumers with SIGTERM",
+		time.Since(r.start).Round(time.Second), polls.Made, polls.Failed, polls.Seen)
+	return nil
 }
 
 // phase switches the consumers to proto (a graceful stop of all, then a
 // start of all) and runs one phase's fault schedule.
-func (r *runner) phase(ctx context.Context, rng *rand.Rand, proto string) error {
+func (r *runner) phase(ctx context.Context, proto string, steps []step) error {
 	if r.protocol != "" {
 		r.logf("switching the group from %s to %s: SIGTERM to all, then start all", r.protocol, proto)
 		r.stopAll()
@@ -144,7 +252,6 @@ func (r *runner) phase(ctx context.Context, rng *rand.Rand, proto string) error 
 			return err
 		}
 	}
-	steps := phaseSchedule(rng, r.cfg.Consumers, r.cfg.Kills, r.cfg.FaultGap)
 	r.logf("%s phase schedule: %v", proto, steps)
 	for _, s := range steps {
 		if err := sleep(ctx, s.Gap); err != nil {
@@ -162,11 +269,15 @@ func (r *runner) phase(ctx context.Context, rng *rand.Rand, proto string) error 
 
 // runArgs are the flags of every `shardpipe run`.
 func (r *runner) runArgs() []string {
-	args := []string{"--brokers", r.cfg.Services.Brokers(), "--topic", r.topic, "--group", r.group,
-		"--redis", r.cfg.Services.Redis(), "--ledger-prefix", r.prefix, "--effect", "totals", "--totals-hash", r.totals,
-		"--commit-every", "200", "--commit-interval", "1s", "--max-batch", "200",
+	effect := []string{"--effect", "totals", "--totals-hash", r.totals}
+	if r.guard {
+		effect = []string{"--effect", "http", "--http-url", r.recv.URL(), "--http-timeout", "5s"}
+	}
+	args := append([]string{"--brokers", r.cfg.Services.Brokers(), "--topic", r.topic, "--group", r.group,
+		"--redis", r.cfg.Services.Redis(), "--ledger-prefix", r.prefix}, effect...)
+	args = append(args, "--commit-every", "200", "--commit-interval", "1s", "--max-batch", "200",
 		"--session-timeout", r.cfg.SessionTimeout.String(), "--shutdown-timeout", "30s", "--connect-timeout", "1m",
-		"--report-interval", "0", "--log-format", "json"}
+		"--report-interval", "0", "--log-format", "json")
 	if r.cfg.Poison > 0 {
 		args = append(args, "--on-poison", "dlq", "--dlq-topic", DLQTopic(r.topic))
 	}

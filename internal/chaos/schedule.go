@@ -14,11 +14,21 @@ const (
 	faultZombie                  // SIGSTOP a consumer past its session timeout, then SIGCONT
 	faultRedis                   // SIGKILL Redis, restart it after Down (same AOF)
 	faultBroker                  // stop the broker gracefully, start it again after Down
+	// faultRedisOutage SIGKILLs Redis while guard-mode effects are in flight
+	// (their replies held until Redis is gone) and keeps it down past the
+	// sink's retry budget (GuardPass.RedisOutage), then restarts it.
+	faultRedisOutage
 )
 
 func (k faultKind) String() string {
-	return [...]string{"kill", "zombie", "redis-crash", "broker-restart"}[k]
+	return [...]string{"kill", "zombie", "redis-crash", "broker-restart", "redis-outage"}[k]
 }
+
+// recordFaults and guardFaults are each phase's faults besides the kills.
+var (
+	recordFaults = []faultKind{faultZombie, faultRedis, faultBroker}
+	guardFaults  = []faultKind{faultZombie, faultRedisOutage}
+)
 
 // step is one scheduled fault: wait Gap, then do Kind to Slot (a consumer),
 // keeping the target down for Down.
@@ -33,11 +43,12 @@ func (s step) String() string {
 	return fmt.Sprintf("+%v %s slot=%d down=%v", s.Gap, s.Kind, s.Slot, s.Down)
 }
 
-// phaseSchedule is one phase's faults, from rng: one zombie pause, one Redis
-// crash, one broker restart and kills kills, in a random order, each after
-// a gap of 0.5 to 1.5 times gap. The same rng state gives the same schedule.
-func phaseSchedule(rng *rand.Rand, consumers, kills int, gap time.Duration) []step {
-	kinds := []faultKind{faultZombie, faultRedis, faultBroker}
+// phaseSchedule is one phase's faults, from rng: one of each fixed kind
+// (recordFaults or guardFaults) and kills kills, in a random order, each
+// after a gap of 0.5 to 1.5 times gap. The same rng state gives the same
+// schedule.
+func phaseSchedule(rng *rand.Rand, consumers, kills int, gap time.Duration, fixed []faultKind) []step {
+	kinds := append([]faultKind(nil), fixed...)
 	for range kills {
 		kinds = append(kinds, faultKill)
 	}
@@ -61,4 +72,36 @@ func phaseSchedule(rng *rand.Rand, consumers, kills int, gap time.Duration) []st
 func (s step) round() step {
 	s.Gap, s.Down = s.Gap.Round(time.Millisecond), s.Down.Round(time.Millisecond)
 	return s
+}
+
+// cost is about how long a step takes past its gap on a loaded machine, as
+// measured in runs: the target's downtime, plus what the fault itself
+// waits for (a broker stops and starts in about 12s).
+func (r *runner) cost(s step) time.Duration {
+	switch s.Kind {
+	case faultKill:
+		return s.Down + 500*time.Millisecond
+	case faultZombie:
+		return r.cfg.ZombiePause + time.Second
+	case faultRedis:
+		return s.Down + time.Second
+	case faultBroker:
+		return s.Down + 12*time.Second
+	case faultRedisOutage:
+		return r.cfg.Guard.RedisOutage + 3*time.Second
+	}
+	return 0
+}
+
+// scheduleTime is about how long the phases take: 5s per phase to start
+// (or switch) the consumers, the gaps and the steps, and a third more.
+func (r *runner) scheduleTime(phases [][]step) time.Duration {
+	var d time.Duration
+	for _, steps := range phases {
+		d += 5 * time.Second
+		for _, s := range steps {
+			d += s.Gap + r.cost(s)
+		}
+	}
+	return d + d/3
 }

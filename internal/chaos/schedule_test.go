@@ -12,15 +12,17 @@ func TestPhaseSchedule(t *testing.T) {
 		name      string
 		consumers int
 		kills     int
+		fixed     []faultKind
 	}{
-		{"no kills", 3, 0},
-		{"short run", 3, 2},
-		{"full run", 3, 20},
+		{"no kills", 3, 0, recordFaults},
+		{"short run", 3, 2, recordFaults},
+		{"full run", 3, 20, recordFaults},
+		{"guard pass", 3, 4, guardFaults},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := phaseSchedule(rand.New(rand.NewPCG(7, 7)), tc.consumers, tc.kills, 4*time.Second)
-			b := phaseSchedule(rand.New(rand.NewPCG(7, 7)), tc.consumers, tc.kills, 4*time.Second)
+			a := phaseSchedule(rand.New(rand.NewPCG(7, 7)), tc.consumers, tc.kills, 4*time.Second, tc.fixed)
+			b := phaseSchedule(rand.New(rand.NewPCG(7, 7)), tc.consumers, tc.kills, 4*time.Second, tc.fixed)
 			if !reflect.DeepEqual(a, b) {
 				t.Fatalf("same seed, different schedules:\n%v\n%v", a, b)
 			}
@@ -34,7 +36,10 @@ func TestPhaseSchedule(t *testing.T) {
 					t.Errorf("%v: gap outside 0.5..1.5 x 4s", s)
 				}
 			}
-			want := map[faultKind]int{faultZombie: 1, faultRedis: 1, faultBroker: 1, faultKill: tc.kills}
+			want := map[faultKind]int{faultKill: tc.kills}
+			for _, k := range tc.fixed {
+				want[k]++
+			}
 			if tc.kills == 0 {
 				delete(want, faultKill)
 			}

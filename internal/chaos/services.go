@@ -3,12 +3,14 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Services drives scripts/services.sh for the run's own Kafka and Redis: the
@@ -21,12 +23,19 @@ type Services struct {
 	KafkaPort      int
 	ControllerPort int
 	RedisPort      int
+	picked         [3]bool     // which ports PickPorts chose (StartPicking may choose them again)
+	onRetry        func(error) // tests: called before Restart tries again
 }
 
-// PickPorts gives every port that is 0 one that is free right now.
+// PickPorts gives every port that is 0 one that is free right now. A port
+// free now may be taken before a server binds it: StartPicking picks again
+// when that happens.
 func (s *Services) PickPorts() error {
 	taken := map[int]bool{s.KafkaPort: true, s.ControllerPort: true, s.RedisPort: true}
-	for _, p := range []*int{&s.KafkaPort, &s.ControllerPort, &s.RedisPort} {
+	for i, p := range []*int{&s.KafkaPort, &s.ControllerPort, &s.RedisPort} {
+		if *p == 0 {
+			s.picked[i] = true
+		}
 		for *p == 0 {
 			addr, err := freeAddr()
 			if err != nil {
@@ -94,3 +103,75 @@ func (s Services) Stop(ctx context.Context, name ...string) error {
 // Kill sends SIGKILL to the named server (by its pid file) and waits until
 // it is gone.
 func (s Services) Kill(ctx context.Context, name string) error { return s.do(ctx, "kill", name) }
+
+// bindAttempts is how many times StartPicking picks new ports after a bind
+// failure, and rebindTimeout how long Restart waits for its port.
+const (
+	bindAttempts  = 5
+	rebindTimeout = time.Minute
+)
+
+// StartPicking starts both servers (or the one named) like Start. When a
+// server cannot bind a port PickPorts chose (taken since it was free), it
+// stops what started, picks new ports for those PickPorts chose, and tries
+// again, up to bindAttempts times; logf says so.
+func (s *Services) StartPicking(ctx context.Context, logf func(string, ...any), name ...string) error {
+	for attempt := 1; ; attempt++ {
+		err := s.Start(ctx, name...)
+		if err == nil || !bindFailure(err) || attempt >= bindAttempts || s.picked == [3]bool{} {
+			return err
+		}
+		_ = s.Stop(ctx, name...)
+		for i, p := range []*int{&s.KafkaPort, &s.ControllerPort, &s.RedisPort} {
+			if s.picked[i] {
+				*p = 0
+			}
+		}
+		if perr := s.PickPorts(); perr != nil {
+			return errors.Join(err, perr)
+		}
+		logf("a port was taken before the servers bound it (%v); new ports: kafka %d, controller %d, redis %d",
+			firstLine(err), s.KafkaPort, s.ControllerPort, s.RedisPort)
+	}
+}
+
+// Restart starts the named server again on its port after Kill or Stop.
+// The clients know that port, so it cannot change; another process may
+// have taken it meanwhile (a listener, or an outgoing connection's local
+// port): a start that fails to bind is tried again until the port is
+// free, for up to rebindTimeout.
+func (s Services) Restart(ctx context.Context, name string) error {
+	deadline := time.Now().Add(rebindTimeout)
+	for {
+		err := s.Start(ctx, name)
+		if err == nil || !bindFailure(err) || time.Now().After(deadline) {
+			return err
+		}
+		if s.onRetry != nil {
+			s.onRetry(err)
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(250 * time.Millisecond): // polls the port; no event says it is free
+		}
+	}
+}
+
+// bindFailure reports whether a services.sh failure is a port taken by
+// another process: its own check, or the server's bind error in the log
+// tail it prints.
+func bindFailure(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"is taken by a process this script did not start", "Address already in use", "BindException"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
+}

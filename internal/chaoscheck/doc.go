@@ -12,7 +12,8 @@
 //
 // What it verifies (Verify):
 //   - every unique order ID of the topic has exactly one ledger key, whose
-//     claim names a record of the topic holding that order ID;
+//     claim names a record of the topic holding that order ID (in guard
+//     mode, a claim marked done);
 //   - no ledger key under the prefix names an order the topic does not hold;
 //   - the totals hash equals, per customer, the sum of amount_cents over
 //     unique orders (re-sends carry identical content; a re-send that
@@ -21,5 +22,14 @@
 //     customer, or an amount_cents that is not an int64) is in the DLQ
 //     exactly once and never in the ledger;
 //   - every partition's committed offset equals its log end offset;
-//   - no committed offset ever went backwards while Watcher polled.
+//   - no committed offset ever went backwards while Watcher polled, and
+//     the Watcher did read the group's offsets (a watch that saw nothing
+//     proves nothing);
+//   - in guard mode (`run --effect http`, Config.CallLog): from the chaos
+//     receiver's record of every call, each unique order's effect ran at
+//     least once, every call names a record holding its key, and a key
+//     ran again only when the process of its previous run was SIGKILLed
+//     before it could mark the key done (the documented window, counted
+//     apart); any other second run is a violation. The figures give the
+//     runs per key.
 package chaoscheck

@@ -6,13 +6,15 @@ import (
 	"testing"
 )
 
-// TestIndependent enforces the package's independence rule: the checker
-// and its command import no shardpipe package, so they cannot share a bug
-// with the code they judge.
+// TestIndependent enforces the package's independence rule: the checker,
+// its command and the receiver that records guard mode's effect calls
+// import no shardpipe package, so they cannot share a bug with the code
+// they judge.
 func TestIndependent(t *testing.T) {
 	self := map[string]bool{
 		"github.com/shardpipe/shardpipe/internal/chaoscheck":     true,
 		"github.com/shardpipe/shardpipe/internal/cmd/chaoscheck": true,
+		"github.com/shardpipe/shardpipe/internal/cmd/receiver":   true,
 	}
 	for pkg := range self {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()

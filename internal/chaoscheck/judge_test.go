@@ -2,8 +2,10 @@ package chaoscheck
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func order(id, cust string, cents int) []byte {
@@ -86,7 +88,8 @@ func TestJudge(t *testing.T) {
 			l, dlq, committed := goodLedger(), goodDLQ(), map[int32]int64{0: 2, 1: 3}
 			var ds []Decrease
 			tc.edit(l, &dlq, committed, &ds)
-			r := judge(sample(), l, dlq, true, committed, ds, Faults{})
+			r := judge(facts{topic: sample(), ledger: l, dlq: dlq, haveDLQ: true, committed: committed,
+				watched: true, decreases: ds, polls: Polls{Made: 3, Seen: 2, Failed: 1}})
 			if r.Orders != 4 || r.Unique != 3 || r.Poison != 1 {
 				t.Errorf("orders/unique/poison = %d/%d/%d, want 4/3/1", r.Orders, r.Unique, r.Poison)
 			}
@@ -129,5 +132,129 @@ func TestClassify(t *testing.T) {
 		if got != tc.poison {
 			t.Errorf("classify(%q, %s) = %q, want %q", tc.key, tc.value, got, tc.poison)
 		}
+	}
+}
+
+// TestJudgeWatcher: a watch that never read the group's offsets fails the
+// run (offset_decreases=0 would prove nothing); without a watcher there is
+// nothing to judge.
+func TestJudgeWatcher(t *testing.T) {
+	tests := []struct {
+		name    string
+		watched bool
+		polls   Polls
+		want    string
+	}{
+		{"saw the offsets", true, Polls{Made: 10, Failed: 9, Seen: 1}, ""},
+		{"every poll failed", true, Polls{Made: 10, Failed: 10}, "the watcher never read the group's committed offsets of orders (10 polls, 10 failed)"},
+		{"answered without the topic", true, Polls{Made: 4}, "(4 polls, 0 failed)"},
+		{"never polled", true, Polls{}, "(0 polls, 0 failed)"},
+		{"no watcher", false, Polls{}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := judge(facts{topic: sample(), ledger: goodLedger(), dlq: goodDLQ(), haveDLQ: true,
+				committed: map[int32]int64{0: 2, 1: 3}, watched: tc.watched, polls: tc.polls})
+			got := strings.Join(r.Violations, "\n")
+			if tc.want == "" && !r.OK() || tc.want != "" && !strings.Contains(got, tc.want) {
+				t.Fatalf("violations %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// guardSample is sample() as guard mode reads it (values opaque), with
+// guard claims and no totals.
+func guardSample() (*Topic, *Ledger) {
+	tp := newTopic("orders")
+	tp.Opaque = true
+	tp.add(Pos{0, 0}, []byte("a"), []byte("x"))
+	tp.add(Pos{0, 1}, []byte("b"), []byte("not json is fine"))
+	tp.add(Pos{1, 0}, []byte("c"), []byte("z"))
+	tp.add(Pos{1, 1}, []byte("a"), []byte("x"))
+	tp.add(Pos{1, 2}, nil, []byte("keyless"))
+	tp.End = map[int32]int64{0: 2, 1: 3}
+	l := &Ledger{Claims: map[string]Claim{
+		"a": {Topic: "orders", Partition: 0, Offset: 0, State: "done"},
+		"b": {Topic: "orders", Partition: 0, Offset: 1, State: "done"},
+		"c": {Topic: "orders", Partition: 1, Offset: 0, State: "done"},
+	}, Bad: map[string]string{}, Totals: map[string]int64{}}
+	return tp, l
+}
+
+// TestJudgeEffects: each order's effect must run, and a key may run again
+// only when the process of its previous run was SIGKILLed after that run
+// and before it could mark the key done (doneGrace after the reply, or
+// after a Redis outage under way then); such runs are counted apart.
+func TestJudgeEffects(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	call := func(key string, p int32, o int64, who string, s float64) Call {
+		return Call{Key: key, Topic: "orders", Partition: p, Offset: o, Consumer: who, Received: at(s), Replied: at(s + 0.01), Status: 200}
+	}
+	once := []Call{call("a", 0, 0, "h/1", 1), call("b", 0, 1, "h/1", 2), call("c", 1, 0, "h/2", 3)}
+	tests := []struct {
+		name           string
+		calls          []Call
+		kills          []Kill
+		down           []Window
+		state          string // the claim of "a"; "" = done
+		doubled, after int
+		lost           int
+		perKey         map[int]int
+		want           string // a violation containing this; "" for none
+	}{
+		{name: "each once", calls: once, perKey: map[int]int{1: 3}},
+		{name: "never ran", calls: once[:2], lost: 1, perKey: map[int]int{1: 2}, want: `order "c" (first at 1@0): its effect never ran`},
+		{name: "run twice by a live process", calls: append(once, call("a", 0, 0, "h/1", 40)), doubled: 1,
+			perKey: map[int]int{1: 2, 2: 1}, want: `effect run twice: key "a" ran again at 00:00:40.000 by h/1 (0@0) after its run at 00:00:01.000 by h/1 (0@0), which was not SIGKILLed before it could mark the key done`},
+		{name: "killed before done", calls: append(once, call("a", 0, 0, "h/3", 32)), kills: []Kill{{"h/1", at(1.005)}},
+			after: 1, perKey: map[int]int{1: 2, 2: 1}},
+		{name: "killed just after its request was sent", calls: append(once, call("a", 0, 0, "h/3", 32)), kills: []Kill{{"h/1", at(0.5)}},
+			after: 1, perKey: map[int]int{1: 2, 2: 1}},
+		{name: "killed long after it could mark done", calls: append(once, call("a", 0, 0, "h/3", 40)), kills: []Kill{{"h/1", at(20)}},
+			doubled: 1, perKey: map[int]int{1: 2, 2: 1}, want: "which was not SIGKILLed before it could mark the key done"},
+		{name: "killed while Redis was down since the reply", calls: append(once, call("a", 0, 0, "h/3", 50)),
+			kills: []Kill{{"h/1", at(15)}}, down: []Window{{at(0.5), at(16)}}, after: 1, perKey: map[int]int{1: 2, 2: 1}},
+		{name: "killed well after Redis came back", calls: append(once, call("a", 0, 0, "h/3", 50)),
+			kills: []Kill{{"h/1", at(25)}}, down: []Window{{at(0.5), at(16)}}, doubled: 1, perKey: map[int]int{1: 2, 2: 1},
+			want: "not SIGKILLed before"},
+		{name: "another process killed", calls: append(once, call("a", 0, 0, "h/3", 32)), kills: []Kill{{"h/2", at(2)}},
+			doubled: 1, perKey: map[int]int{1: 2, 2: 1}, want: "effect run twice"},
+		{name: "three runs, one excused", calls: append(once, call("a", 1, 1, "h/3", 32), call("a", 0, 0, "h/3", 70)),
+			kills: []Kill{{"h/1", at(1.5)}}, after: 1, doubled: 1, perKey: map[int]int{1: 2, 3: 1}, want: "ran again at 00:01:10.000 by h/3"},
+		{name: "call names the wrong record", calls: []Call{call("a", 0, 1, "h/1", 1), once[1], once[2]},
+			perKey: map[int]int{1: 3}, want: `effect call for "a" names orders 0@1, which does not hold that order`},
+		{name: "call for no order", calls: append(once, call("zzz", 0, 0, "h/1", 5)), perKey: map[int]int{1: 4},
+			want: `effect ran for "zzz", which is no order of topic orders`},
+		{name: "receiver refused", calls: []Call{{Key: "a", Topic: "orders", Partition: 0, Offset: 0, Consumer: "h/1", Received: at(1), Replied: at(1), Status: 400}, once[1], once[2]},
+			perKey: map[int]int{1: 3}, want: "the receiver answered 400"},
+		{name: "claim left pending", calls: once, state: "pending", perKey: map[int]int{1: 3}, want: `ledger key "a": claim is "pending", want "done"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tp, l := guardSample()
+			if tc.state != "" {
+				c := l.Claims["a"]
+				c.State = tc.state
+				l.Claims["a"] = c
+			}
+			dlq := []DLQEntry{{Topic: "orders", Source: Pos{1, 2}, Value: []byte("keyless")}}
+			r := judge(facts{topic: tp, ledger: l, dlq: dlq, haveDLQ: true, committed: map[int32]int64{0: 2, 1: 3},
+				effects: &effectFacts{calls: tc.calls, kills: tc.kills, redisDown: tc.down}})
+			if r.Unique != 3 || r.Poison != 1 || r.Effects == nil {
+				t.Fatalf("unique %d, poison %d, effects %v; want 3, 1 (the keyless record) and effect runs", r.Unique, r.Poison, r.Effects)
+			}
+			e := r.Effects
+			if e.Doubled != tc.doubled || e.AfterKill != tc.after || r.Doubled != tc.doubled || r.Lost != tc.lost ||
+				!reflect.DeepEqual(e.PerKey, tc.perKey) || len(e.Windows) != tc.after {
+				t.Errorf("doubled %d (report %d), after kill %d (%d listed), lost %d, per key %v; want %d, %d, %d, %v\n%s",
+					e.Doubled, r.Doubled, e.AfterKill, len(e.Windows), r.Lost, e.PerKey, tc.doubled, tc.after, tc.lost, tc.perKey, r)
+			}
+			got := strings.Join(r.Violations, "\n")
+			if tc.want == "" && !r.OK() || tc.want != "" && (r.OK() || !strings.Contains(got, tc.want)) {
+				t.Fatalf("violations:\n%s\nwant one containing %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -27,7 +27,7 @@ type Ledger struct {
 }
 
 // ReadLedger reads every key under prefix (SCAN, then GET in pipelines)
-// and the totals hash.
+// and the totals hash (none when totals is empty).
 func ReadLedger(ctx context.Context, rdb redis.UniversalClient, prefix, totals string) (*Ledger, error) {
 	l := &Ledger{Claims: map[string]Claim{}, Bad: map[string]string{}, Totals: map[string]int64{}}
 	var keys []string
@@ -61,6 +61,9 @@ func ReadLedger(ctx context.Context, rdb redis.UniversalClient, prefix, totals s
 			l.Claims[id] = c
 		}
 	}
+	if totals == "" {
+		return l, nil
+	}
 	h, err := rdb.HGetAll(ctx, totals).Result()
 	if err != nil {
 		return nil, fmt.Errorf("hgetall %s: %w", totals, err)
@@ -88,8 +91,9 @@ func escapeGlob(s string) string {
 }
 
 // checkLedger compares the ledger with the topic: each unique order once,
-// nothing else, claims naming records that hold their order.
-func checkLedger(t *Topic, l *Ledger, v *verdict) {
+// nothing else, claims naming records that hold their order, in state
+// want when it is not empty (guard mode: done).
+func checkLedger(t *Topic, l *Ledger, want string, v *verdict) {
 	for id, raw := range l.Bad {
 		v.fail("ledger key %q holds %.80q, not a claim", id, raw)
 	}
@@ -97,8 +101,8 @@ func checkLedger(t *Topic, l *Ledger, v *verdict) {
 		if _, ok := t.Orders[id]; !ok {
 			if isPoisonKey(t, id) {
 				// A DLQ may remember what it dead-lettered in the ledger;
-				// only an applied claim says the poison's effect ran.
-				if c.State == "applied" {
+				// only an applied or done claim says the poison's effect ran.
+				if c.State == "applied" || c.State == "done" {
 					v.fail("ledger key %q belongs to a poison record: it was applied", id)
 				}
 			} else {
@@ -109,6 +113,9 @@ func checkLedger(t *Topic, l *Ledger, v *verdict) {
 		at := Pos{c.Partition, c.Offset}
 		if c.Topic != t.Name || t.Keys[at] != id {
 			v.fail("ledger key %q: claim names %s %s, which does not hold that order", id, c.Topic, at)
+		}
+		if want != "" && c.State != want {
+			v.fail("ledger key %q: claim is %q, want %q", id, c.State, want)
 		}
 	}
 	for id, o := range t.Orders {

@@ -39,7 +39,10 @@ type Poison struct {
 
 // Topic is what the source topic holds, as the checker reads it.
 type Topic struct {
-	Name      string
+	Name string
+	// Opaque: the values are not read (guard mode's HTTP effect sends them
+	// as they are), so only a keyless record is poison.
+	Opaque    bool
 	Records   int
 	Orders    map[string]Order // order ID -> first occurrence
 	Resends   int              // records repeating an earlier order ID
@@ -95,6 +98,12 @@ func scalar(raw json.RawMessage) (string, bool) {
 func (t *Topic) add(at Pos, key, value []byte) {
 	t.Records++
 	o, reason := classify(key, value)
+	if t.Opaque {
+		o, reason = Order{ID: string(key), Value: value}, ""
+		if len(key) == 0 {
+			reason = "empty key"
+		}
+	}
 	if reason != "" {
 		t.Poison[at] = Poison{At: at, Key: key, Value: value, Reason: reason}
 		return
@@ -179,9 +188,16 @@ func consumeAll(ctx context.Context, brokers []string, topic string, fn func(*kg
 }
 
 // ReadTopic reads topic from its start to its current end and classifies
-// every record.
+// every record as `run --effect totals` reads it.
 func ReadTopic(ctx context.Context, brokers []string, topic string) (*Topic, error) {
+	return readTopic(ctx, brokers, topic, false)
+}
+
+// readTopic is ReadTopic; opaque classifies as guard mode's HTTP effect
+// reads records (only a keyless one is poison).
+func readTopic(ctx context.Context, brokers []string, topic string, opaque bool) (*Topic, error) {
 	t := newTopic(topic)
+	t.Opaque = opaque
 	end, err := consumeAll(ctx, brokers, topic, func(r *kgo.Record) {
 		t.add(Pos{r.Partition, r.Offset}, r.Key, r.Value)
 	})

@@ -84,13 +84,17 @@ func explain(diff int64, amounts []int64) int {
 
 // Report is the outcome of Verify.
 type Report struct {
-	Orders     int // records in the topic that are orders (with re-sends)
-	Unique     int // unique order IDs
-	Poison     int // poison records in the topic
-	DLQ        int // records in the DLQ topic
-	Decreases  int // committed offsets that went backwards while watched
-	Lost       int
-	Doubled    int
+	Orders    int   // records in the topic that are orders (with re-sends)
+	Unique    int   // unique order IDs
+	Poison    int   // poison records in the topic
+	DLQ       int   // records in the DLQ topic
+	Decreases int   // committed offsets that went backwards while watched
+	Watch     Polls // the watcher's polls of the committed offsets
+	Lost      int
+	Doubled   int
+	// Effects are the external effect's runs (guard mode), nil for a run
+	// with --effect totals.
+	Effects    *EffectRuns
 	Violations []string // the first few, each naming what is wrong
 	More       int      // violations not listed
 	Faults     Faults
@@ -98,26 +102,55 @@ type Report struct {
 
 // Faults are the driver's figures of what it did to the run and what the
 // shardpipe processes reported; the checker prints them but judges nothing
-// by them.
+// by them. Each fault is counted when done, and again (the second field
+// of each pair) when the driver observed its effect: a kill of a consumer
+// holding landed, uncommitted records; a zombie that woke fenced out; a new
+// Redis process that kept what was written before the kill and on which the
+// consumers resumed; a broker outage the commit watcher saw.
 type Faults struct {
-	Kills          int
-	ZombiePauses   int
-	RedisRestarts  int
-	BrokerRestarts int
-	Rebalances     int
-	FencedCommits  int64
-	Suppressed     int64
-	Protocols      []string
+	Kills             int
+	KillsHolding      int
+	ZombiePauses      int
+	ZombiesFenced     int
+	RedisRestarts     int
+	RedisRecovered    int
+	BrokerRestarts    int
+	BrokerOutagesSeen int
+	// RedisOutages counts Redis kept down past the sink's retry budget while
+	// guard-mode effects were in flight (guard pass).
+	RedisOutages  int
+	Rebalances    int
+	FencedCommits int64
+	Suppressed    int64
+	Protocols     []string
 }
 
 // OK reports whether the run kept every promise.
 func (r Report) OK() bool { return len(r.Violations) == 0 && r.Lost == 0 && r.Doubled == 0 }
 
-// Line is the one-line figures summary.
+// Line is the one-line figures summary; a guard-mode run adds its Redis
+// outages and effect runs.
 func (r Report) Line() string {
 	f := r.Faults
-	return fmt.Sprintf("chaos: orders=%d unique=%d poison=%d dlq=%d protocols=%s kills=%d zombie_pauses=%d "+
-		"redis_restarts=%d broker_restarts=%d rebalances=%d fenced_commits=%d suppressed=%d offset_decreases=%d lost=%d doubled=%d",
-		r.Orders, r.Unique, r.Poison, r.DLQ, strings.Join(f.Protocols, "+"), f.Kills, f.ZombiePauses,
-		f.RedisRestarts, f.BrokerRestarts, f.Rebalances, f.FencedCommits, f.Suppressed, r.Decreases, r.Lost, r.Doubled)
+	prefix := "chaos:"
+	if r.Effects != nil {
+		prefix = "chaos guard:"
+	}
+	s := fmt.Sprintf("%s orders=%d unique=%d poison=%d dlq=%d protocols=%s kills=%d/%d zombie_pauses=%d/%d "+
+		"redis_restarts=%d/%d broker_restarts=%d/%d rebalances=%d fenced_commits=%d suppressed=%d replayed=%d watch_polls=%d offset_decreases=%d lost=%d doubled=%d",
+		prefix, r.Orders, r.Unique, r.Poison, r.DLQ, strings.Join(f.Protocols, "+"), f.KillsHolding, f.Kills,
+		f.ZombiesFenced, f.ZombiePauses, f.RedisRecovered, f.RedisRestarts, f.BrokerOutagesSeen, f.BrokerRestarts,
+		f.Rebalances, f.FencedCommits, f.Suppressed, r.Replayed(), r.Watch.Seen, r.Decreases, r.Lost, r.Doubled)
+	if r.Effects != nil {
+		s += fmt.Sprintf(" redis_outages=%d %s", f.RedisOutages, r.Effects.Line())
+	}
+	return s
+}
+
+// Replayed is how many suppressed records were not re-sends: records read
+// again after a kill, a zombie or a rebalance, whose effects had landed
+// (the consumers' suppressed count minus the topic's re-sends). A killed
+// consumer's count is its last metrics scrape, so this is a lower bound.
+func (r Report) Replayed() int64 {
+	return r.Faults.Suppressed - int64(r.Orders-r.Unique)
 }

@@ -18,16 +18,35 @@ type Config struct {
 	DLQTopic     string // empty: no DLQ check; poison records in the topic are then violations
 	Group        string
 	LedgerPrefix string
-	TotalsHash   string
+	// TotalsHash is the totals hash of `run --effect totals`; empty with
+	// CallLog (guard mode has no totals).
+	TotalsHash string
+	// CallLog is the chaos receiver's calls file of a `run --effect http`
+	// run (guard mode): the effect runs are judged from it, every ledger
+	// claim must be done, and only a keyless record is poison. Empty: the
+	// run used --effect totals.
+	CallLog string
+	// Kills are the consumer processes the driver SIGKILLed, and RedisDown
+	// when Redis was down: a key's effect may run again only after its
+	// previous run's process was killed before it could mark the key done.
+	Kills     []Kill
+	RedisDown []Window
 }
 
 // Verify reads the topic, the DLQ, the group's offsets and Redis, and
 // judges them. w may be nil (no history of commits to judge). The error is
 // for what kept it from reading; violations are in the Report.
 func Verify(ctx context.Context, cfg Config, w *Watcher, faults Faults) (Report, error) {
-	t, err := ReadTopic(ctx, cfg.Brokers, cfg.Topic)
+	guard := cfg.CallLog != ""
+	t, err := readTopic(ctx, cfg.Brokers, cfg.Topic, guard)
 	if err != nil {
 		return Report{}, err
+	}
+	var calls []Call
+	if guard {
+		if calls, err = ReadCalls(cfg.CallLog); err != nil {
+			return Report{}, err
+		}
 	}
 	var dlq []DLQEntry
 	if cfg.DLQTopic != "" {
@@ -50,32 +69,70 @@ func Verify(ctx context.Context, cfg Config, w *Watcher, faults Faults) (Report,
 	if err != nil {
 		return Report{}, err
 	}
-	var ds []Decrease
-	if w != nil {
-		ds, _, _ = w.Decreases()
+	fs := facts{topic: t, ledger: l, dlq: dlq, haveDLQ: cfg.DLQTopic != "", committed: committed, faults: faults}
+	if guard {
+		fs.effects = &effectFacts{calls: calls, kills: cfg.Kills, redisDown: cfg.RedisDown}
 	}
-	return judge(t, l, dlq, cfg.DLQTopic != "", committed, ds, faults), nil
+	if w != nil {
+		fs.watched = true
+		fs.decreases, fs.polls = w.Decreases()
+	}
+	return judge(fs), nil
+}
+
+// facts are what Verify read, for judge.
+type facts struct {
+	topic     *Topic
+	ledger    *Ledger
+	dlq       []DLQEntry
+	haveDLQ   bool
+	committed map[int32]int64
+	watched   bool // a Watcher polled the commits during the run
+	decreases []Decrease
+	polls     Polls
+	effects   *effectFacts // guard mode; nil for --effect totals
+	faults    Faults
+}
+
+// effectFacts are a guard-mode run's effect calls and what may excuse a
+// second run.
+type effectFacts struct {
+	calls     []Call
+	kills     []Kill
+	redisDown []Window
 }
 
 // judge is Verify's pure part.
-func judge(t *Topic, l *Ledger, dlq []DLQEntry, haveDLQ bool, committed map[int32]int64, ds []Decrease, f Faults) Report {
-	v := &verdict{}
-	checkLedger(t, l, v)
-	checkTotals(t, l.Totals, v)
-	if haveDLQ {
-		checkDLQ(t, dlq, v)
+func judge(fs facts) Report {
+	t, v := fs.topic, &verdict{}
+	var runs *EffectRuns
+	if fs.effects != nil {
+		checkLedger(t, fs.ledger, "done", v)
+		e := checkEffects(t, fs.effects.calls, fs.effects.kills, fs.effects.redisDown, v)
+		runs = &e
+	} else {
+		checkLedger(t, fs.ledger, "", v)
+		checkTotals(t, fs.ledger.Totals, v)
+	}
+	if fs.haveDLQ {
+		checkDLQ(t, fs.dlq, v)
 	} else {
 		for at, p := range t.Poison {
 			v.fail("poison record %s (%s) in the topic, and no DLQ to check", at, p.Reason)
 		}
 	}
-	checkOffsets(t.End, committed, v)
-	for _, d := range ds {
+	checkOffsets(t.End, fs.committed, v)
+	for _, d := range fs.decreases {
 		v.fail("%s", d)
+	}
+	if fs.watched && fs.polls.Seen == 0 {
+		v.fail("the watcher never read the group's committed offsets of %s (%d polls, %d failed): no commit history was checked",
+			t.Name, fs.polls.Made, fs.polls.Failed)
 	}
 	sort.Strings(v.violations)
 	return Report{Orders: t.Records - len(t.Poison), Unique: len(t.Orders), Poison: len(t.Poison), DLQ: v.dlq,
-		Decreases: len(ds), Lost: max(v.lost, v.effectLost), Doubled: v.doubled, Violations: v.violations, More: v.more, Faults: f}
+		Decreases: len(fs.decreases), Watch: fs.polls, Lost: max(v.lost, v.effectLost), Doubled: v.doubled,
+		Effects: runs, Violations: v.violations, More: v.more, Faults: fs.faults}
 }
 
 // checkOffsets wants every partition's committed offset at its log end.
@@ -96,11 +153,17 @@ func checkOffsets(end, committed map[int32]int64, v *verdict) {
 	}
 }
 
-// String lists the violations, one per line.
+// String lists the violations, one per line, then the effect runs again
+// after a kill (the documented window, not violations), then the figures.
 func (r Report) String() string {
 	s := ""
 	for _, x := range r.Violations {
 		s += "violation: " + x + "\n"
+	}
+	if r.Effects != nil {
+		for _, x := range r.Effects.Windows {
+			s += "window: " + x + "\n"
+		}
 	}
 	if r.More > 0 {
 		s += fmt.Sprintf("violation: ... and %d more\n", r.More)

@@ -19,7 +19,8 @@ type Decrease struct {
 
 // Watcher polls a group's committed offsets and remembers every decrease.
 // Errors (a broker that is down, a coordinator that moved) are counted and
-// tolerated: the next poll tries again.
+// tolerated: the next poll tries again. Polls counts what it saw: a watch
+// that never read the topic's offsets proves nothing, and Verify says so.
 type Watcher struct {
 	adm   *kadm.Client
 	cl    *kgo.Client
@@ -29,8 +30,13 @@ type Watcher struct {
 	mu        sync.Mutex
 	last      map[int32]int64
 	decreases []Decrease
-	polls     int
-	errors    int
+	polls     Polls
+}
+
+// Polls counts a Watcher's polls: made, failed (no answer, or an error for
+// the group), and seen (answered with a committed offset of the topic).
+type Polls struct {
+	Made, Failed, Seen int
 }
 
 // NewWatcher returns a Watcher of group's commits on topic.
@@ -63,19 +69,26 @@ func (w *Watcher) poll(ctx context.Context) {
 	resp, err := w.adm.FetchOffsets(pctx, w.group)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.polls++
+	w.polls.Made++
 	if err == nil {
 		err = resp.Error()
 	}
 	if err != nil {
-		w.errors++
+		w.polls.Failed++
 		return
 	}
 	now := time.Now()
+	seen := false
+	defer func() {
+		if seen {
+			w.polls.Seen++
+		}
+	}()
 	resp.Each(func(o kadm.OffsetResponse) {
 		if o.Topic != w.topic || o.Err != nil || o.At < 0 {
 			return
 		}
+		seen = true
 		if prev, ok := w.last[o.Partition]; ok && o.At < prev {
 			w.decreases = append(w.decreases, Decrease{Partition: o.Partition, From: prev, To: o.At, At: now})
 		}
@@ -83,12 +96,11 @@ func (w *Watcher) poll(ctx context.Context) {
 	})
 }
 
-// Decreases returns what the watcher saw go backwards, and how many polls
-// it made and how many failed.
-func (w *Watcher) Decreases() (ds []Decrease, polls, errs int) {
+// Decreases returns what the watcher saw go backwards, and its polls.
+func (w *Watcher) Decreases() ([]Decrease, Polls) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]Decrease(nil), w.decreases...), w.polls, w.errors
+	return append([]Decrease(nil), w.decreases...), w.polls
 }
 
 func (d Decrease) String() string {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -32,12 +33,19 @@ func eventDecreases(evs []watch.Tagged) int {
 }
 
 // monitor polls the group's committed offsets from the broker and counts any
-// that went backwards between two polls.
+// that went backwards between two polls. It counts its polls too: one that
+// never read the topic's offsets (a client that could not start, every
+// fetch failing) would report no decrease having checked nothing, so stop
+// fails then.
 type monitor struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	decreases int
+	seen      int   // polls that read a committed offset of the topic
+	failed    int   // polls the broker did not answer, or answered with an error
+	lastErr   error // the last failed poll's error, or the client's
 	once      sync.Once
+	err       error
 }
 
 func startMonitor(env Env) *monitor {
@@ -45,7 +53,7 @@ func startMonitor(env Env) *monitor {
 	m := &monitor{cancel: cancel}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
 	if err != nil {
-		cancel()
+		m.lastErr = err
 		return m
 	}
 	adm := kadm.NewClient(cl)
@@ -59,16 +67,29 @@ func startMonitor(env Env) *monitor {
 		for {
 			offs, err := adm.FetchOffsets(ctx, env.Group)
 			if err == nil {
+				err = offs.Error()
+			}
+			switch {
+			case ctx.Err() != nil: // stopping: not a failed poll
+			case err != nil:
+				m.failed++
+				m.lastErr = err
+			default:
+				seen := false
 				offs.Each(func(o kadm.OffsetResponse) {
-					if o.Topic != env.Topic || o.Err != nil {
+					if o.Topic != env.Topic || o.Err != nil || o.At < 0 {
 						return
 					}
+					seen = true
 					if o.At < high[o.Partition] {
 						m.decreases++
 					} else {
 						high[o.Partition] = o.At
 					}
 				})
+				if seen {
+					m.seen++
+				}
 			}
 			select {
 			case <-ctx.Done():
@@ -80,9 +101,15 @@ func startMonitor(env Env) *monitor {
 	return m
 }
 
-func (m *monitor) stop() {
+// stop ends the polling; it fails when no poll read the topic's committed
+// offsets (then "no decrease" proves nothing).
+func (m *monitor) stop() error {
 	m.once.Do(func() {
 		m.cancel()
 		m.wg.Wait()
+		if m.seen == 0 {
+			m.err = fmt.Errorf("offset monitor: no poll read the group's committed offsets (%d failed, last error %v)", m.failed, m.lastErr)
+		}
 	})
+	return m.err
 }

@@ -44,18 +44,19 @@ type RebalanceResult struct {
 	// they had committed nothing on its partitions yet). The others re-read
 	// exactly these, so Suppressed must equal Replays. It is not taken from
 	// the pipelines' counts.
-	Replays    int64
-	LedgerKeys int  // keys under the ledger prefix at the end
-	TotalsOK   bool // the totals hash equals the sums computed from the orders
-	Decreases  int  // committed offsets seen going backwards (events and broker polls)
-	Assigned   int  // partition assignments over the run
+	Replays     int64
+	LedgerKeys  int  // keys under the ledger prefix at the end
+	TotalsOK    bool // the totals hash equals the sums computed from the orders
+	Decreases   int  // committed offsets seen going backwards (events and broker polls)
+	OffsetPolls int  // broker polls that read the group's committed offsets (at least one, or Rebalance fails)
+	Assigned    int  // partition assignments over the run
 	Outcome
 }
 
 // Line prints the result in one line.
 func (r RebalanceResult) Line() string {
-	return fmt.Sprintf("orders=%d applied=%d suppressed=%d replays=%d ledger=%d totals_ok=%t offset_decreases=%d assignments=%d",
-		r.Orders, r.Applied, r.Suppressed, r.Replays, r.LedgerKeys, r.TotalsOK, r.Decreases, r.Assigned)
+	return fmt.Sprintf("orders=%d applied=%d suppressed=%d replays=%d ledger=%d totals_ok=%t offset_decreases=%d offset_polls=%d assignments=%d",
+		r.Orders, r.Applied, r.Suppressed, r.Replays, r.LedgerKeys, r.TotalsOK, r.Decreases, r.OffsetPolls, r.Assigned)
 }
 
 // Rebalance runs two consumers over a topic while orders arrive in three
@@ -116,7 +117,7 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	}
 
 	mon := startMonitor(env)
-	defer mon.stop()
+	defer func() { _ = mon.stop() }()
 	hash := env.totalsHash()
 	crash := newLandedGate(2 * (cfg.Orders / 3))
 	pause := &pauseGate{}
@@ -224,7 +225,10 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	if err := stopAll(); err != nil {
 		return res, err
 	}
-	mon.stop()
+	if err := mon.stop(); err != nil {
+		return res, err
+	}
+	res.OffsetPolls = mon.seen
 
 	res.collect(env, consumers...)
 	res.Attempts, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)

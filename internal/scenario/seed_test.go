@@ -61,7 +61,7 @@ func TestRebalanceFake(t *testing.T) {
 				// The crashed consumer's held batch landed unreported, so
 				// the pipelines' applied count falls short only then.
 				if (!crash && res.Applied != 3000) || res.LedgerKeys != 3000 || !res.TotalsOK ||
-					res.Suppressed != res.Replays || res.Decreases != 0 || crash != (res.Replays > 0) {
+					res.Suppressed != res.Replays || res.Decreases != 0 || crash != (res.Replays > 0) || res.OffsetPolls < 1 {
 					t.Fatalf("rebalance broke exactly-once: %s", res.Line())
 				}
 			})

@@ -1,12 +1,15 @@
-// Command chaos is `make chaos`: it builds shardpipe, starts a Kafka broker
-// and a Redis of its own with scripts/services.sh (it kills and restarts
-// them, so never point it at servers anything else uses), runs three
-// `shardpipe run` processes under a seeded fault schedule while `shardpipe
-// produce` writes orders, and prints the independent checker's verdict as
-// one line of figures. It exits 1 on any violation, 2 when the run could
-// not be carried out.
+// Command chaos is `make chaos`: it builds shardpipe and the chaos receiver,
+// starts a Kafka broker and a Redis of its own with scripts/services.sh (it
+// kills and restarts them, so never point it at servers anything else
+// uses), runs three `shardpipe run` processes under a seeded fault schedule
+// while `shardpipe produce` writes orders, first in record mode (--effect
+// totals), then in guard mode (--effect http against the receiver, with a
+// Redis outage past the sink's retry budget while effects are in flight),
+// and prints the independent checker's verdict as one line of figures per
+// pass. It exits 1 on any violation, 2 when the run could not be carried
+// out.
 //
-//	go run ./internal/cmd/chaos [-short] [-seed N] [-poison N] [-orders N]
+//	go run ./internal/cmd/chaos [-short] [-seed N] [-poison N] [-orders N] [-passes record,guard]
 //
 // The servers get ports that are free at start (or -kafka-port,
 // -controller-port, -redis-port) and their own state directory under the
@@ -23,6 +26,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -44,6 +48,7 @@ func run() int {
 	kafkaPort := flag.Int("kafka-port", 0, "broker port (0: one free at start)")
 	controllerPort := flag.Int("controller-port", 0, "KRaft controller port (0: one free at start)")
 	redisPort := flag.Int("redis-port", 0, "Redis port (0: one free at start)")
+	passes := flag.String("passes", "record,guard", "the passes to run: record (--effect totals), guard (--effect http), or both")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "chaos: no arguments are taken, got %q\n", flag.Args())
@@ -69,6 +74,22 @@ func run() int {
 	if *produce > 0 {
 		cfg.Produce = *produce
 	}
+	record, guard := false, false
+	for _, p := range strings.Split(*passes, ",") {
+		switch strings.TrimSpace(p) {
+		case "record":
+			record = true
+		case "guard":
+			guard = true
+		default:
+			fmt.Fprintf(os.Stderr, "chaos: -passes %q: want record, guard or both\n", *passes)
+			return 2
+		}
+	}
+	cfg.RecordPass = record
+	if !guard {
+		cfg.Guard = chaos.GuardPass{}
+	}
 	cfg.Out = os.Stdout
 	root, err := os.Getwd()
 	if err != nil {
@@ -88,11 +109,14 @@ func run() int {
 		return fail(err)
 	}
 	cfg.Bin = filepath.Join(cfg.WorkDir, "shardpipe")
-	fmt.Printf("chaos: building shardpipe; logs in %s; kafka on %s, redis on %s\n", cfg.WorkDir, cfg.Services.Brokers(), cfg.Services.Redis())
-	build := exec.Command("go", "build", "-o", cfg.Bin, "./cmd/shardpipe")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fail(fmt.Errorf("go build: %w", err))
+	cfg.ReceiverBin = filepath.Join(cfg.WorkDir, "receiver")
+	fmt.Printf("chaos: building shardpipe and the receiver; logs in %s; kafka on %s, redis on %s\n", cfg.WorkDir, cfg.Services.Brokers(), cfg.Services.Redis())
+	for bin, pkg := range map[string]string{cfg.Bin: "./cmd/shardpipe", cfg.ReceiverBin: "./internal/cmd/receiver"} {
+		build := exec.Command("go", "build", "-o", bin, pkg)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fail(fmt.Errorf("go build %s: %w", pkg, err))
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -6,6 +6,11 @@
 //	    -topic orders -group shardpipe -dlq-topic orders.dlq \
 //	    -ledger-prefix shardpipe:ledger: -totals-hash shardpipe:totals [-watch]
 //
+// For a guard-mode run (`shardpipe run --effect http` against the chaos
+// receiver), -calls names the receiver's calls file and -totals-hash is
+// not read; a second run of a key is then always a violation, since this
+// command does not know which consumers were killed.
+//
 // With -watch it first polls the group's committed offsets until SIGINT or
 // SIGTERM, recording any that go backwards, then verifies. It prints the
 // violations and one line of figures, and exits 1 on any violation, 2 when
@@ -33,11 +38,15 @@ func main() {
 	flag.StringVar(&cfg.Group, "group", "", "consumer group (required)")
 	flag.StringVar(&cfg.DLQTopic, "dlq-topic", "", "dead-letter topic (empty: none; poison records are then violations)")
 	flag.StringVar(&cfg.LedgerPrefix, "ledger-prefix", "shardpipe:ledger:", "prefix of the ledger keys")
-	flag.StringVar(&cfg.TotalsHash, "totals-hash", "shardpipe:totals", "the totals hash")
+	flag.StringVar(&cfg.TotalsHash, "totals-hash", "shardpipe:totals", "the totals hash (not read with -calls)")
+	flag.StringVar(&cfg.CallLog, "calls", "", "guard mode: the chaos receiver's calls file (empty: the run used --effect totals)")
 	watch := flag.Bool("watch", false, "watch committed offsets until SIGINT/SIGTERM, then verify")
 	timeout := flag.Duration("timeout", 5*time.Minute, "give up reading after this long")
 	flag.Parse()
 	cfg.Brokers = strings.Split(*brokers, ",")
+	if cfg.CallLog != "" {
+		cfg.TotalsHash = ""
+	}
 	if cfg.Topic == "" || cfg.Group == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "chaoscheck: -topic and -group are required, and no arguments are taken")
 		os.Exit(2)
