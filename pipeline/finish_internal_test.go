@@ -1,0 +1,219 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// stalling passes its first failed batch through and then, as a Redis that
+// stays down would, fails every retry: each one waits until release closes
+// (or its context ends) and fails without reaching the sink. It forwards
+// Finish to the Applier it wraps.
+type stalling struct {
+	Applier
+	failedOnce atomic.Bool
+	failed     chan struct{} // closed after the first failure
+	release    chan struct{}
+}
+
+func (s *stalling) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, error) {
+	if s.failedOnce.Load() {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("test: redis still down")
+	}
+	res, err := s.Applier.Apply(ctx, b)
+	if err != nil && s.failedOnce.CompareAndSwap(false, true) {
+		close(s.failed)
+	}
+	return res, err
+}
+
+func (s *stalling) Finish(ctx context.Context, b []sink.Record) (int, int, error) {
+	if f, ok := s.Applier.(interface {
+		Finish(context.Context, []sink.Record) (int, int, error)
+	}); ok {
+		return f.Finish(ctx, b)
+	}
+	return 0, 0, nil
+}
+
+// TestTermEndFinishesUnknownBatch: in guard mode an external effect runs,
+// then Redis fails its done write past the sink's retries (the batch's
+// outcome is unknown) and stays down while the worker's term ends: the
+// partition is lost or revoked, or the pipeline closes (Close, or Run's
+// context ending as on SIGTERM). No retry of the batch comes in that term.
+// When Redis is back within the time the pipeline waits for the worker, the
+// worker still marks done the effect that ran, without running anything:
+// the key's claim ends done, and the next owner, meeting the batch again
+// after the pending claim's lease would have lapsed, redelivers those
+// records without running their effects. Each effect runs exactly once.
+func TestTermEndFinishesUnknownBatch(t *testing.T) {
+	part := checkpoint.Partition{Topic: "orders"}
+	revoke := map[string][]int32{"orders": {0}}
+	for _, tc := range []struct {
+		name string
+		end  func(ctx context.Context, p *Pipeline, cancelRun context.CancelFunc, runDone <-chan error) error
+	}{
+		{"lost", func(ctx context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
+			p.onLost(ctx, p.cl, revoke)
+			return nil
+		}},
+		{"revoked", func(ctx context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
+			p.onRevoked(ctx, p.cl, revoke)
+			return nil
+		}},
+		{"closed", func(ctx context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
+			return p.Close(ctx)
+		}},
+		{"run context ended", func(_ context.Context, _ *Pipeline, cancelRun context.CancelFunc, runDone <-chan error) error {
+			cancelRun()
+			return <-runDone
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			prod, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var recs []*kgo.Record
+			for i := range 3 {
+				recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "pay-%d", i), Value: []byte("{}")})
+			}
+			if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			prod.Close()
+			mr := miniredis.RunT(t)
+			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+			defer rdb.Close()
+			const lease = 30 * time.Second
+			newGuard := func() *sink.Guard {
+				g, err := sink.NewGuard(rdb, sink.WithPrefix("g:"), sink.WithLease(lease),
+					sink.WithRetry(sink.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return g
+			}
+			var mu sync.Mutex
+			runs := map[string]int{}
+			effect := func(_ context.Context, key string, _ *sink.Record) error {
+				mu.Lock()
+				defer mu.Unlock()
+				runs[key]++
+				if key == "pay-1" && runs[key] == 1 {
+					mr.SetError("LOADING Redis is loading the dataset in memory") // the outage starts after the call
+				}
+				return nil
+			}
+			g := newGuard()
+			app := &stalling{Applier: Guarded(g, effect), failed: make(chan struct{}), release: make(chan struct{})}
+			opts := func(a Applier, commits chan<- int64) []Option {
+				return []Option{Brokers(c.ListenAddrs()...), Topics("orders"), Group("g"), Sink(a), MaxBatch(3),
+					CommitEvery(3), RevokeTimeout(20 * time.Second), ShutdownTimeout(20 * time.Second),
+					Logger(slog.New(slog.DiscardHandler)), Observe(func(e Event) {
+						if e.Kind == Committed {
+							commits <- e.Offset
+						}
+					})}
+			}
+			p, err := New(opts(app, make(chan int64, 16))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runCtx, cancelRun := context.WithCancel(ctx)
+			defer cancelRun()
+			runDone := make(chan error, 1)
+			go func() { runDone <- p.Run(runCtx) }()
+			select {
+			case <-app.failed:
+			case <-ctx.Done():
+				t.Fatal("the done write never failed")
+			}
+			p.mu.Lock()
+			w := p.workers[part]
+			p.mu.Unlock()
+			ended := make(chan error, 1)
+			go func() { ended <- tc.end(ctx, p, cancelRun, runDone) }()
+			select {
+			case <-w.wake: // the term is ending: no retry of the batch may come
+			case <-ctx.Done():
+				t.Fatal("the worker was never asked to stop")
+			}
+			close(app.release)
+			mr.SetError("") // Redis is back, within the revoke and shutdown timeouts
+			if err := <-ended; err != nil {
+				t.Fatalf("ending the term: %v", err)
+			}
+			cl, ok, err := g.Lookup(ctx, "pay-1")
+			if err != nil || !ok || cl.State != sink.ClaimDone || cl.Epoch != w.epoch || cl.Member != w.member {
+				t.Errorf("claim of pay-1 once the term ended: %+v, %v, %v; want done by the ended term", cl, ok, err)
+			}
+			if tc.name == "lost" || tc.name == "revoked" {
+				if err := p.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			// The next owner meets the batch after the pending claim's lease
+			// would have lapsed.
+			mr.FastForward(lease)
+			commits := make(chan int64, 16)
+			p2, err := New(opts(Guarded(newGuard(), effect), commits)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done2 := make(chan error, 1)
+			go func() { done2 <- p2.Run(ctx) }()
+			for off := int64(0); off < 3; {
+				select {
+				case off = <-commits:
+				case <-ctx.Done():
+					t.Fatalf("the next owner committed %d of 3", off)
+				}
+			}
+			if err := p2.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done2; err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for i := range 3 {
+				if k := fmt.Sprintf("pay-%d", i); runs[k] != 1 {
+					t.Errorf("effect for %s ran %d times, want exactly 1", k, runs[k])
+				}
+			}
+			// pay-0 is redelivered too unless the first term committed past it.
+			st := p2.Stats()
+			if len(st) != 1 || st[0].Claimed != 1 || st[0].Redelivered != 2-st[0].Start {
+				t.Errorf("next owner's stats %+v, want pay-2 claimed and the records before it from its start redelivered", st)
+			}
+		})
+	}
+}
