@@ -55,7 +55,8 @@ func (p *Pipeline) onLost(_ context.Context, _ *kgo.Client, lost map[string][]in
 func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 	<-p.ready
 	p.mu.Lock()
-	lost = lost || p.aborted
+	aborted := p.aborted
+	lost = lost || aborted
 	var ws []*worker
 	for topic, ns := range parts {
 		for _, n := range ns {
@@ -76,8 +77,12 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 	}
 	deadline, cancel := context.WithTimeout(context.Background(), p.cfg.revokeTimeout)
 	defer cancel()
+	by, _ := deadline.Deadline()
 	var wg sync.WaitGroup
 	for _, w := range ws {
+		if !aborted {
+			w.grant(by) // an unknown batch's effects are marked done within the wait
+		}
 		if lost {
 			// Fence first, so not even an in-flight commit of the old
 			// term can land after this returns.

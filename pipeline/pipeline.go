@@ -164,6 +164,7 @@ func (p *Pipeline) dispatch(ft kgo.FetchTopicPartition) {
 func (p *Pipeline) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.shutdown)
 	defer cancel()
+	deadline, _ := ctx.Deadline()
 	p.mu.Lock()
 	ws := make([]*worker, 0, len(p.workers))
 	for _, w := range p.workers {
@@ -173,8 +174,9 @@ func (p *Pipeline) shutdown() {
 	p.mu.Unlock()
 	for _, w := range ws {
 		if aborted {
-			w.kill()
+			w.crash()
 		} else {
+			w.grant(deadline)
 			w.stop(draining)
 		}
 	}
@@ -219,7 +221,7 @@ func (p *Pipeline) Abort() {
 	p.aborted = true
 	for _, w := range p.workers { // fence first: not one more commit
 		p.store.Release(w.part, w.epoch)
-		w.kill()
+		w.crash()
 	}
 	p.mu.Unlock()
 	p.requestStop()

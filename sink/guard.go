@@ -152,23 +152,16 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 // waited for and its outcome reported (the lease was lost earlier, and
 // ErrLeaseLost returned then), instead of ErrLeaseLost again.
 func (g *Guard) finish(ctx context.Context, r *Record, key, lk string, m *memo, retry bool) (Outcome, error) {
-	done, err := DecodeClaim(m.pending)
-	if err != nil {
-		return 0, fmt.Errorf("sink: %s key %q: own pending claim: %w", r.at(), key, err)
-	}
-	done.State, done.At = ClaimDone, time.Now().UTC()
 	for poll := 1; ; poll++ {
 		// Marking done is attempted even if ctx ended meanwhile: the effect ran.
-		v, err := g.eval(context.WithoutCancel(ctx), r, key, g.done, lk, m.pending, done.Encode(),
-			g.cfg.ttl.Milliseconds(), `"owner":"`+m.owner+`"`)
+		cur, written, err := g.writeDone(context.WithoutCancel(ctx), r, key, lk, m)
 		if err != nil {
 			if !errors.Is(err, ErrUnknown) {
 				err = fmt.Errorf("%w: %w", ErrUnknown, err)
 			}
 			return 0, fmt.Errorf("%w (the effect ran; it is not marked done: a retry in this term marks it done without running it)", err)
 		}
-		cur, taken := v.(string)
-		if !taken {
+		if written {
 			m.forget = true
 			return Applied, nil
 		}
@@ -190,6 +183,24 @@ func (g *Guard) finish(ctx context.Context, r *Record, key, lk string, m *memo, 
 				r.at(), key, c.Topic, c.Partition, c.Offset, err)
 		}
 	}
+}
+
+// writeDone writes m's claim done, the effect having run: over our own
+// pending or done claim, or over nothing (the lease lapsed and nobody
+// claimed since), never over another owner's claim, which it returns
+// instead (written false).
+func (g *Guard) writeDone(ctx context.Context, r *Record, key, lk string, m *memo) (cur string, written bool, err error) {
+	done, err := DecodeClaim(m.pending)
+	if err != nil {
+		return "", false, fmt.Errorf("sink: %s key %q: own pending claim: %w", r.at(), key, err)
+	}
+	done.State, done.At = ClaimDone, time.Now().UTC()
+	v, err := g.eval(ctx, r, key, g.done, lk, m.pending, done.Encode(), g.cfg.ttl.Milliseconds(), `"owner":"`+m.owner+`"`)
+	if err != nil {
+		return "", false, err
+	}
+	cur, taken := v.(string)
+	return cur, !taken, nil
 }
 
 // doneOutcome is what a done claim c means for r: Applied when it is r's own

@@ -78,6 +78,23 @@ func (mm *memory) take(r *Record, newMemo func() memo) (*memo, error) {
 	return m, nil
 }
 
+// takeRan returns r's memo, marked busy, when r's effect ran; nil when
+// there is no memo or its effect did not run. A memo already busy is an
+// error, as in take.
+func (mm *memory) takeRan(r *Record) (*memo, error) {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	m, ok := mm.m[recordTerm(r)]
+	if !ok || !m.ran {
+		return nil, nil
+	}
+	if m.busy {
+		return nil, fmt.Errorf("sink: %s: Guard.Do already running for this record and term", r.at())
+	}
+	m.busy = true
+	return m, nil
+}
+
 // put hands m back after a Do; a memo marked forget is dropped.
 func (mm *memory) put(m *memo) {
 	mm.mu.Lock()

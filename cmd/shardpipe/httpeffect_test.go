@@ -21,6 +21,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -235,4 +236,54 @@ func TestHTTPGuardedKeySpace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// finishRecorder is an Applier and pipeline.Finisher that records the
+// batches it was asked to finish.
+type finishRecorder struct {
+	okApplier
+	finished [][]sink.Record
+}
+
+func (f *finishRecorder) Finish(_ context.Context, b []sink.Record) (int, int, error) {
+	f.finished = append(f.finished, b)
+	return len(b), 0, nil
+}
+
+// TestHTTPGuardedFinishes: the applier of --effect http is a
+// pipeline.Finisher in both key spaces, so a worker whose term ends with a
+// batch of unknown outcome marks done the calls that were made; per topic,
+// Finish goes to the batch's topic's Guarded.
+func TestHTTPGuardedFinishes(t *testing.T) {
+	for _, space := range []string{keySpaceShared, keySpacePerTopic} {
+		u, _ := url.Parse("http://127.0.0.1:1/")
+		lc := ledgerConfig{prefix: "p:", ttl: time.Hour, keySpace: space}
+		a, err := newHTTPGuarded(lc, httpConfig{url: u, timeout: time.Second}, []string{"a", "b"}, redis.NewClient(&redis.Options{}),
+			slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := a.(pipeline.Finisher); !ok {
+			t.Errorf("%s key space: the applier %T is not a pipeline.Finisher", space, a)
+		}
+	}
+	fa := &finishRecorder{}
+	ls := topicLedgers{"a": fa, "b": okApplier{}}
+	batch := []sink.Record{{Topic: "a", Offset: 7}}
+	if n, left, err := ls.Finish(context.Background(), batch); n != 1 || left != 0 || err != nil || len(fa.finished) != 1 || fa.finished[0][0].Offset != 7 {
+		t.Errorf("Finish of topic a's batch = %d, %d, %v; forwarded %v", n, left, err, fa.finished)
+	}
+	if n, left, err := ls.Finish(context.Background(), []sink.Record{{Topic: "b"}}); n != 0 || left != 0 || err != nil {
+		t.Errorf("Finish of topic b's batch (no Finisher) = %d, %d, %v; want nothing", n, left, err)
+	}
+	if _, _, err := ls.Finish(context.Background(), []sink.Record{{Topic: "c"}}); err == nil {
+		t.Error("Finish of a topic without a key space: no error")
+	}
+}
+
+// okApplier applies every record.
+type okApplier struct{}
+
+func (okApplier) Apply(_ context.Context, b []sink.Record) ([]sink.Result, error) {
+	return make([]sink.Result, len(b)), nil
 }

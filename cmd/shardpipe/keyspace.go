@@ -70,6 +70,32 @@ func (ls topicLedgers) Apply(ctx context.Context, batch []sink.Record) ([]sink.R
 	if len(batch) == 0 {
 		return nil, nil
 	}
+	l, err := ls.of(batch)
+	if err != nil {
+		return nil, err
+	}
+	return l.Apply(ctx, batch)
+}
+
+// Finish forwards to the batch's topic's applier when it is a
+// pipeline.Finisher (guard mode), so that a worker's unknown batch is
+// finished at the end of its term; a Ledger has nothing to finish.
+func (ls topicLedgers) Finish(ctx context.Context, batch []sink.Record) (int, int, error) {
+	if len(batch) == 0 {
+		return 0, 0, nil
+	}
+	l, err := ls.of(batch)
+	if err != nil {
+		return 0, 0, err
+	}
+	if f, ok := l.(pipeline.Finisher); ok {
+		return f.Finish(ctx, batch)
+	}
+	return 0, 0, nil
+}
+
+// of returns the applier of batch's topic; a batch holds one topic.
+func (ls topicLedgers) of(batch []sink.Record) (pipeline.Applier, error) {
 	topic := batch[0].Topic
 	l, ok := ls[topic]
 	if !ok {
@@ -80,5 +106,5 @@ func (ls topicLedgers) Apply(ctx context.Context, batch []sink.Record) ([]sink.R
 			return nil, fmt.Errorf("ledger: one batch holds topics %q and %q", topic, batch[i].Topic)
 		}
 	}
-	return l.Apply(ctx, batch)
+	return l, nil
 }

@@ -1,0 +1,61 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// Finisher is an Applier that can finish a batch whose outcome is unknown
+// without applying it again. Guarded implements it; sink.Ledger needs not
+// (its claim is the effect: nothing runs before it lands).
+//
+// The pipeline calls Finish from a worker's exit when its term ends (the
+// partition revoked or lost, the worker fenced, Close, Run's context
+// ending) while its last batch's outcome is unknown (Apply failed, and the
+// worker will not apply it again in this term). ctx ends when the pipeline
+// stops waiting for the worker: at the end of ShutdownTimeout when the
+// pipeline stops, of RevokeTimeout (from the revoke or the loss) when the
+// partition moves; the time spent is spent only when there is something to
+// finish, after the partition's final commit. After Abort, or when that
+// wait has already ended, it is not called, or called with ctx ended.
+//
+// Finish must never apply an effect: it only records the outcome of
+// effects that already happened in this process (for Guarded, marks done
+// the claims of records whose external effect ran), so that the next owner
+// does not run them again. It returns how many records it finished, how
+// many it had to leave unfinished (their effects ran but their outcome is
+// not recorded: the next owner may run them again), and an error naming
+// those. The worker logs the result per partition. An Applier that wraps
+// another should forward Finish, or the wrapped one's finishing is lost.
+type Finisher interface {
+	Finish(ctx context.Context, batch []sink.Record) (finished, left int, err error)
+}
+
+// grant lets the worker spend until by, at its exit, finishing its unknown
+// batch (see Finisher): the deadline of whoever waits for it to end.
+func (w *worker) grant(by time.Time) { w.finishBy.Store(by.UnixNano()) }
+
+// finishUnknown finishes the batch whose outcome was unknown when the term
+// ended, if the sink is a Finisher and the worker was granted time.
+func (w *worker) finishUnknown() {
+	f, ok := w.p.cfg.applier.(Finisher)
+	by := w.finishBy.Load()
+	if !ok || len(w.unknown) == 0 || by == 0 {
+		return
+	}
+	ctx, cancel := context.WithDeadline(w.halt, time.Unix(0, by))
+	defer cancel()
+	start := time.Now()
+	finished, left, err := f.Finish(ctx, w.unknown)
+	attrs := []any{"partition", w.part.String(), "epoch", w.epoch, "first_offset", w.unknown[0].Offset,
+		"last_offset", w.unknown[len(w.unknown)-1].Offset, "finished", finished, "took", time.Since(start).Round(time.Millisecond)}
+	switch {
+	case left > 0 || err != nil:
+		w.p.cfg.logger.Warn("term ended with effects that ran but could not be marked done: the partition's next owner may run them again (the idempotency key absorbs it)",
+			append(attrs, "left", left, "err", err)...)
+	case finished > 0:
+		w.p.cfg.logger.Info("term ended with a batch whose outcome was unknown: marked done the effects that ran", attrs...)
+	}
+}
