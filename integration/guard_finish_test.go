@@ -361,3 +361,125 @@ func TestGuardStopFinishesUnknownBatch(t *testing.T) {
 		})
 	}
 }
+
+// outage is a go-redis hook that fails every command while down is set, as
+// a Redis that cannot be reached would (a network error, which the sink
+// retries and then reports as ErrUnknown).
+type outage struct{ down atomic.Bool }
+
+var errUnreachable = errors.New("injected: dial tcp: connection refused")
+
+func (o *outage) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (o *outage) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if o.down.Load() {
+			cmd.SetErr(errUnreachable)
+			return errUnreachable
+		}
+		return next(ctx, cmd)
+	}
+}
+func (o *outage) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestGuardFinishNeverOverwritesAnotherOwner, on the real Redis: consumer
+// A runs a record's external effect and its done write fails (A's Redis
+// connection is cut after the effect); A's pending claim lapses, and the
+// record's next owner B (the same record under a new term) claims the key
+// and runs the effect: the documented window. When A's term then ends and
+// it finishes its unknown batch (pipeline.Finisher on Guarded), its done
+// write must be refused, leaving B's claim exactly as it was, pending while
+// B's effect runs or done after, and A reports the record left, with
+// sink.ErrLeaseLost.
+func TestGuardFinishNeverOverwritesAnotherOwner(t *testing.T) {
+	t.Parallel()
+	addr := integration.Redis(t)
+	for _, state := range []string{sink.ClaimPending, sink.ClaimDone} {
+		t.Run(state, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rdbA, rdbB := integration.NewRedisClient(t, addr), integration.NewRedisClient(t, addr)
+			prefix := integration.RedisPrefix(t, rdbA)
+			cut := &outage{}
+			rdbA.AddHook(cut)
+			const lease = 500 * time.Millisecond
+			retry := sink.WithRetry(sink.Backoff{Initial: 5 * time.Millisecond, Max: 20 * time.Millisecond, Attempts: 3})
+			ga, err := sink.NewGuard(rdbA, sink.WithPrefix(prefix), sink.WithLease(lease), retry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gb, err := sink.NewGuard(rdbB, sink.WithPrefix(prefix), sink.WithLease(lease), retry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var runs atomic.Int32
+			a := pipeline.Guarded(ga, func(context.Context, string, *sink.Record) error {
+				runs.Add(1)
+				cut.down.Store(true) // A's connection is cut after the call
+				return nil
+			})
+			rec := sinkOrder(0, 7, 1, "o1", "c", 1)
+			rec.Member = "A"
+			if _, err := a.Apply(ctx, []sink.Record{rec}); !errors.Is(err, sink.ErrUnknown) {
+				t.Fatalf("A's batch with its done write failing: %v, want ErrUnknown", err)
+			}
+			cut.down.Store(false)
+
+			// B, the record's next owner, waits out A's lease and claims.
+			next := rec
+			next.Epoch, next.Member = 2, "B"
+			running, release := make(chan struct{}), make(chan struct{})
+			bDone := make(chan error, 1)
+			go func() {
+				out, err := gb.Do(ctx, &next, func(context.Context, string) error {
+					runs.Add(1)
+					close(running)
+					<-release
+					return nil
+				})
+				if err == nil && out != sink.Applied {
+					err = fmt.Errorf("B's Do: %v", out)
+				}
+				bDone <- err
+			}()
+			select {
+			case <-running:
+			case <-ctx.Done():
+				t.Fatal("B never claimed the key")
+			}
+			if state == sink.ClaimDone {
+				close(release)
+				if err := <-bDone; err != nil {
+					t.Fatal(err)
+				}
+			}
+			key := prefix + "o1"
+			before, err := rdbB.Get(ctx, key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished, left, err := a.(pipeline.Finisher).Finish(ctx, []sink.Record{rec})
+			if finished != 0 || left != 1 || !errors.Is(err, sink.ErrLeaseLost) {
+				t.Errorf("A's Finish = %d finished, %d left, %v; want 0, 1, ErrLeaseLost", finished, left, err)
+			}
+			after, err := rdbB.Get(ctx, key).Result()
+			if err != nil || after != before {
+				t.Errorf("A's Finish changed B's %s claim:\n  was %s\n  now %s (%v)", state, before, after, err)
+			}
+			if state == sink.ClaimPending {
+				close(release)
+				if err := <-bDone; err != nil {
+					t.Fatal(err)
+				}
+			}
+			cl, ok, err := gb.Lookup(ctx, "o1")
+			if err != nil || !ok || cl.State != sink.ClaimDone || cl.Member != "B" {
+				t.Errorf("claim %+v, %v, %v; want done by B", cl, ok, err)
+			}
+			if n := runs.Load(); n != 2 {
+				t.Errorf("effect ran %d times; want 2 (A's, and B's after A's lease lapsed: the window)", n)
+			}
+		})
+	}
+}
