@@ -85,17 +85,18 @@ func NewGuard(c redis.UniversalClient, opts ...Option) (*Guard, error) {
 //     error once the effect's context ended: the effect may have happened
 //     (the call went out, the answer did not come back). The claim is kept
 //     pending, not released, and Do returns the error wrapping ErrUnknown;
-//     a retry of r in the same term marks it done without running it. If
-//     no retry comes (the partition moved), the lease lapses and the next
+//     a retry of r in the same term marks it done without running it, as
+//     does Finish when no retry will come (the partition moved, the
+//     process stopping). If neither comes, the lease lapses and the next
 //     owner runs it: the window below.
 //   - any other error: the effect did not happen. The claim is released
 //     and the error returned; a retry runs the effect again.
 //
 // What remains is the window of a process that stops between the effect
-// and done (a crash, a kill, a partition moved before a retry, a memory
-// bound reached): the pending claim lapses and the next owner runs the
-// effect again. Pass key to the external system as its idempotency key to
-// close it.
+// and done without marking it (a crash, a kill, a Finish that Redis did not
+// answer in time, a memory bound reached): the pending claim lapses and the
+// next owner runs the effect again. Pass key to the external system as its
+// idempotency key to close it.
 //
 // Redis errors are retried with the backoff.
 func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Context, key string) error) (Outcome, error) {
