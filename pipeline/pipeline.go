@@ -174,7 +174,7 @@ func (p *Pipeline) shutdown() {
 	p.mu.Unlock()
 	for _, w := range ws {
 		if aborted {
-			w.crash()
+			w.abort()
 		} else {
 			w.grant(deadline)
 			w.stop(draining)
@@ -221,7 +221,7 @@ func (p *Pipeline) Abort() {
 	p.aborted = true
 	for _, w := range p.workers { // fence first: not one more commit
 		p.store.Release(w.part, w.epoch)
-		w.crash()
+		w.abort()
 	}
 	p.mu.Unlock()
 	p.requestStop()

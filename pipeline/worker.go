@@ -102,9 +102,9 @@ func (w *worker) kill() {
 	w.stop(revoking)
 }
 
-// crash ends the worker as a process death would: no commit, and no
+// abort ends the worker as a process death would: no commit, and no
 // finishing of an unknown batch (Abort).
-func (w *worker) crash() {
+func (w *worker) abort() {
 	w.finishBy.Store(0)
 	w.haltNow()
 	w.kill()
