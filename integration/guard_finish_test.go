@@ -292,8 +292,8 @@ func newLogSignal(msg string) logSignal {
 }
 
 func (l logSignal) Enabled(context.Context, slog.Level) bool { return true }
-func (l logSignal) WithAttrs([]slog.Attr) slog.Handler         { return l }
-func (l logSignal) WithGroup(string) slog.Handler              { return l }
+func (l logSignal) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l logSignal) WithGroup(string) slog.Handler            { return l }
 func (l logSignal) Handle(_ context.Context, r slog.Record) error {
 	if r.Message == l.msg {
 		l.once.Do(func() { close(l.seen) })
