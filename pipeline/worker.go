@@ -51,11 +51,14 @@ type worker struct {
 	failures   int       // commits failed in a row
 	attempts   int
 	buf        []sink.Record
-	lastWarn   time.Time     // the last retry warning (rate limited by warn)
-	unlogged   int           // retries not logged since
-	lastCommit int64         // offset this term last committed, -1 for none
-	uncounted  []int64       // offsets landed that credit PartitionStats.Applied once committed past, ascending
-	unknown    []sink.Record // the last batch whose Apply failed: its outcome is unknown (finishUnknown)
+	lastWarn   time.Time // the last retry warning (rate limited by warn)
+	unlogged   int       // retries not logged since
+	lastCommit int64     // offset this term last committed, -1 for none
+	uncounted  []int64   // offsets landed that credit PartitionStats.Applied once committed past, ascending
+
+	// unknown is the last batch whose Apply failed: its outcome is
+	// unknown, and finishUnknown finishes it at exit.
+	unknown []sink.Record
 }
 
 func newWorker(p *runner, part checkpoint.Partition, epoch int64, member string) *worker {
