@@ -64,8 +64,11 @@ func (s *stalling) Finish(ctx context.Context, b []sink.Record) (int, int, error
 // the key's claim ends done, and the next owner, meeting the batch again
 // after the pending claim's lease would have lapsed, redelivers those
 // records without running their effects. Each effect runs exactly once.
-// Abort, which stands for a crash, finishes nothing: the next owner runs
-// pay-1 again, the window the idempotency key closes.
+// Redis may come back after the revoke stopped waiting for the worker, as
+// for a consumer frozen past its revoke timeout: while pay-1's pending claim
+// holds its lease the worker still marks it done. Abort, which stands for a
+// crash, finishes nothing: the next owner runs pay-1 again, the window the
+// idempotency key closes.
 func TestTermEndFinishesUnknownBatch(t *testing.T) {
 	part := checkpoint.Partition{Topic: "orders"}
 	revoke := map[string][]int32{"orders": {0}}
@@ -76,26 +79,34 @@ func TestTermEndFinishesUnknownBatch(t *testing.T) {
 		// is finished, and the next owner runs pay-1 again once its lease
 		// lapsed, the window the idempotency key closes.
 		crash bool
+		// waitRunsOut: Redis comes back only after the revoke stopped
+		// waiting for the worker (as for a consumer frozen past its revoke
+		// timeout), while pay-1's pending claim still holds its lease.
+		waitRunsOut bool
 	}{
 		{"lost", func(ctx context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
 			p.onLost(ctx, p.cl, revoke)
 			return nil
-		}, false},
+		}, false, false},
 		{"revoked", func(ctx context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
 			p.onRevoked(ctx, p.cl, revoke)
 			return nil
-		}, false},
+		}, false, false},
 		{"closed", func(ctx context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
 			return p.Close(ctx)
-		}, false},
+		}, false, false},
 		{"run context ended", func(_ context.Context, _ *Pipeline, cancelRun context.CancelFunc, runDone <-chan error) error {
 			cancelRun()
 			return <-runDone
-		}, false},
+		}, false, false},
 		{"aborted", func(_ context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
 			p.Abort()
 			return nil
-		}, true},
+		}, true, false},
+		{"revoke wait ran out, lease live", func(ctx context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
+			p.onRevoked(ctx, p.cl, revoke)
+			return nil
+		}, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -142,9 +153,13 @@ func TestTermEndFinishesUnknownBatch(t *testing.T) {
 			}
 			g := newGuard()
 			app := &stalling{Applier: Guarded(g, effect), failed: make(chan struct{}), release: make(chan struct{})}
+			revokeTimeout := 20 * time.Second
+			if tc.waitRunsOut {
+				revokeTimeout = 300 * time.Millisecond
+			}
 			opts := func(a Applier, commits chan<- int64) []Option {
 				return []Option{Brokers(c.ListenAddrs()...), Topics("orders"), Group("g"), Sink(a), MaxBatch(3),
-					CommitEvery(3), RevokeTimeout(20 * time.Second), ShutdownTimeout(20 * time.Second),
+					CommitEvery(3), RevokeTimeout(revokeTimeout), ShutdownTimeout(20 * time.Second),
 					Logger(slog.New(slog.DiscardHandler)), Observe(func(e Event) {
 						if e.Kind == Committed {
 							commits <- e.Offset
@@ -175,9 +190,15 @@ func TestTermEndFinishesUnknownBatch(t *testing.T) {
 				t.Fatal("the worker was never asked to stop")
 			}
 			close(app.release)
-			mr.SetError("") // Redis is back, within the revoke and shutdown timeouts
+			if !tc.waitRunsOut {
+				mr.SetError("") // Redis is back, within the revoke and shutdown timeouts
+			}
 			if err := <-ended; err != nil {
 				t.Fatalf("ending the term: %v", err)
+			}
+			if tc.waitRunsOut {
+				mr.SetError("") // the revoke went on without the worker; the lease holds
+				<-w.done
 			}
 			want := sink.ClaimDone
 			if tc.crash {
@@ -187,7 +208,7 @@ func TestTermEndFinishesUnknownBatch(t *testing.T) {
 			if err != nil || !ok || cl.State != want || cl.Epoch != w.epoch || cl.Member != w.member {
 				t.Errorf("claim of pay-1 once the term ended: %+v, %v, %v; want %s by the ended term", cl, ok, err, want)
 			}
-			if tc.name == "lost" || tc.name == "revoked" || tc.crash {
+			if tc.name != "closed" && tc.name != "run context ended" {
 				if err := p.Close(ctx); err != nil {
 					t.Fatal(err)
 				}

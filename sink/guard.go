@@ -129,7 +129,8 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 		m.forget = true // as a crash forgets
 		return 0, err
 	}
-	uncertain, err := g.runEffect(ctx, r, key, lk, m.pending, claimedAt, effect)
+	m.leaseEnd = claimedAt.Add(g.cfg.lease)
+	uncertain, err := g.runEffect(ctx, r, key, lk, m, claimedAt, effect)
 	switch {
 	case err != nil && !uncertain:
 		m.forget = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Finish marks r's claim done when r's effect ran in this process under
@@ -25,9 +26,16 @@ import (
 // wraps ErrLeaseLost when another owner holds the key (the effect may run
 // again there: the window the idempotency key closes), ErrMisconfigured
 // for a value that is not a guard claim, or ErrUnknown when Redis did not
-// answer before ctx ended; Redis errors are retried with the backoff until
-// then. It costs one round trip per record it marks (more while Redis
-// fails) and none when there is nothing to finish.
+// answer in time. It costs one round trip per record it marks (more while
+// Redis fails) and none when there is nothing to finish.
+//
+// Redis errors are retried with the backoff until ctx is done, except that
+// ctx's deadline does not end the retries before r's pending claim's lease
+// would lapse (as far as this process knows: from when the claim or its
+// last renewal was sent): until then no other owner can claim the key, so
+// a done write that lands is sure to keep the effect from running again,
+// even when the caller's own wait ran out (a process frozen past it, say).
+// A ctx canceled before its deadline ends the retries at once.
 func (g *Guard) Finish(ctx context.Context, r *Record) (bool, error) {
 	m, err := g.mem.takeRan(r)
 	if err != nil || m == nil {
@@ -39,6 +47,8 @@ func (g *Guard) Finish(ctx context.Context, r *Record) (bool, error) {
 		return false, err // Do extracted it before: cannot happen
 	}
 	lk := g.cfg.prefix + key
+	ctx, stop := untilLapse(ctx, m.leaseEnd)
+	defer stop()
 	for poll := 1; ; poll++ {
 		cur, written, err := g.writeDone(ctx, r, key, lk, m)
 		switch {
@@ -61,4 +71,20 @@ func (g *Guard) Finish(ctx context.Context, r *Record) (bool, error) {
 			return false, fmt.Errorf("%w (the effect ran; it is not marked done: %w)", err, serr)
 		}
 	}
+}
+
+// untilLapse returns ctx with its deadline, when earlier, moved out to
+// leaseEnd; a cancel of ctx before its deadline still ends it at once.
+func untilLapse(ctx context.Context, leaseEnd time.Time) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok || !leaseEnd.After(d) {
+		return ctx, func() {}
+	}
+	lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), leaseEnd)
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancel()
+		}
+	})
+	return lctx, func() { stop(); cancel() }
 }

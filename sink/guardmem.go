@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // defaultRemember bounds how many unfinished records a Guard remembers.
@@ -22,6 +23,10 @@ type memo struct {
 	busy    bool   // a Do holds it
 	forget  bool   // drop it when the Do returns
 	elem    *list.Element
+	// leaseEnd is when the pending claim's lease lapses at the earliest,
+	// as far as this process knows: when the claim or its last renewal
+	// was sent, plus the lease.
+	leaseEnd time.Time
 }
 
 // memory holds the memos of unfinished records, at most max of them; past
