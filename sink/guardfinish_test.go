@@ -39,9 +39,25 @@ func TestGuardFinish(t *testing.T) {
 			s.m.FastForward(time.Second)
 			return context.Background()
 		}},
-		{name: "Redis down until the context ends", wantErr: ErrUnknown, before: func(t *testing.T, s *finishSetup) context.Context {
+		{name: "Redis down past the context's deadline and the lease", wantErr: ErrUnknown, before: func(t *testing.T, s *finishSetup) context.Context {
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 			t.Cleanup(cancel)
+			return ctx
+		}},
+		// The caller's wait ran out (a process frozen past it), but the
+		// pending claim still holds its lease: the done write goes on.
+		{name: "context's deadline passed, lease live", want: true, before: func(t *testing.T, s *finishSetup) context.Context {
+			s.m.SetError("")
+			ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Millisecond))
+			t.Cleanup(cancel)
+			return ctx
+		}},
+		// A cancel (Abort) before the context's deadline ends it at once,
+		// lease or not: Redis answers, and still nothing is written.
+		{name: "context canceled", wantErr: ErrUnknown, before: func(t *testing.T, s *finishSetup) context.Context {
+			s.m.SetError("")
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+			cancel()
 			return ctx
 		}},
 		{name: "another owner's pending claim", wantErr: ErrLeaseLost, foreign: true, before: func(t *testing.T, s *finishSetup) context.Context {
