@@ -14,21 +14,26 @@ import (
 // The pipeline calls Finish from a worker's exit when its term ends (the
 // partition revoked or lost, the worker fenced, Close, Run's context
 // ending) while its last batch's outcome is unknown (Apply failed, and the
-// worker will not apply it again in this term). ctx ends when the pipeline
-// stops waiting for the worker: at the end of ShutdownTimeout when the
-// pipeline stops, of RevokeTimeout (from the revoke or the loss) when the
-// partition moves; the time spent is spent only when there is something to
-// finish, after the partition's final commit. After Abort, or when that
-// wait has already ended, it is not called, or called with ctx ended.
+// worker will not apply it again in this term), after the partition's
+// final commit. ctx's deadline is when the pipeline stops waiting for the
+// worker: the end of ShutdownTimeout when the pipeline stops, of
+// RevokeTimeout (from the revoke or the loss) when the partition moves. So
+// a revoke, a loss or a stop waits longer only while there is something to
+// finish and the sink cannot do it (Redis down), and never past its
+// timeout. ctx is canceled by Abort, which stands for a crash: then Finish
+// is not called, or must stop at once.
 //
 // Finish must never apply an effect: it only records the outcome of
-// effects that already happened in this process (for Guarded, marks done
-// the claims of records whose external effect ran), so that the next owner
+// effects that already happened in this process, so that the next owner
 // does not run them again. It returns how many records it finished, how
 // many it had to leave unfinished (their effects ran but their outcome is
 // not recorded: the next owner may run them again), and an error naming
-// those. The worker logs the result per partition. An Applier that wraps
-// another should forward Finish, or the wrapped one's finishing is lost.
+// those; the worker logs them per partition. A Finisher may go on past
+// ctx's deadline, in the background of a pipeline that no longer waits,
+// while that is bounded and still useful: Guarded does until the records'
+// pending claims' leases would lapse (sink.Guard.Finish). An Applier that
+// wraps another should forward Finish, or the wrapped one's finishing is
+// lost.
 type Finisher interface {
 	Finish(ctx context.Context, batch []sink.Record) (finished, left int, err error)
 }

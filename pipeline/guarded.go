@@ -32,7 +32,8 @@ type ExternalEffect func(ctx context.Context, key string, r *sink.Record) error
 // The Applier is a Finisher: when the term ends before such a retry (the
 // partition moved, the pipeline stopping), the worker marks done the
 // records whose effects ran in this process, without running any (see
-// sink.Guard.Finish), within the time the pipeline waits for it.
+// sink.Guard.Finish), within the time the pipeline waits for it or, if
+// later, before their pending claims' leases would lapse.
 func Guarded(g *sink.Guard, effect ExternalEffect) Applier {
 	return guarded{g: g, effect: effect}
 }
@@ -75,9 +76,10 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 
 // Finish marks done, in order, each record of batch whose effect ran in
 // this process under the record's term and is not marked done yet
-// (sink.Guard.Finish), until ctx ends; it runs no effect and costs one
-// round trip per record it marks (none for the others). The error names
-// the offsets left, with the first one's cause.
+// (sink.Guard.Finish: retried until ctx's deadline or, if later, until the
+// record's lease would lapse; a cancel of ctx stops it). It runs no effect
+// and costs one round trip per record it marks (none for the others). The
+// error names the offsets left, with the first one's cause.
 func (a guarded) Finish(ctx context.Context, batch []sink.Record) (finished, left int, err error) {
 	var first error
 	var offsets []string
