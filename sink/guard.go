@@ -22,9 +22,10 @@ import (
 // term (the pipeline applying a batch again after ErrUnknown) recognises its
 // own pending claim instead of waiting for it as another owner's, and a
 // retry after the effect ran only marks the claim done: an effect that ran
-// in this process is never run again for the same record and term. The
-// memory costs about 250 bytes per unfinished record, none once Do
-// finishes, and is bounded at 10,000 records: past that the oldest is
+// in this process is never run again for the same record and term; and
+// Finish can mark it done when no retry will come. The memory costs about
+// 275 bytes per unfinished record, none once Do or Finish marks it done,
+// and is bounded at 10,000 records: past that the oldest is
 // forgotten (logged at Warn when its effect had run, since a retry of it
 // could then run the effect again once its lease lapsed).
 type Guard struct {
