@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -263,4 +264,105 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// logSeen is a slog.Handler that closes seen at the first record with
+// message msg.
+type logSeen struct {
+	msg  string
+	once *sync.Once
+	seen chan struct{}
+}
+
+func (l logSeen) Enabled(context.Context, slog.Level) bool { return true }
+func (l logSeen) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l logSeen) WithGroup(string) slog.Handler            { return l }
+func (l logSeen) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == l.msg {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return nil
+}
+
+// TestStopTimeoutWhileFinishing: a pipeline closed while Redis stays down
+// past its shutdown timeout returns at that timeout (it does not wait
+// again for the worker when the client leaves the group), although the
+// worker's unknown batch is not finished; the worker goes on in the
+// background while pay-1's pending claim holds its lease, and marks it
+// done once Redis is back.
+func TestStopTimeoutWhileFinishing(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte("pay-0"), Value: []byte("{}")},
+		&kgo.Record{Key: []byte("pay-1"), Value: []byte("{}")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	prod.Close()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+	defer rdb.Close()
+	g, err := sink.NewGuard(rdb, sink.WithPrefix("g:"), sink.WithLease(30*time.Second),
+		sink.WithRetry(sink.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	effect := func(_ context.Context, key string, _ *sink.Record) error {
+		runs.Add(1)
+		if key == "pay-1" {
+			mr.SetError("LOADING Redis is loading the dataset in memory")
+		}
+		return nil
+	}
+	app := &stalling{Applier: Guarded(g, effect), failed: make(chan struct{}), release: make(chan struct{})}
+	close(app.release) // retries fail at once: Redis stays down
+	marked := logSeen{msg: "term ended with a batch whose outcome was unknown: marked done the effects that ran",
+		once: &sync.Once{}, seen: make(chan struct{})}
+	const shutdown = 300 * time.Millisecond
+	p, err := New(Brokers(c.ListenAddrs()...), Topics("orders"), Group("g"), Sink(app), MaxBatch(2), CommitEvery(2),
+		ShutdownTimeout(shutdown), Logger(slog.New(marked)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	select {
+	case <-app.failed:
+	case <-ctx.Done():
+		t.Fatal("the done write never failed")
+	}
+	start := time.Now()
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("Close took %v with a %v shutdown timeout; want it back at about the timeout", took, shutdown)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := mr.Get("g:pay-1"); v == "" || strings.Contains(v, `"state":"done"`) {
+		t.Fatalf("pay-1's claim while Redis was down: %q, want pending", v)
+	}
+	mr.SetError("")
+	select {
+	case <-marked.seen:
+	case <-ctx.Done():
+		t.Fatal("the worker never marked pay-1 done once Redis was back")
+	}
+	if cl, ok, err := g.Lookup(ctx, "pay-1"); err != nil || !ok || cl.State != sink.ClaimDone {
+		t.Errorf("claim of pay-1: %+v, %v, %v; want done", cl, ok, err)
+	}
+	if n := runs.Load(); n != 2 {
+		t.Errorf("effects ran %d times, want 2 (pay-0, pay-1)", n)
+	}
 }

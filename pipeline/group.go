@@ -80,7 +80,12 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 	by, _ := deadline.Deadline()
 	var wg sync.WaitGroup
 	for _, w := range ws {
-		if !aborted {
+		// A worker killed before (abandoned at the shutdown timeout, or by
+		// Abort) is not waited for again: what it still does, finishing
+		// its unknown batch, it does without holding up the rebalance or
+		// the client's Close.
+		abandoned := w.ctx.Err() != nil
+		if !aborted && !abandoned {
 			w.grant(by) // an unknown batch's effects are marked done within the wait
 		}
 		if lost {
@@ -94,12 +99,14 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case <-w.done:
-			case <-deadline.Done():
-				p.cfg.logger.Warn("revoke timeout: fencing a worker still holding a batch",
-					"partition", w.part.String(), "epoch", w.epoch)
-				w.fence() // also ends a dead-letter write waiting or under way
+			if !abandoned {
+				select {
+				case <-w.done:
+				case <-deadline.Done():
+					p.cfg.logger.Warn("revoke timeout: fencing a worker still holding a batch",
+						"partition", w.part.String(), "epoch", w.epoch)
+					w.fence() // also ends a dead-letter write waiting or under way
+				}
 			}
 			p.store.Release(w.part, w.epoch)
 			p.stats.update(w.part, func(s *PartitionStats) { s.Held = false })
