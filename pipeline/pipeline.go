@@ -104,7 +104,10 @@ func New(opts ...Option) (*Pipeline, error) {
 // (no DeadLetters configured), or the broker refuses the client's principal
 // (an authorization error joining the group, fetching or committing). It then drains every partition's queue within the
 // shutdown timeout, commits, and leaves the group. It returns nil after a
-// requested stop and the first fatal error otherwise. Call it once.
+// requested stop and the first fatal error otherwise. Call it once. A
+// worker still marking done a guarded batch whose outcome was unknown when
+// the timeout ran out goes on in the background until the claims' leases
+// lapse (see Finisher).
 func (p *Pipeline) Run(ctx context.Context) error {
 	if !p.started.CompareAndSwap(false, true) {
 		return errors.New("pipeline: Run called twice, or after Close or Abort")
