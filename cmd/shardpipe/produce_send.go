@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/orders"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
@@ -72,9 +73,14 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 	if pc.partitions > 0 && !strings.HasSuffix(pc.topic, ".dlq") {
 		names = append(names, pipeline.DeadLetterTopic("", pc.topic))
 	}
-	found, missing, err := topicPartitions(ctx, pc.brokers, names)
+	var found map[string]int
+	var missing []string
+	err := withAdmin(pc.brokers, func(adm *kadm.Client) (err error) {
+		found, missing, err = admin.TopicPartitions(ctx, adm, names...)
+		return err
+	})
 	if err != nil {
-		return unavailableErr(brokerProblem(pc.brokers, pc.connect, err))
+		return exitFor(err, pc.brokers, pc.connect)
 	}
 	if n, ok := found[pc.topic]; ok && pc.partitions > 0 && int32(n) != pc.partitions {
 		fmt.Fprintf(stderr, "produce: topic %s exists with %d partitions (not changed to %d)\n", pc.topic, n, pc.partitions)

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -113,8 +114,8 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	if err := checkTopics(ctx, brokers, []string{topic}, timeout); len(err) > 0 {
-		return unavailableErr(err...)
+	if err := admin.CheckTopics(ctx, adm, topic); err != nil {
+		return exitFor(err, brokers, timeout)
 	}
 	if err := requireNoMembers(ctx, adm, group); err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/admin"
 )
 
 const fJSON = "json"
@@ -143,9 +145,9 @@ func describe(ctx context.Context, brokers []string, group string, topics []stri
 		topics = offs.Partitions().Topics()
 		sort.Strings(topics)
 	} else {
-		_, missing, err := topicPartitions(ctx, brokers, topics)
+		_, missing, err := admin.TopicPartitions(ctx, adm, topics...)
 		if err != nil {
-			return st, unavailableErr(brokerProblem(brokers, timeout, err))
+			return st, exitFor(err, brokers, timeout)
 		}
 		if len(missing) > 0 {
 			var lines []string
