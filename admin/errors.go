@@ -72,7 +72,12 @@ type UnreachableError struct {
 	msg string
 }
 
-func (e *UnreachableError) Error() string { return e.msg }
+func (e *UnreachableError) Error() string {
+	if e.msg == "" {
+		return e.Server + ": " + e.Request + " failed: " + e.Err.Error()
+	}
+	return e.msg
+}
 
 // Unwrap returns ErrUnreachable and the cause.
 func (e *UnreachableError) Unwrap() []error { return []error{ErrUnreachable, e.Err} }

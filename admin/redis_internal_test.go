@@ -47,4 +47,3 @@ func TestParseInfo(t *testing.T) {
 		t.Errorf("%d fields, want 4: %v", len(got), got)
 	}
 }
-

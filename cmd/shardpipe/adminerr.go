@@ -34,7 +34,7 @@ func problemLine(err error, brokers []string, timeout time.Duration) string {
 	var ue *admin.UnreachableError
 	if errors.As(err, &ue) {
 		switch {
-		case ue.Server == "kafka" && ue.Request == "Metadata":
+		case ue.Server == "kafka" && strings.HasPrefix(ue.Error(), "kafka: cannot reach a broker: "):
 			return brokerProblem(brokers, timeout, ue.Err)
 		case errors.Is(ue.Err, context.DeadlineExceeded) && (ue.Request == "PING" || strings.HasPrefix(ue.Request, "INFO ")):
 			return fmt.Sprintf("%s: no answer to %s within %v", ue.Server, ue.Request, timeout)
