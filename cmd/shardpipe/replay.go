@@ -87,7 +87,7 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	var applier pipeline.Applier = ledger
 	maxBatch := rc.commitConfig.maxBatch
 	if rc.rate > 0 {
-		applier = newPaced(ledger, rc.rate)
+		applier = pipeline.Paced(ledger, rc.rate)
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
 	opts := append([]pipeline.Option{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier),
