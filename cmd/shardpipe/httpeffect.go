@@ -32,7 +32,7 @@ func newHTTPGuarded(lc ledgerConfig, hc httpConfig, topics []string, rdb redis.U
 	if lc.keySpace != keySpacePerTopic {
 		return guarded("")
 	}
-	gs := make(topicLedgers, len(topics))
+	gs := make(map[string]pipeline.Applier, len(topics))
 	for _, t := range topics {
 		g, err := guarded(t)
 		if err != nil {
@@ -40,5 +40,5 @@ func newHTTPGuarded(lc ledgerConfig, hc httpConfig, topics []string, rdb redis.U
 		}
 		gs[t] = g
 	}
-	return gs, nil
+	return pipeline.ByTopic(gs), nil
 }
