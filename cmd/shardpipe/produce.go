@@ -159,7 +159,7 @@ func produceAction(ctx context.Context, c *cli.Command) error {
 		stop() // a second signal kills at once
 	}()
 	start := time.Now()
-	sum, err := produce(ctx, pc, next, total, stderr, stop)
+	sum, err := sendAll(ctx, pc, next, total, stderr, stop)
 	if err != nil {
 		return err
 	}
