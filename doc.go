@@ -32,6 +32,7 @@
 //	internal/watch    polls a group's committed offsets (the monotonicity check)
 //	internal/orders   synthetic orders, JSON lines, expected totals
 //	internal/produce  produce's sending loop: paced, acknowledged, interruptible
+//	internal/termui   progress displays of produce and replay (terminal bars or log lines)
 //	internal/bench    the bench command's modes and report; imports pipeline, sink
 //	internal/kafkainfo
 //	                  the broker's version, for bench and kafkaready

@@ -17,6 +17,7 @@ import (
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/orders"
 	"github.com/shardpipe/shardpipe/internal/produce"
+	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -94,14 +95,14 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 // records in flight.
 func sendAll(ctx context.Context, pc produceConfig, next produce.Next, total int64, stderr io.Writer,
 	interrupted func()) (orders.Summary, error) {
-	prog := newProgress(stderr, total, time.Second)
+	prog := termui.NewProgress(stderr, total, time.Second)
 	res, err := produce.Send(ctx, produce.Config{Brokers: pc.brokers, Topic: pc.topic, Rate: pc.rate, Delivery: pc.delivery,
-		OnAck: prog.add, OnInterrupt: func() {
+		OnAck: prog.Add, OnInterrupt: func() {
 			interrupted()
-			prog.printf("produce: interrupted: no more records are sent; waiting up to %v for those in flight; interrupt again to quit at once\n",
+			prog.Printf("produce: interrupted: no more records are sent; waiting up to %v for those in flight; interrupt again to quit at once\n",
 				pc.delivery)
 		}}, next)
-	prog.close(context.Background())
+	prog.Close(context.Background())
 	if err != nil {
 		return res.Summary, failure(err)
 	}

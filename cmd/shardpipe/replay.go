@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -107,13 +108,13 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 		<-ctx.Done()
 		stop() // a second signal kills at once
 	}()
-	view := newReplayView(stderr, r.Progress, rc.dryRun, rc.reportInterval, log)
+	view := termui.NewReplayView(stderr, r.Progress, rc.dryRun, rc.reportInterval, log)
 	if rc.dryRun {
 		err = r.DryRun(ctx, ledger)
 	} else {
 		err = r.Run(ctx)
 	}
-	view.close()
+	view.Close()
 	prog := r.Progress()
 	logReplaySummary(log, rc, prog)
 	if werr := printReplaySummary(c.Root().Writer, rc, prog); werr != nil && err == nil {
