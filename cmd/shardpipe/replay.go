@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -49,9 +46,6 @@ Examples:
 }
 
 func replayAction(ctx context.Context, c *cli.Command) error {
-	if c.Args().Len() > 0 {
-		return usageErr(fmt.Sprintf("replay takes no arguments, got %q", c.Args().Slice()))
-	}
 	now := time.Now()
 	rc, err := loadReplayConfig(c, now)
 	if err != nil {
@@ -102,12 +96,8 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	if err != nil {
 		return failure(err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilSignal(ctx)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second signal kills at once
-	}()
 	view := termui.NewReplayView(stderr, r.Progress, rc.dryRun, rc.reportInterval, log)
 	if rc.dryRun {
 		err = r.DryRun(ctx, ledger)

@@ -53,9 +53,6 @@ Examples:
 }
 
 func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
-	if c.Args().Len() > 0 {
-		return usageErr(fmt.Sprintf("reset-offsets takes no arguments, got %q", c.Args().Slice()))
-	}
 	var bad problems
 	brokers := brokerList(&bad, c.StringSlice(fBrokers))
 	group := strings.TrimSpace(c.String(fGroup))

@@ -46,9 +46,6 @@ Examples:
 }
 
 func statusAction(ctx context.Context, c *cli.Command) error {
-	if c.Args().Len() > 0 {
-		return usageErr(fmt.Sprintf("status takes no arguments, got %q", c.Args().Slice()))
-	}
 	var bad problems
 	brokers := brokerList(&bad, c.StringSlice(fBrokers))
 	topics := splitList(c.StringSlice(fTopic))
