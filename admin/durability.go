@@ -62,12 +62,15 @@ type NodeSettings struct {
 	// Addr is the node's address (DurabilityConfig.Name for a single node).
 	Addr string
 	// Config holds CONFIG GET's appendonly, appendfsync, save and
-	// maxmemory-policy; nil when the server refused CONFIG GET (ConfigErr).
-	Config    map[string]string
+	// maxmemory-policy; nil when the server refused CONFIG GET.
+	Config map[string]string
+	// ConfigErr is CONFIG GET's error reply when it was refused (an ACL
+	// without +config): the settings were then not checked.
 	ConfigErr error
-	// WaitAOF is what the WAITAOF probe found; ProbeErr the probe's error
-	// reply, if any.
-	WaitAOF  WaitAOF
+	// WaitAOF is what the WAITAOF probe found.
+	WaitAOF WaitAOF
+	// ProbeErr is the probe's error reply (NOPERM, unknown command); nil
+	// when WAITAOF answered or appendonly is off.
 	ProbeErr error
 }
 

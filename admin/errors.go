@@ -53,6 +53,7 @@ type CheckError struct {
 	msg string
 }
 
+// Error returns the problem, where, and the fix, as one line.
 func (e *CheckError) Error() string { return e.msg }
 
 // Unwrap returns the sentinel.
@@ -72,6 +73,7 @@ type UnreachableError struct {
 	msg string
 }
 
+// Error names the server, the request and the cause.
 func (e *UnreachableError) Error() string {
 	if e.msg == "" {
 		return e.Server + ": " + e.Request + " failed: " + e.Err.Error()

@@ -15,9 +15,10 @@ import (
 // records timestamped more than TTL ago can have lost theirs, and of those
 // only the ones whose key the ledger lacks now would apply again.
 type ExpiryCheck struct {
-	// Brokers and KafkaOpts make the client that reads the old records
-	// (KafkaOpts: TLS, SASL...).
-	Brokers   []string
+	// Brokers are the seed brokers of the client that reads the old
+	// records (one client per Check, closed after it).
+	Brokers []string
+	// KafkaOpts are more options of that client: TLS, SASL...
 	KafkaOpts []kgo.Opt
 	// Topic is the topic the ranges are of.
 	Topic string

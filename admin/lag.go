@@ -11,9 +11,10 @@ import (
 // PartitionLag is one partition's position for a group. The JSON names are
 // those of `shardpipe status --json`.
 type PartitionLag struct {
-	// Topic and Partition name the partition.
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
+	// Topic is the partition's topic.
+	Topic string `json:"topic"`
+	// Partition is the partition number.
+	Partition int32 `json:"partition"`
 	// Committed is the group's committed offset; -1 when nothing is
 	// committed.
 	Committed int64 `json:"committed"`

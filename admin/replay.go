@@ -23,6 +23,7 @@ type PlanMismatchError struct {
 	Given string
 }
 
+// Error names the id, its stored plan and bounds, and this run's bounds.
 func (e *PlanMismatchError) Error() string {
 	given := e.Stored.Given
 	if given == "" {

@@ -21,7 +21,8 @@ type GroupStatus struct {
 	// Epoch is the group epoch of a consumer-protocol group; nil for a
 	// classic group, whose generation DescribeGroups does not report
 	// (EpochNote says so).
-	Epoch     *int32 `json:"epoch"`
+	Epoch *int32 `json:"epoch"`
+	// EpochNote says why Epoch is nil for a classic group; "" otherwise.
 	EpochNote string `json:"epoch_note,omitempty"`
 	// Members are the group's members, as the broker lists them.
 	Members []Member `json:"members"`
@@ -33,10 +34,12 @@ type GroupStatus struct {
 
 // Member is one member of a group.
 type Member struct {
-	// ID is the member ID; ClientID and Host what the member reported.
-	ID       string `json:"id"`
+	// ID is the member ID the broker gave.
+	ID string `json:"id"`
+	// ClientID is the client ID the member reported.
 	ClientID string `json:"client_id"`
-	Host     string `json:"host"`
+	// Host is the member's address as the broker saw it.
+	Host string `json:"host"`
 	// Epoch is the member epoch (consumer protocol); nil for classic.
 	Epoch *int32 `json:"epoch,omitempty"`
 }

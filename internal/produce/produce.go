@@ -63,8 +63,10 @@ func Lines(r io.Reader, name string) Next {
 
 // Config says where and how fast to send.
 type Config struct {
+	// Brokers are the seed brokers.
 	Brokers []string
-	Topic   string
+	// Topic is the topic to write to; it must exist.
+	Topic string
 	// Rate is records per second; 0: as fast as the client takes them.
 	Rate int
 	// Delivery is how long a record may wait for its acknowledgement
@@ -86,6 +88,7 @@ type RecordError struct {
 	Err error
 }
 
+// Error names the order and the cause.
 func (e *RecordError) Error() string { return fmt.Sprintf("produce order %s: %v", e.Key, e.Err) }
 
 // Unwrap returns the client's error.
