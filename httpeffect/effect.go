@@ -33,13 +33,17 @@ const (
 // DefaultTimeout bounds one call unless Timeout says otherwise.
 const DefaultTimeout = 10 * time.Second
 
-// Opt configures New.
-type Opt func(*Effect)
+// Opt configures New, as kgo.Opt configures a franz-go client.
+type Opt interface{ apply(*Effect) }
+
+type opt func(*Effect)
+
+func (o opt) apply(e *Effect) { o(e) }
 
 // Timeout bounds one call (default DefaultTimeout). Keep it below the
 // guard's lease (sink.WithLease, 30s by default): the call's context ends
 // with the lease.
-func Timeout(d time.Duration) Opt { return func(e *Effect) { e.timeout = d } }
+func Timeout(d time.Duration) Opt { return opt(func(e *Effect) { e.timeout = d }) }
 
 // Effect POSTs each record's value to one URL. It is safe for concurrent
 // use; connections are kept alive and reused (up to 64 idle per host, one
@@ -70,7 +74,7 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 	e := &Effect{url: u.String(), redacted: u.Redacted(), timeout: DefaultTimeout,
 		client: &http.Client{Transport: tr}, consumer: host + "/" + strconv.Itoa(os.Getpid())}
 	for _, o := range opts {
-		o(e)
+		o.apply(e)
 	}
 	if e.timeout <= 0 {
 		return nil, fmt.Errorf("httpeffect: timeout %v: must be positive", e.timeout)

@@ -8,8 +8,12 @@ import (
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// Opt configures NewCollector.
-type Opt func(*collectorConfig)
+// Opt configures NewCollector, as kgo.Opt configures a franz-go client.
+type Opt interface{ apply(*collectorConfig) }
+
+type opt func(*collectorConfig)
+
+func (o opt) apply(c *collectorConfig) { o(c) }
 
 type collectorConfig struct {
 	labels prometheus.Labels
@@ -19,7 +23,7 @@ type collectorConfig struct {
 // several pipelines of one process apart (a pipeline="orders" label, say).
 // Default: none.
 func ConstLabels(l prometheus.Labels) Opt {
-	return func(c *collectorConfig) { c.labels = l }
+	return opt(func(c *collectorConfig) { c.labels = l })
 }
 
 // Collector is a prometheus.Collector over a pipeline's stats. Its methods
@@ -37,7 +41,7 @@ type Collector struct {
 func NewCollector(stats func() []pipeline.PartitionStats, opts ...Opt) *Collector {
 	var cfg collectorConfig
 	for _, o := range opts {
-		o(&cfg)
+		o.apply(&cfg)
 	}
 	c := &Collector{stats: stats, defs: metricDefs()}
 	for _, d := range c.defs {
