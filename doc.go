@@ -27,6 +27,7 @@
 //	integration/embedded
 //	                  in-process Kafka (kfake) and Redis (miniredis) for the kit's users
 //	internal/embedded in-process Kafka and Redis for the demo
+//	internal/demo     the demo command's two scenarios on them, explained; imports internal/scenario
 //	internal/scenario fault scenarios (crash, rebalance, zombie, poison, replay) behind the
 //	                  kit and the demo; imports pipeline, sink, checkpoint, internal/watch
 //	internal/watch    polls a group's committed offsets (the monotonicity check)
