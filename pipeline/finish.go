@@ -38,6 +38,14 @@ type Finisher interface {
 	Finish(ctx context.Context, batch []sink.Record) (finished, left int, err error)
 }
 
+// finish calls a's Finish when a is a Finisher; a wrapper's Finish.
+func finish(ctx context.Context, a Applier, batch []sink.Record) (int, int, error) {
+	if f, ok := a.(Finisher); ok {
+		return f.Finish(ctx, batch)
+	}
+	return 0, 0, nil
+}
+
 // grant lets the worker spend until by, at its exit, finishing its unknown
 // batch (see Finisher): the deadline of whoever waits for it to end.
 func (w *worker) grant(by time.Time) { w.finishBy.Store(by.UnixNano()) }
