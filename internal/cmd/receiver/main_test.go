@@ -109,18 +109,25 @@ func TestRecorder(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want 3:\n%s", len(lines), buf.String())
 	}
-	var c call
-	if err := json.Unmarshal([]byte(lines[0]), &c); err != nil {
-		t.Fatal(err)
+	// Each line is written just after its reply, so two calls replied in
+	// quick succession may be recorded in either order: find them by key.
+	byKey := map[string]call{}
+	for _, l := range lines {
+		var c call
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		byKey[c.Key] = c
 	}
+	if c := byKey["x"]; c.Status != http.StatusBadRequest {
+		t.Errorf("call without a position recorded as %+v, want status 400", c)
+	}
+	c := byKey["order 42"]
 	if c.Key != "order 42" || c.Topic != "t" || c.Partition != 3 || c.Offset != 41 || c.Consumer != "host 1/42" ||
 		c.Status != http.StatusOK || c.Replied.Before(c.Received) {
 		t.Errorf("first call recorded as %+v", c)
 	}
-	var held call
-	if err := json.Unmarshal([]byte(lines[2]), &held); err != nil {
-		t.Fatal(err)
-	}
+	held := byKey["order-7"]
 	if held.Key != "order-7" || !held.Replied.After(held.Received) {
 		t.Errorf("held call recorded as %+v, want order-7 replied after it was received", held)
 	}
