@@ -66,11 +66,11 @@ func deadLetterOnceAcrossCrash(t *testing.T, beforeDone bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newPipeline := func(log *watch.Log, extra ...pipeline.Option) *pipeline.Pipeline {
-		p, err := pipeline.New(append([]pipeline.Option{pipeline.Brokers(brokers...), pipeline.Topics(topic),
+	newPipeline := func(log *watch.Log, extra ...pipeline.GroupOpt) *pipeline.Pipeline {
+		p, err := pipeline.New(append([]pipeline.GroupOpt{pipeline.Brokers(brokers...), pipeline.Topics(topic),
 			pipeline.Group(group), pipeline.Sink(ledger), pipeline.CommitEvery(100), pipeline.PoisonAttempts(2),
 			pipeline.SessionTimeout(6 * time.Second), pipeline.Observe(log.Observer("p")),
-			pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: rdb, Prefix: prefix})}, extra...)...)
+			pipeline.DeadLetters(rdb, prefix)}, extra...)...)
 		if err != nil {
 			t.Fatal(err)
 		}

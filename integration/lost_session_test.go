@@ -148,8 +148,8 @@ func testPartitionLost(t *testing.T, ctx context.Context, env scenario.Env) {
 		return newOutcomes(l)
 	}
 	log := watch.New()
-	start := func(tag string, a pipeline.Applier, opts ...pipeline.Option) (*pipeline.Pipeline, <-chan error) {
-		opts = append([]pipeline.Option{pipeline.Brokers(env.Brokers...), pipeline.Topics(env.Topic),
+	start := func(tag string, a pipeline.Applier, opts ...pipeline.GroupOpt) (*pipeline.Pipeline, <-chan error) {
+		opts = append([]pipeline.GroupOpt{pipeline.Brokers(env.Brokers...), pipeline.Topics(env.Topic),
 			pipeline.Group(env.Group), pipeline.Sink(a), pipeline.GroupProtocol(env.Protocol),
 			pipeline.CommitEvery(25), pipeline.CommitInterval(0), pipeline.MaxBatch(10),
 			pipeline.Observe(log.Observer(tag)), pipeline.Logger(slog.New(slog.DiscardHandler))}, opts...)

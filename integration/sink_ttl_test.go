@@ -40,7 +40,7 @@ func ttlModes(t *testing.T, rdb redis.UniversalClient, ttl time.Duration) map[st
 				return g.Do(ctx, &r, func(context.Context, string) error { return nil })
 			}
 		default:
-			opts := []sink.Option{sink.WithPrefix(prefix), sink.WithTTL(ttl)}
+			opts := []sink.LedgerOpt{sink.WithPrefix(prefix), sink.WithTTL(ttl)}
 			if mode == "totals" {
 				opts = append(opts, sink.WithEffect(sink.Totals{Hash: prefix + "totals", GroupField: "customer", AmountField: "amount_cents"}))
 			}

@@ -192,11 +192,11 @@ func TestUncommittedBound(t *testing.T) {
 	const records = 2000
 	cases := []struct {
 		name  string
-		opts  []pipeline.Option
+		opts  []pipeline.GroupOpt
 		bound int64
 	}{
 		{"default", nil, 10 * 10},
-		{"MaxUncommitted", []pipeline.Option{pipeline.MaxUncommitted(35)}, 35},
+		{"MaxUncommitted", []pipeline.GroupOpt{pipeline.MaxUncommitted(35)}, 35},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,7 +213,7 @@ func TestUncommittedBound(t *testing.T) {
 			var seen commitLog
 			failCommits(c, 1<<30, kerr.RebalanceInProgress, &seen) // every commit fails until healed below
 			var applied atomic.Int64
-			r := start(t, c.ListenAddrs(), countApplier{&applied}, append([]pipeline.Option{pipeline.CommitEvery(10),
+			r := start(t, c.ListenAddrs(), countApplier{&applied}, append([]pipeline.GroupOpt{pipeline.CommitEvery(10),
 				pipeline.MaxBatch(10), pipeline.CommitInterval(10 * time.Millisecond)}, tc.opts...)...)
 			// Wait for the bound to be reached, then for three more failed
 			// commits: time enough for a partition that ignores the bound to

@@ -96,7 +96,7 @@ func TestPoisonDeadLetter(t *testing.T) {
 	produce(t, env.brokers, src...)
 	app := &offsetCounter{Applier: totalsLedger(t, env.rc)}
 	r := start(t, env.brokers, app, pipeline.CommitEvery(5), pipeline.PoisonAttempts(2),
-		pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: env.rc, Prefix: "t:"}))
+		pipeline.DeadLetters(env.rc, "t:"))
 	part := checkpoint.Partition{Topic: "orders"}
 	if err := r.log.Wait(r.ctx, "commit to the end", func(evs []watch.Tagged) bool {
 		return watch.Committed(evs, "")[part] == 10
@@ -180,7 +180,7 @@ func TestDeadLetterMarkers(t *testing.T) {
 					{Key: pipeline.HeaderSourceOffset, Value: []byte("0")}}})
 			}
 			r := start(t, env.brokers, totalsLedger(t, env.rc), pipeline.CommitEvery(1), pipeline.PoisonAttempts(1),
-				pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: env.rc, Prefix: "t:"}))
+				pipeline.DeadLetters(env.rc, "t:"))
 			if err := r.log.Wait(r.ctx, "commit past the poison record", func(evs []watch.Tagged) bool {
 				return watch.Committed(evs, "")[checkpoint.Partition{Topic: "orders"}] == 1
 			}); err != nil {

@@ -86,9 +86,9 @@ func TestDeadLetterScanProgress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := []pipeline.Option{pipeline.CommitEvery(1), pipeline.PoisonAttempts(1),
+			opts := []pipeline.GroupOpt{pipeline.CommitEvery(1), pipeline.PoisonAttempts(1),
 				pipeline.KafkaOptions(kgo.FetchMaxPartitionBytes(1)),
-				pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: rc, Prefix: "t:", ScanBound: 200 * time.Millisecond})}
+				pipeline.DeadLetters(rc, "t:", pipeline.DeadLetterScanBound(200*time.Millisecond))}
 			if tc.stall {
 				opts = append(opts, pipeline.WithHooks(pipeline.Hooks{BeforeApply: func(context.Context, checkpoint.Partition, int64, []sink.Record) {
 					stalled.Store(true)

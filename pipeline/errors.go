@@ -14,7 +14,7 @@ var (
 	// ErrDeadLetter wraps a dead-letter write that no retry can land: the
 	// record is larger than the dead-letter topic accepts, the broker refuses
 	// it (invalid record, authorization), the topic stays unknown for a
-	// DeadLetterConfig.Lease, or Redis refuses or holds garbage at its marker.
+	// DeadLetterLease, or Redis refuses or holds garbage at its marker.
 	// It stops the pipeline naming the poison record's partition and offset;
 	// what landed before it is committed, the record itself is not.
 	ErrDeadLetter = errors.New("pipeline: dead letter cannot be written")

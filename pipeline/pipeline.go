@@ -38,7 +38,7 @@ type Pipeline struct {
 
 // New validates the options and creates the franz-go client, which starts
 // joining the group at once: call Run promptly, or Close.
-func New(opts ...Option) (*Pipeline, error) {
+func New(opts ...GroupOpt) (*Pipeline, error) {
 	cfg, err := newConfig(opts, true)
 	if err != nil {
 		return nil, err

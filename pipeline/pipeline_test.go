@@ -62,10 +62,10 @@ type running struct {
 	ctx  context.Context
 }
 
-func start(t *testing.T, brokers []string, a pipeline.Applier, opts ...pipeline.Option) running {
+func start(t *testing.T, brokers []string, a pipeline.Applier, opts ...pipeline.GroupOpt) running {
 	t.Helper()
 	log := watch.New()
-	p, err := pipeline.New(append([]pipeline.Option{pipeline.Brokers(brokers...), pipeline.Topics("orders"),
+	p, err := pipeline.New(append([]pipeline.GroupOpt{pipeline.Brokers(brokers...), pipeline.Topics("orders"),
 		pipeline.Group("g"), pipeline.Sink(a), pipeline.Logger(quiet()), pipeline.Observe(log.Observer("p"))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

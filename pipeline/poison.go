@@ -50,7 +50,7 @@ func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, e
 // and stops the pipeline with r unlanded.
 func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutcome, error) {
 	backoff := 100 * time.Millisecond
-	giveUp := dlqGiveUp{grace: w.p.dlq.cfg.Lease}
+	giveUp := dlqGiveUp{grace: w.p.dlq.cfg.lease}
 	for {
 		if w.fenced.Load() {
 			return 0, errFenced // the term is over: the next owner dead-letters it

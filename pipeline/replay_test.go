@@ -19,7 +19,7 @@ import (
 
 // fakeReplay plans a replay of every offset of "orders" on env and returns
 // it with opts (the totals ledger on env's Redis as its sink).
-func fakeReplay(t *testing.T, env fakeEnv, id string, opts ...pipeline.Option) *pipeline.Replay {
+func fakeReplay(t *testing.T, env fakeEnv, id string, opts ...pipeline.ReplayOpt) *pipeline.Replay {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.brokers...))
 	if err != nil {
@@ -30,7 +30,7 @@ func fakeReplay(t *testing.T, env fakeEnv, id string, opts ...pipeline.Option) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts = append([]pipeline.Option{pipeline.Brokers(env.brokers...), pipeline.Sink(totalsLedger(t, env.rc)),
+	opts = append([]pipeline.ReplayOpt{pipeline.Brokers(env.brokers...), pipeline.Sink(totalsLedger(t, env.rc)),
 		pipeline.PoisonAttempts(1)}, opts...)
 	r, err := pipeline.NewReplay(id, "orders", ranges, env.rc, opts...)
 	if err != nil {
@@ -158,7 +158,7 @@ func TestReplayStoredPlan(t *testing.T) {
 		{"a later start", []pipeline.Range{{Partition: 0, From: 4, To: 10}}, pipeline.ErrPlanChanged},
 		{"the same ranges", first, nil},
 	}
-	ckpt := checkpoint.NewRedis(env.rc, pipeline.DefaultReplayPrefix+"plan:")
+	ckpt := checkpoint.NewRedis(env.rc, checkpoint.Prefix(pipeline.DefaultReplayPrefix+"plan:"))
 	for _, tc := range tests {
 		before, _ := ckpt.Load(ctx, checkpoint.Partition{Topic: "orders"})
 		err := run(tc.ranges)

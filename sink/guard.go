@@ -39,7 +39,7 @@ type Guard struct {
 
 // NewGuard returns a Guard writing through c (single, Sentinel or Cluster:
 // each script touches one key). It does no I/O.
-func NewGuard(c redis.UniversalClient, opts ...Option) (*Guard, error) {
+func NewGuard(c redis.UniversalClient, opts ...GuardOpt) (*Guard, error) {
 	if c == nil {
 		return nil, errors.New("sink: NewGuard: nil client")
 	}

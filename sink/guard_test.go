@@ -13,9 +13,9 @@ import (
 
 var errCrash = errors.New("injected crash")
 
-func newGuard(t *testing.T, c redis.UniversalClient, opts ...Option) *Guard {
+func newGuard(t *testing.T, c redis.UniversalClient, opts ...GuardOpt) *Guard {
 	t.Helper()
-	g, err := NewGuard(c, append([]Option{WithRetry(fastRetry()), WithLease(time.Second)}, opts...)...)
+	g, err := NewGuard(c, append([]GuardOpt{WithRetry(fastRetry()), WithLease(time.Second)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,9 +275,6 @@ func TestGuardNoKey(t *testing.T) {
 	var n counter
 	if _, err := newGuard(t, c).Do(context.Background(), &Record{Topic: "t"}, n.effect); !errors.Is(err, ErrNoKey) || n.n.Load() != 0 {
 		t.Errorf("err = %v, runs %d", err, n.n.Load())
-	}
-	if _, err := NewGuard(c, WithEffect(Totals{Hash: "h", GroupField: "g", AmountField: "a"})); err == nil {
-		t.Error("NewGuard accepted WithEffect")
 	}
 	if _, err := NewGuard(c, WithLease(0)); err == nil {
 		t.Error("NewGuard accepted a zero lease")

@@ -89,7 +89,7 @@ func Crash(ctx context.Context, env Env, cfg CrashConfig) (SeedResult, error) {
 	}
 	res.Keys, res.Shard0 = keys, cfg.PerPartition
 	end := int64(cfg.PerPartition)
-	defaults := []pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
+	defaults := []pipeline.GroupOpt{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
 
 	crashed := checkpoint.Partition{Topic: env.Topic, Partition: cfg.Partition}
 	first, err := env.consumer("first", env.ledger, defaults,

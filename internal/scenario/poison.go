@@ -88,9 +88,9 @@ func Poison(ctx context.Context, env Env, cfg PoisonConfig) (PoisonResult, error
 		return res, err
 	}
 	end := int64(cfg.PerPartition)
-	defaults := []pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0),
+	defaults := []pipeline.GroupOpt{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0),
 		pipeline.PoisonAttempts(2)}
-	dlq := pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: env.Redis, Prefix: env.Prefix, Topic: res.DLQTopic})
+	dlq := pipeline.DeadLetters(env.Redis, env.Prefix, pipeline.DeadLetterTo(res.DLQTopic))
 	p0 := checkpoint.Partition{Topic: env.Topic, Partition: 0}
 
 	first, err := env.consumer("first", env.ledger, defaults, dlq, pipeline.CrashAfter(env.Topic, 0, cfg.CrashAfter))

@@ -138,7 +138,7 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 			return outer(a)
 		}
 		p, err := env.consumer(tag, func() (pipeline.Applier, error) { return env.totals(hash) },
-			[]pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(200 * time.Millisecond)})
+			[]pipeline.GroupOpt{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(200 * time.Millisecond)})
 		if err != nil {
 			return nil, nil, err
 		}

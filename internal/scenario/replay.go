@@ -65,7 +65,7 @@ func Replay(ctx context.Context, env Env, cfg ReplayConfig) (ReplayResult, error
 	}
 	res.Keys = keys
 	end := int64(cfg.PerPartition)
-	defaults := []pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
+	defaults := []pipeline.GroupOpt{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
 	allAt := func(tag string) func([]watch.Tagged) bool {
 		return func(evs []watch.Tagged) bool {
 			c := watch.Committed(evs, tag)

@@ -88,7 +88,7 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 
 	release := make(chan struct{})
 	stall := newStaller(release, int(cfg.Partitions))
-	defaults := []pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
+	defaults := []pipeline.GroupOpt{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
 	staleLog := &staleEpochLog{}
 	a, err := env.consumer("A", env.ledger, defaults, pipeline.WithHooks(pipeline.Hooks{BeforeApply: stall.hook}),
 		pipeline.RevokeTimeout(cfg.RevokeTimeout), pipeline.KafkaOptions(kgo.WithLogger(staleLog)))
