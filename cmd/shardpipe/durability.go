@@ -218,24 +218,24 @@ func (s settings) judge(addr string, dc durabilityConfig, log *slog.Logger) []st
 
 // barrier returns what commits wait for on this single server, logging it.
 func (s settings) barrier(ctx context.Context, rdb redis.UniversalClient, desc string, dc durabilityConfig, fence string, log *slog.Logger) (pipeline.Barrier, error) {
-	cfg := sink.DurableConfig{FenceKey: fence, Replicas: dc.replicas, Timeout: 2 * time.Second}
-	if rt := rdb.(*redis.Client).Options().ReadTimeout; rt > 0 && rt <= cfg.Timeout {
-		cfg.Timeout = rt * 2 / 3 // the wait must end before the client stops reading
+	localFsync, useWait, timeout := false, false, 2*time.Second
+	if rt := rdb.(*redis.Client).Options().ReadTimeout; rt > 0 && rt <= timeout {
+		timeout = rt * 2 / 3 // the wait must end before the client stops reading
 	}
 	wait := "none"
 	switch s.waitAOF {
 	case waitAOFOn:
 		// appendfsync no never fsyncs by itself: a local wait would hold
 		// every commit forever (warned about in judge).
-		cfg.LocalFsync = s.config["appendfsync"] != "no"
+		localFsync = s.config["appendfsync"] != "no"
 		wait = "WAITAOF"
 	case waitAOFOff:
 		wait = "WAITAOF"
 	case waitAOFRefused:
 		log.Warn("redis refused WAITAOF (ACL): commits cannot wait for the ledger writes' fsync", "redis", desc, "err", s.probeErr)
-		cfg.UseWait, wait = true, "WAIT"
+		useWait, wait = true, "WAIT"
 	default:
-		cfg.UseWait, wait = true, "WAIT"
+		useWait, wait = true, "WAIT"
 	}
 	if dc.replicas > 0 {
 		if n, err := connectedReplicas(ctx, rdb.(*redis.Client)); err == nil && n < dc.replicas {
@@ -243,21 +243,28 @@ func (s settings) barrier(ctx context.Context, rdb redis.UniversalClient, desc s
 				"redis", desc, "connected", n, "want", dc.replicas)
 		}
 	}
-	attrs := []any{"redis", desc, "local_fsync", cfg.LocalFsync, "replicas", dc.replicas}
+	attrs := []any{"redis", desc, "local_fsync", localFsync, "replicas", dc.replicas}
 	for _, k := range []string{"appendonly", "appendfsync", "save", "maxmemory-policy"} {
 		if v, ok := s.config[k]; ok {
 			attrs = append(attrs, strings.ReplaceAll(k, "-", "_"), v)
 		}
 	}
-	if !cfg.LocalFsync && cfg.Replicas == 0 {
+	if !localFsync && dc.replicas == 0 {
 		log.Info("redis durability", append([]any{"wait", "none"}, attrs...)...)
 		return nil, nil
 	}
-	if cfg.UseWait {
+	if useWait {
 		wait = "WAIT"
 	}
 	log.Info("redis durability", append([]any{"wait", wait}, attrs...)...)
-	d, err := sink.NewDurable(rdb, cfg)
+	opts := []sink.DurableOpt{sink.WithReplicas(dc.replicas), sink.WithWaitTimeout(timeout)}
+	if localFsync {
+		opts = append(opts, sink.WithLocalFsync())
+	}
+	if useWait {
+		opts = append(opts, sink.WithWAIT())
+	}
+	d, err := sink.NewDurable(rdb, fence, opts...)
 	if err != nil {
 		return nil, failure(err)
 	}
