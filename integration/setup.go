@@ -32,8 +32,9 @@ type Setup struct {
 	// Options configure every pipeline after the scenario's own commit
 	// policy (so your CommitEvery, CommitInterval, MaxBatch, timeouts and
 	// Kafka options apply). The scenario sets brokers, topic, group, sink,
-	// logger and observer itself, and adds what it needs last (a crash point,
-	// a stall hook).
+	// logger and observer itself, and adds what it needs last (a revoke
+	// timeout); its faults (a crash point, a stall) go with the context of
+	// the consumer's Run, through an internal package.
 	Options []pipeline.GroupOpt
 	// Effect is your per-record handler. When set, each consumer applies
 	// records through a sink.Guard (claim, effect, done) made with

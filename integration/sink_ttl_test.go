@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -125,13 +126,13 @@ func TestSinkGuardPendingNotRenewedRealRedis(t *testing.T) {
 	ctx := context.Background()
 	const lease = 2 * time.Second
 	crash := errors.New("crash after claim")
-	crashing, err := sink.NewGuard(rdb, sink.WithPrefix(prefix), sink.WithLease(lease), sink.WithTTL(time.Hour),
-		sink.WithHooks(sink.Hooks{AfterClaim: func(context.Context, string) error { return crash }}))
+	crashing, err := sink.NewGuard(rdb, sink.WithPrefix(prefix), sink.WithLease(lease), sink.WithTTL(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := sinkOrder(0, 1, 1, "o1", "a", 5)
-	if _, err := crashing.Do(ctx, &r, func(context.Context, string) error { return nil }); !errors.Is(err, crash) {
+	crashCtx := faults.WithGuard(ctx, faults.Guard{AfterClaim: func(context.Context, string) error { return crash }})
+	if _, err := crashing.Do(crashCtx, &r, func(context.Context, string) error { return nil }); !errors.Is(err, crash) {
 		t.Fatal(err)
 	}
 	g, err := sink.NewGuard(rdb, sink.WithPrefix(prefix), sink.WithLease(lease), sink.WithTTL(time.Hour))

@@ -21,7 +21,7 @@ import (
 func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 	backoff := 100 * time.Millisecond
 	for {
-		results, err := w.p.cfg.applier.Apply(w.ctx, batch)
+		results, err := w.p.cfg.applier.Apply(w.applyCtx(), batch)
 		if err == nil && len(results) != len(batch) {
 			return nil, fmt.Errorf("%s: sink returned %d results for %d records", w.part, len(results), len(batch))
 		}

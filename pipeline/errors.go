@@ -3,9 +3,6 @@ package pipeline
 import "errors"
 
 var (
-	// ErrInjectedCrash is the error of a worker killed by the CrashAfter
-	// fault hook, between its effects and its commit.
-	ErrInjectedCrash = errors.New("pipeline: injected crash")
 	// ErrPoison wraps a poison record (one the sink cannot decode: no usable
 	// business key, a value the effect cannot read) that stopped the
 	// pipeline after its attempts, when no DeadLetters are configured. The

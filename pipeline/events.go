@@ -22,8 +22,6 @@ const (
 	// CommitRefused: a commit was refused (Err wraps
 	// checkpoint.ErrStaleEpoch or ErrStaleOffset when fenced).
 	CommitRefused
-	// Crashed: the CrashAfter fault hook killed the worker.
-	Crashed
 	// DeadLettered: a poison record was written to its dead-letter topic
 	// (Err is the cause; Offset the source offset).
 	DeadLettered
@@ -42,8 +40,6 @@ func (k EventKind) String() string {
 		return "committed"
 	case CommitRefused:
 		return "commit-refused"
-	case Crashed:
-		return "crashed"
 	case DeadLettered:
 		return "dead-lettered"
 	}

@@ -52,13 +52,6 @@ func (p Protocol) String() string {
 	return "classic"
 }
 
-// Hooks let tests stop a worker at chosen points. All are nil in production.
-type Hooks struct {
-	// BeforeApply runs before each batch's effects with the worker's epoch.
-	// It may block (a stalled consumer); it gets the worker's context.
-	BeforeApply func(ctx context.Context, p checkpoint.Partition, epoch int64, batch []sink.Record)
-}
-
 type config struct {
 	brokers        []string
 	topics         []string
@@ -78,8 +71,6 @@ type config struct {
 	deadLetters    *deadLetterConfig // nil: a poison record stops the pipeline
 	logger         *slog.Logger
 	observer       func(Event)
-	hooks          Hooks
-	crash          map[checkpoint.Partition]int
 	kgoOpts        []kgo.Opt
 	replayPrefix   string
 	replayGiven    string  // PlanGiven
@@ -222,22 +213,6 @@ func Logger(l *slog.Logger) Opt { return opt(func(c *config) { c.logger = l }) }
 // the event and must not block. Default: none.
 func Observe(fn func(Event)) Opt { return opt(func(c *config) { c.observer = fn }) }
 
-// WithHooks installs test hooks. Never use in production.
-func WithHooks(h Hooks) Opt { return opt(func(c *config) { c.hooks = h }) }
-
-// CrashAfter is a fault hook for tests: the worker of topic/partition dies
-// after k attempted records, after their effects and before any commit of
-// them, as a process death would. The partition is then fenced in this
-// pipeline and left uncommitted for the next owner. Never use in production.
-func CrashAfter(topic string, partition int32, k int) Opt {
-	return opt(func(c *config) {
-		if c.crash == nil {
-			c.crash = make(map[checkpoint.Partition]int)
-		}
-		c.crash[checkpoint.Partition{Topic: topic, Partition: partition}] = k
-	})
-}
-
 // KafkaOptions appends raw franz-go options (TLS, SASL, client ID) to every
 // client the pipeline or replay makes. Options that change group semantics
 // (autocommit, balancers, isolation level) are overridden.
@@ -297,11 +272,6 @@ func newConfig[O interface{ apply(*config) }](opts []O, group bool) (config, err
 	}
 	if c.maxBatch < 1 || c.queueRecords < c.maxBatch {
 		errs = append(errs, fmt.Errorf("max batch %d and queue %d: want 1 <= batch <= queue", c.maxBatch, c.queueRecords))
-	}
-	for p, k := range c.crash {
-		if k < 1 {
-			errs = append(errs, fmt.Errorf("crash after %d attempts on %s: want at least 1", k, p))
-		}
 	}
 	if c.poisonAttempts < 1 {
 		errs = append(errs, fmt.Errorf("poison attempts %d: want at least 1", c.poisonAttempts))

@@ -110,6 +110,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		return errors.New("pipeline: Run called twice, or after Close or Abort")
 	}
 	defer close(p.runDone)
+	if err := p.setFaults(ctx); err != nil {
+		p.fail(err)
+		p.shutdown()
+		return err
+	}
 	pollCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -64,6 +65,12 @@ type running struct {
 
 func start(t *testing.T, brokers []string, a pipeline.Applier, opts ...pipeline.GroupOpt) running {
 	t.Helper()
+	return startFaults(t, brokers, a, faults.Worker{}, opts...)
+}
+
+// startFaults is start with fault points for Run (package internal/faults).
+func startFaults(t *testing.T, brokers []string, a pipeline.Applier, fw faults.Worker, opts ...pipeline.GroupOpt) running {
+	t.Helper()
 	log := watch.New()
 	p, err := pipeline.New(append([]pipeline.GroupOpt{pipeline.Brokers(brokers...), pipeline.Topics("orders"),
 		pipeline.Group("g"), pipeline.Sink(a), pipeline.Logger(quiet()), pipeline.Observe(log.Observer("p"))}, opts...)...)
@@ -73,7 +80,7 @@ func start(t *testing.T, brokers []string, a pipeline.Applier, opts ...pipeline.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	r := running{p: p, log: log, done: make(chan error, 1), ctx: ctx}
-	go func() { r.done <- p.Run(ctx) }()
+	go func() { r.done <- p.Run(faults.WithWorker(ctx, fw)) }()
 	return r
 }
 

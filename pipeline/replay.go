@@ -125,6 +125,9 @@ func (r *Replay) Run(ctx context.Context) error {
 	if !r.used.CompareAndSwap(false, true) {
 		return errors.New("replay: Run or DryRun called twice")
 	}
+	if err := r.setFaults(ctx); err != nil {
+		return err
+	}
 	if err := r.keepPlan(ctx); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -76,18 +77,18 @@ func TestReplayCancelDuringOutage(t *testing.T) {
 	produce(t, env.brokers, orderRecords()...)
 	applying := make(chan struct{})
 	var once sync.Once
-	hooks := pipeline.Hooks{BeforeApply: func(context.Context, checkpoint.Partition, int64, []sink.Record) {
+	fw := faults.Worker{BeforeApply: func(context.Context, checkpoint.Partition, int64, []sink.Record) {
 		once.Do(func() {
 			env.mr.Close() // every Redis call from now on fails: the batch is retried
 			close(applying)
 		})
 	}}
 	const shutdown = 300 * time.Millisecond
-	r := fakeReplay(t, env, "outage", pipeline.WithHooks(hooks), pipeline.ShutdownTimeout(shutdown))
+	r := fakeReplay(t, env, "outage", pipeline.ShutdownTimeout(shutdown))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
+	go func() { done <- r.Run(faults.WithWorker(ctx, fw)) }()
 	select {
 	case <-applying:
 	case err := <-done:

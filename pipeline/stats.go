@@ -47,7 +47,6 @@ type PartitionStats struct {
 	Landed            int64 // offset below which every effect has landed (the commit point); -1 when none
 	Committed         int64 // last offset committed here; -1 when none
 	Fenced            int64 // commits refused as stale, by the local fence or the broker
-	Crashed           bool
 }
 
 // stats keeps PartitionStats behind one mutex; workers update once per batch.

@@ -124,7 +124,7 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 		m.forget = true
 		return out, nil
 	}
-	if err := runHook(g.cfg.hooks.AfterClaim, ctx, key); err != nil {
+	if err := faultPoint(ctx, key, afterClaim); err != nil {
 		m.forget = true // as a crash forgets
 		return 0, err
 	}
@@ -140,7 +140,7 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 			ErrUnknown, r.at(), key, err)
 	}
 	m.ran = true
-	if err := runHook(g.cfg.hooks.AfterEffect, ctx, key); err != nil {
+	if err := faultPoint(ctx, key, afterEffect); err != nil {
 		m.forget = true // as a crash forgets
 		return 0, err
 	}

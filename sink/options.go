@@ -68,7 +68,6 @@ type config struct {
 	retry  Backoff
 	log    *slog.Logger
 	lease  time.Duration
-	hooks  Hooks
 }
 
 func newConfig[O interface{ apply(*config) error }](guard bool, opts []O) (config, error) {
@@ -188,15 +187,6 @@ func WithLease(d time.Duration) GuardOpt {
 			return fmt.Errorf("lease %v is below 1ms, the smallest expiry Redis takes (PX)", d)
 		}
 		c.lease = d
-		return nil
-	}}
-}
-
-// WithHooks installs fault-injection hooks (Guard only), for tests. Off by
-// default; an unset hook costs one nil check.
-func WithHooks(h Hooks) GuardOpt {
-	return guardOpt{"WithHooks", func(c *config) error {
-		c.hooks = h
 		return nil
 	}}
 }

@@ -40,7 +40,8 @@ type Env struct {
 	Wrap func(pipeline.Applier) pipeline.Applier
 	// Options are applied to every pipeline after the scenario's defaults
 	// (commit policy) and before what the scenario itself needs (its
-	// observer, crash point or hooks).
+	// observer, timeouts). Fault points (a crash, a stall) go with the
+	// context of the consumer's Run (package internal/faults).
 	Options []pipeline.GroupOpt
 }
 
