@@ -35,8 +35,7 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 		if errors.Is(err, sink.ErrMisconfigured) {
 			// No retry can fix it and skipping would lose effects: stop.
 			if at >= 0 {
-				return results, &refused{at: at, err: fmt.Errorf("%s epoch %d offset %d: %w", w.part, w.epoch,
-					batch[at].Offset, err)}
+				return results, &refused{at: at, err: w.recordError(&batch[at], 1, sink.ErrMisconfigured, err)}
 			}
 			return nil, fmt.Errorf("%s epoch %d offsets %d..%d: %w", w.part, w.epoch,
 				batch[0].Offset, batch[len(batch)-1].Offset, err)
@@ -177,8 +176,7 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 		if res.Err != nil {
 			if w.p.dlq == nil {
 				if bad == nil {
-					bad = fmt.Errorf("%s epoch %d offset %d after %d attempts: %w: %w",
-						w.part, w.epoch, off, attempts, ErrPoison, res.Err)
+					bad = w.recordError(&batch[i], attempts, ErrPoison, res.Err)
 				}
 				continue
 			}

@@ -82,6 +82,7 @@ func TestDeadLetterStops(t *testing.T) {
 					t.Fatalf("Run = %v, want it to name %q", err2, want)
 				}
 			}
+			requireRecordError(t, err2, pipeline.ErrDeadLetter, tc.cause, 4, 1)
 			if c := watch.Committed(r.log.Events(), "")[checkpoint.Partition{Topic: "orders"}]; c != 4 {
 				t.Fatalf("committed %d, want 4 (just before the poison record)", c)
 			}

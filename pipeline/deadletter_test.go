@@ -78,6 +78,7 @@ func TestPoisonStop(t *testing.T) {
 	if !strings.Contains(err.Error(), "orders/0") || !strings.Contains(err.Error(), "offset 4") {
 		t.Fatalf("Run = %v, want it to name orders/0 offset 4", err)
 	}
+	requireRecordError(t, err, pipeline.ErrPoison, sink.ErrNoKey, 4, 3)
 	if n := app.count(4); n != 3 {
 		t.Fatalf("offset 4 attempted %d times, want 3", n)
 	}

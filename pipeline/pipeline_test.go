@@ -54,6 +54,26 @@ func produce(t *testing.T, brokers []string, recs ...*kgo.Record) {
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// requireRecordError checks that err, a run's error, is a *RecordError for
+// orders/0 at offset after attempts, under an epoch, whose Err is kind and
+// whose Cause wraps cause (when not nil); errors.Is sees both through it.
+func requireRecordError(t *testing.T, err, kind, cause error, offset int64, attempts int) {
+	t.Helper()
+	var re *pipeline.RecordError
+	if !errors.As(err, &re) {
+		t.Fatalf("Run = %v (%T), want a *pipeline.RecordError", err, err)
+	}
+	if re.Topic != "orders" || re.Partition != 0 || re.Offset != offset || re.Attempts != attempts || re.Epoch < 1 {
+		t.Errorf("RecordError %+v, want orders/0 offset %d after %d attempts under an epoch", re, offset, attempts)
+	}
+	if re.Err != kind || !errors.Is(err, kind) {
+		t.Errorf("RecordError.Err = %v, want %v (and errors.Is to see it)", re.Err, kind)
+	}
+	if cause != nil && (!errors.Is(re.Cause, cause) || !errors.Is(err, cause)) {
+		t.Errorf("RecordError.Cause = %v, want it to wrap %v", re.Cause, cause)
+	}
+}
+
 // running is a pipeline under test: started on "orders" in group "g", quiet,
 // with its events in log and Run's result on done.
 type running struct {
@@ -183,6 +203,7 @@ func TestMisconfiguredRedisStops(t *testing.T) {
 					t.Errorf("Run = %v, want it to name %s", err, want)
 				}
 			}
+			requireRecordError(t, err, sink.ErrMisconfigured, tc.want, 6, 1)
 			if c := watch.Committed(r.log.Events(), "")[checkpoint.Partition{Topic: "orders"}]; c != 6 {
 				t.Fatalf("committed %d, want 6: every record before the refused one", c)
 			}

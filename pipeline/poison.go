@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -33,6 +34,9 @@ func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, e
 			sub[j] = batch[i]
 		}
 		res, err := w.apply(sub)
+		if re := (*RecordError)(nil); errors.As(err, &re) {
+			re.Attempts = attempts + 1 // a refusal at this attempt
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -69,8 +73,7 @@ func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutco
 			return 0, errFenced
 		}
 		if giveUp.stop(err, time.Now()) {
-			return 0, fmt.Errorf("%s epoch %d offset %d (poison: %v): %w: %w",
-				w.part, w.epoch, r.Offset, cause, ErrDeadLetter, err)
+			return 0, w.recordError(r, attempts, ErrDeadLetter, fmt.Errorf("%w (poison: %v)", err, cause))
 		}
 		w.warn("dead-letter write failed, retrying; the offset stays uncommitted",
 			"offset", r.Offset, "committed", w.committed(), "retry_in", backoff, "err", err)
@@ -79,6 +82,13 @@ func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutco
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// recordError is the error that stops the run on r, after attempts sink
+// calls: kind says what stopped it, cause why.
+func (w *worker) recordError(r *sink.Record, attempts int, kind, cause error) *RecordError {
+	return &RecordError{Topic: w.part.Topic, Partition: w.part.Partition, Epoch: w.epoch, Offset: r.Offset,
+		Attempts: attempts, Err: kind, Cause: cause}
 }
 
 // owner names this term in dead-letter markers.
