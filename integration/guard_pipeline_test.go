@@ -93,6 +93,7 @@ func TestGuardedPipelineCrashAfterClaim(t *testing.T) {
 		t.Fatalf("effect ran %v after the crash, %v before the crashed claim's lease lapsed",
 			time.Duration(ranAt.Load()-crashedAt.Load()), early)
 	}
-	_, applied, suppressed, _, _ := pipeline.Totals(p.Stats())
+	tot := pipeline.Totals(p.Stats())
+	applied, suppressed := tot.Applied, tot.Suppressed
 	t.Logf("guard mode through the pipeline: effect runs=%d applied=%d suppressed=%d", runs.Load(), applied, suppressed)
 }

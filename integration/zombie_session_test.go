@@ -354,8 +354,8 @@ func TestZombieChild(t *testing.T) {
 				say(childLine{Kind: "pstats", Partition: s.Partition.Partition, Attempts: s.Attempts, Applied: s.Applied,
 					Supp: s.Suppressed, Fenced: s.Fenced})
 			}
-			_, applied, supp, _, fenced := pipeline.Totals(p.Stats())
-			say(childLine{Kind: "stats", Applied: applied, Supp: supp, Fenced: fenced})
+			tot := pipeline.Totals(p.Stats())
+			say(childLine{Kind: "stats", Applied: tot.Applied, Supp: tot.Suppressed, Fenced: tot.Fenced})
 			return
 		}
 	}

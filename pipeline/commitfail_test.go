@@ -123,7 +123,7 @@ func TestCommitFailures(t *testing.T) {
 					t.Errorf("retry %d came %v after the refused commit, want at least the backoff %v", i, gap, want)
 				}
 			}
-			_, _, _, _, fenced := pipeline.Totals(p.Stats())
+			fenced := pipeline.Totals(p.Stats()).Fenced
 			if want := int64(0); tc.code == kerr.IllegalGeneration {
 				if fenced < 1 {
 					t.Fatalf("fenced=%d, want the broker's refusals counted", fenced)

@@ -68,8 +68,8 @@ func Example() {
 	if err := p.Close(ctx); err != nil {
 		fmt.Println(err)
 	}
-	_, applied, suppressed, _, _ := pipeline.Totals(p.Stats())
-	fmt.Printf("applied=%d suppressed=%d\n", applied, suppressed)
+	t := pipeline.Totals(p.Stats())
+	fmt.Printf("applied=%d suppressed=%d\n", t.Applied, t.Suppressed)
 	// Output: applied=20 suppressed=5
 }
 

@@ -196,9 +196,9 @@ func (p *Pipeline) shutdown() {
 	if p.dlq != nil {
 		p.dlq.close()
 	}
-	attempts, applied, suppressed, deadLettered, fenced := Totals(p.stats.snapshot())
-	p.cfg.logger.Info("pipeline stopped", "aborted", aborted, "attempts", attempts, "applied", applied,
-		"suppressed", suppressed, "dead_lettered", deadLettered, "fenced_commits", fenced)
+	t := Totals(p.stats.snapshot())
+	p.cfg.logger.Info("pipeline stopped", "aborted", aborted, "attempts", t.Attempts, "applied", t.Applied,
+		"suppressed", t.Suppressed, "dead_lettered", t.DeadLettered, "fenced_commits", t.Fenced)
 }
 
 // Close stops Run: it drains, commits and leaves the group, waiting until Run

@@ -162,8 +162,8 @@ func TestRedisOutageHoldsCommits(t *testing.T) {
 	if err := p.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, applied, suppressed, _, _ := pipeline.Totals(p.Stats()); applied != 50 || suppressed != 0 {
-		t.Fatalf("applied=%d suppressed=%d, want 50 and 0", applied, suppressed)
+	if s := pipeline.Totals(p.Stats()); s.Applied != 50 || s.Suppressed != 0 {
+		t.Fatalf("applied=%d suppressed=%d, want 50 and 0", s.Applied, s.Suppressed)
 	}
 }
 

@@ -203,9 +203,9 @@ func (r *Replay) Run(ctx context.Context) error {
 	if r.dlq != nil {
 		r.dlq.close()
 	}
-	attempts, applied, suppressed, rejected, fenced := Totals(r.stats.snapshot())
-	r.cfg.logger.Info("replay stopped", "id", r.id, "attempts", attempts, "applied", applied,
-		"suppressed", suppressed, "rejected", rejected, "fenced_commits", fenced)
+	t := Totals(r.stats.snapshot())
+	r.cfg.logger.Info("replay stopped", "id", r.id, "attempts", t.Attempts, "applied", t.Applied,
+		"suppressed", t.Suppressed, "rejected", t.DeadLettered, "fenced_commits", t.Fenced)
 	if err := r.Err(); err != nil {
 		return err
 	}

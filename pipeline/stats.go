@@ -83,14 +83,31 @@ func (s *stats) snapshot() []PartitionStats {
 	return out
 }
 
-// Totals sums the counters over partitions.
-func Totals(ps []PartitionStats) (attempts, applied, suppressed, deadLettered, fenced int64) {
+// Summary is the sum of PartitionStats' counters over partitions (see
+// PartitionStats for what each counts).
+type Summary struct {
+	Attempts          int64 // records whose effects were attempted
+	Applied           int64 // business keys whose effect this pipeline accounts for, once committed past
+	Claimed           int64 // records whose claim this pipeline wrote
+	Suppressed        int64 // records whose key was claimed already
+	Redelivered       int64 // of Suppressed, those claimed for the same record under an earlier term
+	DeadLettered      int64 // poison records written to a dead-letter topic
+	DeadLetterReplays int64 // poison records found already written there
+	Fenced            int64 // commits refused as stale
+}
+
+// Totals sums the counters of ps. It costs one pass over ps.
+func Totals(ps []PartitionStats) Summary {
+	var s Summary
 	for _, p := range ps {
-		attempts += p.Attempts
-		applied += p.Applied
-		suppressed += p.Suppressed
-		deadLettered += p.DeadLettered
-		fenced += p.Fenced
+		s.Attempts += p.Attempts
+		s.Applied += p.Applied
+		s.Claimed += p.Claimed
+		s.Suppressed += p.Suppressed
+		s.Redelivered += p.Redelivered
+		s.DeadLettered += p.DeadLettered
+		s.DeadLetterReplays += p.DeadLetterReplays
+		s.Fenced += p.Fenced
 	}
-	return
+	return s
 }

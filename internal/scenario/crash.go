@@ -138,7 +138,8 @@ func Crash(ctx context.Context, env Env, cfg CrashConfig) (SeedResult, error) {
 		return res, err
 	}
 	res.collect(env, first, second)
-	_, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)
+	tot := pipeline.Totals(res.Stats)
+	res.Applied, res.Suppressed = tot.Applied, tot.Suppressed
 	return res, nil
 }
 

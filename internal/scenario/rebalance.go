@@ -231,7 +231,8 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	res.OffsetPolls = mon.seen
 
 	res.collect(env, consumers...)
-	res.Attempts, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)
+	tot := pipeline.Totals(res.Stats)
+	res.Attempts, res.Applied, res.Suppressed = tot.Attempts, tot.Applied, tot.Suppressed
 	res.Decreases = mon.decreases + eventDecreases(env.Log.Events())
 	for _, e := range env.Log.Events() {
 		if e.Kind == pipeline.Assigned {

@@ -183,7 +183,8 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 			res.ZombieFenced += s.Fenced
 		}
 	}
-	_, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)
+	tot := pipeline.Totals(res.Stats)
+	res.Applied, res.Suppressed = tot.Applied, tot.Suppressed
 	res.CommittedAfterWake, err = committed(ctx, env, res.Moved)
 	return res, err
 }
