@@ -12,15 +12,14 @@ import (
 
 // apply runs the batch's effects, again and again while their outcome is
 // unknown: the sink's claims are idempotent, so a retry never applies twice.
-// The backoff doubles from 100ms to 5s and the warning is rate limited, so a
-// Redis outage costs a few calls and one log line every few seconds per
-// partition; the commit point stays before the batch meanwhile. Once the
+// The backoff (config.retry) doubles from 100ms to 5s and the warning is
+// rate limited, so a Redis outage costs a few calls and one log line every
+// few seconds per partition; the commit point stays before the batch meanwhile. Once the
 // worker is asked to stop (revoke or shutdown) a failed batch is not retried
 // again: apply returns errStopped, so that the worker commits what landed
 // before the batch instead of retrying until its time is up.
 func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
-	backoff := 100 * time.Millisecond
-	for {
+	for retry := 1; ; retry++ {
 		results, err := w.p.cfg.applier.Apply(w.applyCtx(), batch)
 		if err == nil && len(results) != len(batch) {
 			return nil, fmt.Errorf("%s: sink returned %d results for %d records", w.part, len(results), len(batch))
@@ -49,6 +48,7 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 		if w.mode.Load() != running {
 			return nil, w.stopped(batch, err)
 		}
+		backoff := w.p.cfg.retry.Ceiling(retry)
 		w.warn("sink failed, retrying the batch; its offsets stay uncommitted",
 			"first_offset", batch[0].Offset, "last_offset", batch[len(batch)-1].Offset,
 			"committed", w.committed(), "retry_in", backoff, "err", err)
@@ -58,7 +58,6 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 		if w.mode.Load() != running {
 			return nil, w.stopped(batch, err)
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

@@ -68,13 +68,18 @@ type config struct {
 	shutdown       time.Duration
 	sessionTimeout time.Duration
 	poisonAttempts int
-	deadLetters    *deadLetterConfig // nil: a poison record stops the pipeline
-	logger         *slog.Logger
-	observer       func(Event)
-	kgoOpts        []kgo.Opt
-	replayPrefix   string
-	replayGiven    string  // PlanGiven
-	barrier        Barrier // BeforeCommit; nil: none
+	// retry paces the retries of a batch whose effects are unknown, of a
+	// failed commit and of a dead-letter write; poison those of a poison
+	// record (its Attempts is poisonAttempts). Their ceilings are waited,
+	// without jitter.
+	retry, poison sink.Backoff
+	deadLetters   *deadLetterConfig // nil: a poison record stops the pipeline
+	logger        *slog.Logger
+	observer      func(Event)
+	kgoOpts       []kgo.Opt
+	replayPrefix  string
+	replayGiven   string  // PlanGiven
+	barrier       Barrier // BeforeCommit; nil: none
 }
 
 // GroupOpt is an option of New, a consumer group run. Options that apply to
@@ -273,6 +278,8 @@ func newConfig[O interface{ apply(*config) }](opts []O, group bool) (config, err
 	if c.maxBatch < 1 || c.queueRecords < c.maxBatch {
 		errs = append(errs, fmt.Errorf("max batch %d and queue %d: want 1 <= batch <= queue", c.maxBatch, c.queueRecords))
 	}
+	c.retry = sink.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
+	c.poison = sink.Backoff{Initial: 100 * time.Millisecond, Max: 2 * time.Second, Attempts: c.poisonAttempts}
 	if c.poisonAttempts < 1 {
 		errs = append(errs, fmt.Errorf("poison attempts %d: want at least 1", c.poisonAttempts))
 	}

@@ -10,12 +10,11 @@ import (
 )
 
 // retryPoison applies the batch's poison records again, on their own, with
-// a backoff doubling from 100ms to 2s, until they decode or PoisonAttempts
-// are spent. It returns the attempts made.
+// a backoff (config.poison) doubling from 100ms to 2s, until they decode or
+// PoisonAttempts are spent. It returns the attempts made.
 func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, error) {
 	attempts := 1
-	backoff := 100 * time.Millisecond
-	for ; attempts < w.p.cfg.poisonAttempts; attempts++ {
+	for ; attempts < w.p.cfg.poison.Attempts; attempts++ {
 		var idx []int
 		for i := range results {
 			if results[i].Err != nil {
@@ -25,10 +24,9 @@ func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, e
 		if len(idx) == 0 {
 			break
 		}
-		if err := w.sleep(backoff); err != nil {
+		if err := w.sleep(w.p.cfg.poison.Ceiling(attempts)); err != nil {
 			return 0, err
 		}
-		backoff = min(2*backoff, 2*time.Second)
 		sub := make([]sink.Record, len(idx))
 		for j, i := range idx {
 			sub[j] = batch[i]
@@ -48,14 +46,14 @@ func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, e
 }
 
 // deadLetter delivers r to its dead-letter topic, retrying failures (Redis
-// or Kafka down) with a backoff doubling from 100ms to 5s until it lands or
-// the term ends (errFenced once fenced, even mid-delivery). A failure no
-// retry can fix (judgeDLQ) returns ErrDeadLetter, naming r and the cause,
-// and stops the pipeline with r unlanded.
+// or Kafka down) with a backoff (config.retry) doubling from 100ms to 5s
+// until it lands or the term ends (errFenced once fenced, even
+// mid-delivery). A failure no retry can fix (judgeDLQ) returns a
+// *RecordError wrapping ErrDeadLetter and the cause, and stops the pipeline
+// with r unlanded.
 func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutcome, error) {
-	backoff := 100 * time.Millisecond
 	giveUp := dlqGiveUp{grace: w.p.dlq.cfg.lease}
-	for {
+	for retry := 1; ; retry++ {
 		if w.fenced.Load() {
 			return 0, errFenced // the term is over: the next owner dead-letters it
 		}
@@ -75,12 +73,12 @@ func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutco
 		if giveUp.stop(err, time.Now()) {
 			return 0, w.recordError(r, attempts, ErrDeadLetter, fmt.Errorf("%w (poison: %v)", err, cause))
 		}
+		backoff := w.p.cfg.retry.Ceiling(retry)
 		w.warn("dead-letter write failed, retrying; the offset stays uncommitted",
 			"offset", r.Offset, "committed", w.committed(), "retry_in", backoff, "err", err)
 		if err := w.sleep(backoff); err != nil {
 			return 0, err
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

@@ -185,7 +185,7 @@ func (g *Guard) finish(ctx context.Context, r *Record, key, lk string, m *memo, 
 				"record", r.at(), "key", key, "other", fmt.Sprintf("%s/%d@%d", c.Topic, c.Partition, c.Offset))
 			return doneOutcome(c, r), nil
 		}
-		if err := sleep(ctx, g.cfg.retry.delay(poll)); err != nil {
+		if err := sleep(ctx, g.cfg.retry.Delay(poll)); err != nil {
 			return 0, fmt.Errorf("sink: %s key %q: the effect ran; waiting for %s/%d@%d's claim to mark it done: %w",
 				r.at(), key, c.Topic, c.Partition, c.Offset, err)
 		}
@@ -230,7 +230,7 @@ func (g *Guard) acquire(ctx context.Context, r *Record, key, lk, pending string)
 		if c.State != ClaimPending {
 			return start, doneOutcome(c, r), nil
 		}
-		if err := sleep(ctx, g.cfg.retry.delay(poll)); err != nil {
+		if err := sleep(ctx, g.cfg.retry.Delay(poll)); err != nil {
 			return start, 0, fmt.Errorf("sink: %s key %q: waiting for %s/%d@%d's claim: %w",
 				r.at(), key, c.Topic, c.Partition, c.Offset, err)
 		}
@@ -259,7 +259,7 @@ func (g *Guard) eval(ctx context.Context, r *Record, key string, s *redis.Script
 			break
 		}
 		g.cfg.log.DebugContext(ctx, "sink: redis error, retrying", "attempt", attempt, "record", r.at(), "err", err)
-		if serr := sleep(ctx, g.cfg.retry.delay(attempt)); serr != nil {
+		if serr := sleep(ctx, g.cfg.retry.Delay(attempt)); serr != nil {
 			err = errors.Join(serr, err)
 			break
 		}
