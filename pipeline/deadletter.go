@@ -73,9 +73,9 @@ const (
 //
 // Failures are retried with a backoff doubling from 100ms to 5s, with the
 // offset uncommitted, while a retry can help (Kafka or Redis down, a leader
-// moving). One that no retry can land stops the pipeline with an error
-// wrapping ErrDeadLetter, naming the poison record's partition and offset
-// and the cause, after committing what landed before it; the record stays
+// moving). One that no retry can land stops the pipeline with a
+// *RecordError wrapping ErrDeadLetter, naming the poison record's partition
+// and offset and the cause, after committing what landed before it; the record stays
 // uncommitted, so nothing is dropped silently and a partition never stalls
 // forever on one record. These are: a record larger than the dead-letter
 // topic's max.message.bytes (kerr.MessageTooLarge: give the dead-letter

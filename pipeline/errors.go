@@ -13,12 +13,11 @@ var (
 	// before it.
 	ErrPoison = errors.New("pipeline: poison record")
 	// ErrDeadLetter is the Err of a *RecordError for a poison record whose
-	// dead-letter write no retry can land: the
-	// record is larger than the dead-letter topic accepts, the broker refuses
-	// it (invalid record, authorization), the topic stays unknown for a
-	// DeadLetterLease, or Redis refuses or holds garbage at its marker.
-	// It stops the pipeline naming the poison record's partition and offset;
-	// what landed before it is committed, the record itself is not.
+	// dead-letter write no retry can land: the record is larger than the
+	// dead-letter topic accepts, the broker refuses it (invalid record,
+	// authorization), the topic stays unknown for a DeadLetterLease, or
+	// Redis refuses or holds garbage at its marker. It stops the pipeline;
+	// what landed before the record is committed, the record itself is not.
 	ErrDeadLetter = errors.New("pipeline: dead letter cannot be written")
 
 	// errFenced ends a worker whose term is over; it is not a pipeline failure.
@@ -37,10 +36,10 @@ var (
 // partition's committed offset stays before Offset; what landed before it
 // is committed.
 type RecordError struct {
-	Topic     string
-	Partition int32
-	Epoch     int64 // the group generation, member epoch or replay epoch of the term
-	Offset    int64
+	Topic     string // the record's topic
+	Partition int32  // its partition
+	Epoch     int64  // the group generation, member epoch or replay epoch of the term
+	Offset    int64  // its offset: the partition's committed offset stays at or before it
 	// Attempts counts the sink calls that carried the record: PoisonAttempts
 	// for a poison record whose attempts were spent, 1 for a refusal no
 	// retry can fix.

@@ -18,6 +18,13 @@ import (
 // batch's effects are unknown (the pipeline then applies it again and does not
 // commit past it).
 type Applier interface {
+	// Apply lands the effects of batch, in order, and returns one Result
+	// per record at its index: Applied, Suppressed or Redelivered, or a
+	// per-record Err (a poison record: sink.ErrNoKey, ErrBadValue,
+	// ErrCrossSlot; a refusal no retry fixes: sink.ErrMisconfigured). An
+	// error means the batch's effects are unknown: the pipeline applies it
+	// again, so Apply must be idempotent per record and term (Record.Epoch,
+	// Member, Group). ctx ends when the partition is lost or the run aborts.
 	Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error)
 }
 

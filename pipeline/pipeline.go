@@ -100,11 +100,14 @@ func New(opts ...GroupOpt) (*Pipeline, error) {
 	return p, nil
 }
 
-// Run consumes until ctx ends, Close is called, a poison record stops it
-// (no DeadLetters configured), or the broker refuses the client's principal
-// (an authorization error joining the group, fetching or committing). It then drains every partition's queue within the
-// shutdown timeout, commits, and leaves the group. It returns nil after a
-// requested stop and the first fatal error otherwise. Call it once.
+// Run consumes until ctx ends, Close is called, a record stops it (a
+// *RecordError: a poison record with no DeadLetters configured, a
+// dead-letter write that cannot land, a record Redis refuses as
+// misconfigured), or the broker refuses the client's principal (an
+// authorization error joining the group, fetching or committing). It then
+// drains every partition's queue within the shutdown timeout, commits, and
+// leaves the group. It returns nil after a requested stop and the first
+// fatal error otherwise. Call it once.
 func (p *Pipeline) Run(ctx context.Context) error {
 	if !p.started.CompareAndSwap(false, true) {
 		return errors.New("pipeline: Run called twice, or after Close or Abort")
@@ -247,7 +250,9 @@ func (p *Pipeline) closeUnstarted() bool {
 	return true
 }
 
-// Stats returns per-partition counters, sorted by topic and partition.
+// Stats returns per-partition counters, sorted by topic and partition: a
+// copy, taken under one mutex the workers take once per batch. Totals sums
+// them.
 func (p *Pipeline) Stats() []PartitionStats { return p.stats.snapshot() }
 
 // Client returns the underlying franz-go client, for lag and admin queries.

@@ -121,7 +121,7 @@ func NewDurable(c redis.UniversalClient, fenceKey string, opts ...DurableOpt) (*
 // again later.
 //
 // The fence and the first wait go in one pipeline on one connection; the
-// wait is then repeated on that connection, every waitStep, until it holds
+// wait is then repeated on that connection, every 10ms, until it holds
 // or the wait timeout passes: each WAITAOF or WAIT makes the server ask its
 // replicas for a fresh acknowledgement, which a single long wait would otherwise get
 // only from the replicas' once-a-second report.
