@@ -219,9 +219,12 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 }
 
-// Abort stops Run as a crash would: no drain, no commit. Effects that landed
-// after the last commit will be replayed by the next owner and suppressed by
-// the ledger. For tests and fault drills.
+// Abort stops Run as a crash would: no drain, no commit, at once. Effects
+// that landed after the last commit will be replayed by the next owner and
+// suppressed by the ledger, so nothing is lost or applied twice; the cost is
+// that replay (up to MaxUncommitted records per partition). Use it when the
+// process must stop now (a fault drill, a fatal error elsewhere); Close is
+// the orderly stop.
 func (p *Pipeline) Abort() {
 	p.mu.Lock()
 	p.aborted = true
