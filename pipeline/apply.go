@@ -14,11 +14,18 @@ import (
 // unknown: the sink's claims are idempotent, so a retry never applies twice.
 // The backoff (config.retry) doubles from 100ms to 5s and the warning is
 // rate limited, so a Redis outage costs a few calls and one log line every
-// few seconds per partition; the commit point stays before the batch meanwhile. Once the
-// worker is asked to stop (revoke or shutdown) a failed batch is not retried
-// again: apply returns errStopped, so that the worker commits what landed
-// before the batch instead of retrying until its time is up.
-func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
+// few seconds per partition; the commit point stays before the batch
+// meanwhile. Once the worker is asked to stop (revoke or shutdown) a failed
+// batch is not retried again: apply returns errStopped, so that the worker
+// commits what landed before the batch instead of retrying until its time
+// is up. A batch it returns an error for is the worker's unknown batch,
+// finished at its exit (finishUnknown).
+func (w *worker) apply(batch []sink.Record) (_ []sink.Result, err error) {
+	defer func() {
+		if err != nil {
+			w.unknown = batch
+		}
+	}()
 	for retry := 1; ; retry++ {
 		results, err := w.p.cfg.applier.Apply(w.applyCtx(), batch)
 		if err == nil && len(results) != len(batch) {
