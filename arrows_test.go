@@ -29,6 +29,7 @@ func TestImportArrows(t *testing.T) {
 		{"metrics", append([]string{module + "admin", module + "httpeffect"}, banned...)},
 		{"httpeffect", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics"}, banned...)},
 		{"internal/chaoscheck", []string{module}},
+		{"internal/faults/guardfault", []string{module}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

@@ -12,9 +12,9 @@
 //	checkpoint        per-partition tracker and fenced commit (Kafka, Redis, memory stores);
 //	                  imports no shardpipe package
 //	sink              the Redis ledger (record mode), the claim/done guard (guard mode), the
-//	                  durability barrier; imports no shardpipe package
+//	                  durability barrier; imports only internal/faults/guardfault
 //	pipeline          group consumer, one worker per partition, epochs, poison records and
-//	                  dead letters, replay; imports checkpoint and sink
+//	                  dead letters, replay; imports checkpoint, sink and internal/faults
 //	admin             operational checks and actions: Redis preflight and durability, topic
 //	                  and retention checks, group status and lag, offset resets, replay rules;
 //	                  imports pipeline, sink, checkpoint
@@ -31,6 +31,12 @@
 //	internal/scenario fault scenarios (crash, rebalance, zombie, poison, replay) behind the
 //	                  kit and the demo; imports pipeline, sink, checkpoint, internal/watch
 //	internal/watch    polls a group's committed offsets (the monotonicity check)
+//	internal/faults   fault points for tests and the scenarios (a worker's crash or stall, a
+//	                  guard's crash), carried by the context of Run and Guard.Do; no public
+//	                  API names them; imports checkpoint, sink, internal/faults/guardfault
+//	internal/faults/guardfault
+//	                  the guard's fault points, which sink reads; imports no shardpipe package
+//	internal/apicheck tests of the public API: docs, no fault seams, README snippets compile
 //	internal/orders   synthetic orders, JSON lines, expected totals
 //	internal/produce  produce's sending loop: paced, acknowledged, interruptible
 //	internal/termui   progress displays of produce and replay (terminal bars or log lines)

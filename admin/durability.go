@@ -21,7 +21,7 @@ type DurabilityConfig struct {
 	// without its password, say); "" uses its address.
 	Name string
 	// FenceKey is the key the barrier writes before each wait
-	// (sink.DurableConfig.FenceKey). Required when a barrier is built; keep
+	// (sink.NewDurable's fenceKey). Required when a barrier is built; keep
 	// it apart from the ledger's prefix, so no business key can name it.
 	FenceKey string
 	// Replicas is how many replicas must hold the ledger writes before a
@@ -266,25 +266,25 @@ func (s NodeSettings) judge(cfg DurabilityConfig, risks *[]Risk) []error {
 // barrier sets d's barrier for the single server c, with what it waits for.
 func (d *Durability) barrier(ctx context.Context, c *redis.Client, name string, cfg DurabilityConfig) error {
 	s := d.Nodes[0]
-	dc := sink.DurableConfig{FenceKey: cfg.FenceKey, Replicas: cfg.Replicas, Timeout: 2 * time.Second}
-	if rt := c.Options().ReadTimeout; rt > 0 && rt <= dc.Timeout {
-		dc.Timeout = rt * 2 / 3 // the wait must end before the client stops reading
+	localFsync, useWait, timeout := false, false, 2*time.Second
+	if rt := c.Options().ReadTimeout; rt > 0 && rt <= timeout {
+		timeout = rt * 2 / 3 // the wait must end before the client stops reading
 	}
 	wait := "WAIT"
 	switch s.WaitAOF {
 	case WaitAOFOn:
 		// appendfsync no never fsyncs by itself: a local wait would hold
 		// every commit forever (a Risk of judge).
-		dc.LocalFsync = s.Config["appendfsync"] != "no"
+		localFsync = s.Config["appendfsync"] != "no"
 		wait = "WAITAOF"
 	case WaitAOFOff:
 		wait = "WAITAOF"
 	case WaitAOFRefused:
 		d.Risks = append(d.Risks, Risk{Addr: name, Setting: "WAITAOF",
 			Message: "redis refused WAITAOF (ACL): commits cannot wait for the ledger writes' fsync", Attrs: []any{"err", s.ProbeErr}})
-		dc.UseWait = true
+		useWait = true
 	default:
-		dc.UseWait = true
+		useWait = true
 	}
 	if cfg.Replicas > 0 {
 		if n, err := connectedReplicas(ctx, c); err == nil && n < cfg.Replicas {
@@ -293,13 +293,20 @@ func (d *Durability) barrier(ctx context.Context, c *redis.Client, name string, 
 				Attrs:   []any{"connected", n, "want", cfg.Replicas}})
 		}
 	}
-	d.LocalFsync = dc.LocalFsync
-	if !dc.LocalFsync && dc.Replicas == 0 {
+	d.LocalFsync = localFsync
+	if !localFsync && cfg.Replicas == 0 {
 		d.Wait = "none"
 		return nil
 	}
 	d.Wait = wait
-	b, err := sink.NewDurable(c, dc)
+	opts := []sink.DurableOpt{sink.WithReplicas(cfg.Replicas), sink.WithWaitTimeout(timeout)}
+	if localFsync {
+		opts = append(opts, sink.WithLocalFsync())
+	}
+	if useWait {
+		opts = append(opts, sink.WithWAIT())
+	}
+	b, err := sink.NewDurable(c, cfg.FenceKey, opts...)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func Example_preflight() {
 		log.Error("the ledger's Redis can lose or re-apply effects", "err", err)
 		return
 	}
-	var opts []pipeline.Option
+	var opts []pipeline.GroupOpt
 	if d.Barrier != nil {
 		opts = append(opts, pipeline.BeforeCommit(d.Barrier))
 	}

@@ -19,11 +19,11 @@ var (
 // epoch and offset asked for, and the position that stood. Err is ErrStaleEpoch,
 // ErrStaleOffset or the store's own error; errors.Is sees through CommitError.
 type CommitError struct {
-	Partition Partition
-	Epoch     int64    // epoch the commit asked for
-	Offset    int64    // offset the commit asked for
-	Current   Position // the position that stood when the commit was refused
-	Err       error
+	Partition Partition // the partition whose commit was refused or failed
+	Epoch     int64     // epoch the commit asked for
+	Offset    int64     // offset the commit asked for
+	Current   Position  // the position that stood when the commit was refused; {-1, -1} when unknown
+	Err       error     // ErrStaleEpoch, ErrStaleOffset or the store's own error (Kafka's, Redis's)
 }
 
 // Error names the partition, the commit asked for and the position that stood.

@@ -19,9 +19,9 @@ import "time"
 // trigger; with both zero and no Max a partition commits only on revoke and
 // shutdown. A zero Max means no bound.
 type Policy struct {
-	Every    int
-	Interval time.Duration
-	Max      int
+	Every    int           // landed records that make a commit due; 0: no count trigger
+	Interval time.Duration // how long after the oldest uncommitted record landed a commit is due; 0: no time trigger
+	Max      int           // the most records landed past the last commit; 0: no bound
 }
 
 // Next says when the next commit is due with landed records uncommitted, the

@@ -28,13 +28,37 @@ type Redis struct {
 // DefaultRedisPrefix is the key prefix NewRedis uses unless told otherwise.
 const DefaultRedisPrefix = "shardpipe:checkpoint:"
 
-// NewRedis returns a Redis store whose keys start with prefix (DefaultRedisPrefix
-// when empty).
-func NewRedis(c redis.UniversalClient, prefix string) *Redis {
-	if prefix == "" {
-		prefix = DefaultRedisPrefix
+// NewRedis returns a Redis store over c. Its keys start with
+// DefaultRedisPrefix unless Prefix says otherwise. It does no I/O.
+func NewRedis(c redis.UniversalClient, opts ...RedisOpt) *Redis {
+	r := &Redis{c: c, prefix: DefaultRedisPrefix, commit: redis.NewScript(commitLua), acquire: redis.NewScript(acquireLua)}
+	for _, o := range opts {
+		if o != nil {
+			o.applyRedis(r)
+		}
 	}
-	return &Redis{c: c, prefix: prefix, commit: redis.NewScript(commitLua), acquire: redis.NewScript(acquireLua)}
+	return r
+}
+
+// RedisOpt is an option of NewRedis.
+type RedisOpt interface {
+	applyRedis(*Redis)
+}
+
+type redisOpt func(*Redis)
+
+func (o redisOpt) applyRedis(r *Redis) { o(r) }
+
+// Prefix starts every key of a Redis store: a partition's position is the
+// hash prefix + topic + ":" + partition. Default (and for an empty prefix)
+// DefaultRedisPrefix. Stores with different prefixes keep separate
+// positions of the same partitions.
+func Prefix(prefix string) RedisOpt {
+	return redisOpt(func(r *Redis) {
+		if prefix != "" {
+			r.prefix = prefix
+		}
+	})
 }
 
 func (r *Redis) key(p Partition) string {

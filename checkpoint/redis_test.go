@@ -17,7 +17,7 @@ func TestRedisRulesMatchDecide(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := context.Background()
-	r := NewRedis(c, "test:")
+	r := NewRedis(c, Prefix("test:"))
 	m := NewMemory()
 	p := Partition{Topic: "orders", Partition: 3}
 	for _, s := range []Position{{1, 10}, {1, 10}, {1, 5}, {0, 50}, {2, 3}, {2, 9}, {1, 99}, {3, 0}} {
@@ -46,7 +46,7 @@ func TestRedisLoadEmpty(t *testing.T) {
 	mr := miniredis.RunT(t)
 	c := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = c.Close() })
-	pos, err := NewRedis(c, "").Load(context.Background(), Partition{Topic: "none"})
+	pos, err := NewRedis(c, Prefix("")).Load(context.Background(), Partition{Topic: "none"})
 	if err != nil || pos != (Position{}) {
 		t.Fatalf("Load = %+v, %v", pos, err)
 	}

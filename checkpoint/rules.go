@@ -4,8 +4,8 @@ import "fmt"
 
 // Partition names one shard: a topic partition.
 type Partition struct {
-	Topic     string
-	Partition int32
+	Topic     string // the Kafka topic
+	Partition int32  // the partition number, from 0
 }
 
 // String returns topic/partition.
@@ -14,8 +14,8 @@ func (p Partition) String() string { return fmt.Sprintf("%s/%d", p.Topic, p.Part
 // Position is a committed offset and the epoch it was committed under. Offset
 // is the next record to process, as Kafka commits it.
 type Position struct {
-	Epoch  int64
-	Offset int64
+	Epoch  int64 // the fencing epoch of the term that committed it (Kafka.Load: the term held here, if any)
+	Offset int64 // the offset of the next record to process; 0 when nothing was committed
 }
 
 // Verdict is what Decide concluded about a commit.

@@ -33,7 +33,7 @@ func (noLedger) Apply(_ context.Context, batch []sink.Record) ([]sink.Result, er
 // topic). A scenario that passed without a ledger would prove nothing.
 func TestScenariosBite(t *testing.T) {
 	t.Parallel()
-	broken := func(t *testing.T, opts ...pipeline.Option) integration.Setup {
+	broken := func(t *testing.T, opts ...pipeline.GroupOpt) integration.Setup {
 		return integration.Setup{Brokers: integration.Kafka(t), Redis: integration.Redis(t), Options: opts,
 			Sink: func(redis.UniversalClient, string) (pipeline.Applier, error) { return noLedger{}, nil }}
 	}

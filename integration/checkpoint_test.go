@@ -19,7 +19,7 @@ import (
 func TestRedisCheckpointConcurrent(t *testing.T) {
 	t.Parallel()
 	rdb := integration.NewRedisClient(t, integration.Redis(t))
-	store := checkpoint.NewRedis(rdb, integration.RedisPrefix(t, rdb))
+	store := checkpoint.NewRedis(rdb, checkpoint.Prefix(integration.RedisPrefix(t, rdb)))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p := checkpoint.Partition{Topic: "orders", Partition: 7}

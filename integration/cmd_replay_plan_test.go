@@ -79,7 +79,7 @@ func replayOtherRangeRefused(t *testing.T, bin string) {
 	e := newReplayEnv(t, bin, 1)
 	e.produce(ctx, 2000, 0, time.Now())
 	interrupted(ctx, t, e, "narrowed", 300, "--from", "0", "--rate", "500")
-	ckpt := checkpoint.NewRedis(e.rdb, e.prefix+"replay:narrowed:")
+	ckpt := checkpoint.NewRedis(e.rdb, checkpoint.Prefix(e.prefix+"replay:narrowed:"))
 	part := checkpoint.Partition{Topic: e.topic}
 	before, err := ckpt.Load(ctx, part)
 	if err != nil {

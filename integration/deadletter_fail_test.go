@@ -58,7 +58,7 @@ func deadLetterRefused(t *testing.T, config, limit, value string, cause error) {
 	log := watch.New()
 	p, err := pipeline.New(pipeline.Brokers(brokers...), pipeline.Topics(topic), pipeline.Group(integration.Group(t)),
 		pipeline.Sink(ledger), pipeline.CommitEvery(100), pipeline.PoisonAttempts(1), pipeline.Observe(log.Observer("p")),
-		pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: rdb, Prefix: prefix}))
+		pipeline.DeadLetters(rdb, prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestDeadLetterScanPastControlRecord(t *testing.T) {
 	log := watch.New()
 	p, err := pipeline.New(pipeline.Brokers(brokers...), pipeline.Topics(topic), pipeline.Group(integration.Group(t)),
 		pipeline.Sink(ledger), pipeline.CommitEvery(1), pipeline.PoisonAttempts(1), pipeline.Observe(log.Observer("p")),
-		pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: rdb, Prefix: prefix}))
+		pipeline.DeadLetters(rdb, prefix))
 	if err != nil {
 		t.Fatal(err)
 	}

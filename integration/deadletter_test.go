@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -18,7 +19,7 @@ import (
 
 // TestDeadLetterOnceAcrossCrash runs on the real broker and Redis: a consumer
 // dead-letters a poison record and dies before committing its offset (the
-// CrashAfter hook, as a kill -9 would); the next consumer of the group
+// CrashAfter fault point, as a kill -9 would); the next consumer of the group
 // replays the record. The dead-letter topic holds it exactly once, whether
 // the first consumer died after marking its marker done or before (its
 // marker left pending with a lapsed lease: the successor reads the
@@ -66,11 +67,11 @@ func deadLetterOnceAcrossCrash(t *testing.T, beforeDone bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newPipeline := func(log *watch.Log, extra ...pipeline.Option) *pipeline.Pipeline {
-		p, err := pipeline.New(append([]pipeline.Option{pipeline.Brokers(brokers...), pipeline.Topics(topic),
+	newPipeline := func(log *watch.Log, extra ...pipeline.GroupOpt) *pipeline.Pipeline {
+		p, err := pipeline.New(append([]pipeline.GroupOpt{pipeline.Brokers(brokers...), pipeline.Topics(topic),
 			pipeline.Group(group), pipeline.Sink(ledger), pipeline.CommitEvery(100), pipeline.PoisonAttempts(2),
 			pipeline.SessionTimeout(6 * time.Second), pipeline.Observe(log.Observer("p")),
-			pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: rdb, Prefix: prefix})}, extra...)...)
+			pipeline.DeadLetters(rdb, prefix)}, extra...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,10 +80,10 @@ func deadLetterOnceAcrossCrash(t *testing.T, beforeDone bool) {
 	part := checkpoint.Partition{Topic: topic}
 
 	log1 := watch.New()
-	p1 := newPipeline(log1, pipeline.CrashAfter(topic, 0, crashAt))
-	go func() { _ = p1.Run(ctx) }()
+	p1 := newPipeline(log1)
+	go func() { _ = p1.Run(faults.WithWorker(ctx, faults.CrashAfter(topic, 0, crashAt, log1.Crashes("p")))) }()
 	if err := log1.Wait(ctx, "the first consumer's crash", func(evs []watch.Tagged) bool {
-		return watch.Has(evs, "", pipeline.Crashed, part)
+		return watch.HasCrash(evs, "", part)
 	}); err != nil {
 		t.Fatal(err)
 	}

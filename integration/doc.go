@@ -55,7 +55,7 @@
 //	func TestOrderHandler(t *testing.T) {
 //		s := integration.Setup{
 //			Brokers: integration.Kafka(t), Redis: integration.Redis(t),
-//			Options: []pipeline.Option{pipeline.CommitEvery(50)},
+//			Options: []pipeline.GroupOpt{pipeline.CommitEvery(50)},
 //			Effect:  myHandler, // func(ctx, key string, r *sink.Record) error
 //		}
 //		r := integration.CrashBeforeCommit(t.Context(), t, s, integration.CrashConfig{CrashAfter: 120})

@@ -42,7 +42,11 @@ func BenchmarkDurableWait(b *testing.B) {
 		for _, w := range waits {
 			var d *sink.Durable
 			if w.local || w.replicas > 0 {
-				if d, err = sink.NewDurable(primary.c, sink.DurableConfig{FenceKey: "bench:fence", LocalFsync: w.local, Replicas: w.replicas}); err != nil {
+				opts := []sink.DurableOpt{sink.WithReplicas(w.replicas)}
+				if w.local {
+					opts = append(opts, sink.WithLocalFsync())
+				}
+				if d, err = sink.NewDurable(primary.c, "bench:fence", opts...); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -33,7 +33,7 @@ func TestCommitWaitsForLocalFsync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := sink.NewDurable(vk.c, sink.DurableConfig{FenceKey: "shardpipe:fence", LocalFsync: true, Timeout: 200 * time.Millisecond})
+	d, err := sink.NewDurable(vk.c, "shardpipe:fence", sink.WithLocalFsync(), sink.WithWaitTimeout(200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestExampleOrderHandler(t *testing.T) {
 	setup := func(p *payments) integration.Setup {
 		return integration.Setup{
 			Brokers: integration.Kafka(t), Redis: integration.Redis(t),
-			Options: []pipeline.Option{pipeline.CommitEvery(25)},
+			Options: []pipeline.GroupOpt{pipeline.CommitEvery(25)},
 			Effect:  p.charge,
 		}
 	}
@@ -75,7 +75,7 @@ func Example() {
 		Brokers:  integration.Kafka(t),
 		Redis:    integration.Redis(t),
 		Protocol: pipeline.Consumer, // KIP-848
-		Options:  []pipeline.Option{pipeline.CommitEvery(100)},
+		Options:  []pipeline.GroupOpt{pipeline.CommitEvery(100)},
 		Effect:   handler,
 	}
 	r := integration.Rebalance(t.Context(), t, s, integration.RebalanceConfig{Records: 5000, CrashLeave: true})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -139,8 +140,8 @@ func (s *guardFinishSetup) guard(t *testing.T, lease time.Duration) *sink.Guard 
 
 // options are the pipeline options of every consumer of the setup: the
 // whole topic is one batch, committed at once.
-func (s *guardFinishSetup) options(a pipeline.Applier, obs func(pipeline.Event), more ...pipeline.Option) []pipeline.Option {
-	return append([]pipeline.Option{pipeline.Brokers(s.brokers...), pipeline.Topics(s.topic), pipeline.Group(s.group),
+func (s *guardFinishSetup) options(a pipeline.Applier, obs func(pipeline.Event), more ...pipeline.GroupOpt) []pipeline.GroupOpt {
+	return append([]pipeline.GroupOpt{pipeline.Brokers(s.brokers...), pipeline.Topics(s.topic), pipeline.Group(s.group),
 		pipeline.Sink(a), pipeline.CommitEvery(3), pipeline.MaxBatch(3), pipeline.Observe(obs),
 		pipeline.Logger(slog.New(slog.DiscardHandler))}, more...)
 }
@@ -228,12 +229,12 @@ func TestGuardZombieFinishesUnknownBatch(t *testing.T) {
 			// it holds its first batch until Z is gone.
 			bGate := newGate(0)
 			b, err := pipeline.New(s.options(pipeline.Guarded(s.guard(t, lease), s.ext.effect), log.Observer("B"),
-				pipeline.GroupProtocol(proto), pipeline.WithHooks(pipeline.Hooks{BeforeApply: bGate.hook}))...)
+				pipeline.GroupProtocol(proto))...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			bDone := make(chan error, 1)
-			go func() { bDone <- b.Run(ctx) }()
+			go func() { bDone <- b.Run(faults.WithWorker(ctx, faults.Worker{BeforeApply: bGate.hook})) }()
 			t.Cleanup(b.Abort)
 			bGate.await(ctx, t, 1, "B to be given the partition")
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -35,7 +36,7 @@ func TestGuardedPipelineCrashAfterClaim(t *testing.T) {
 
 	var crashedAt, lapsesAt atomic.Int64
 	const lease = 500 * time.Millisecond
-	g, err := sink.NewGuard(rdb, sink.WithPrefix(prefix), sink.WithLease(lease), sink.WithHooks(sink.Hooks{
+	crashing := faults.Guard{
 		AfterClaim: func(ctx context.Context, key string) error {
 			if !crashedAt.CompareAndSwap(0, time.Now().UnixNano()) {
 				return nil
@@ -52,7 +53,8 @@ func TestGuardedPipelineCrashAfterClaim(t *testing.T) {
 			lapsesAt.Store(sent.Add(pttl - time.Millisecond).UnixNano())
 			return errors.New("injected crash after claim, before the effect")
 		},
-	}))
+	}
+	g, err := sink.NewGuard(rdb, sink.WithPrefix(prefix), sink.WithLease(lease))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestGuardedPipelineCrashAfterClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
+	go func() { done <- p.Run(faults.WithGuard(ctx, crashing)) }() // the pipeline hands the points to the Guard
 	if err := log.Wait(ctx, "the payment committed", func(evs []watch.Tagged) bool {
 		return watch.Committed(evs, "")[checkpoint.Partition{Topic: topic}] == 1
 	}); err != nil {
@@ -91,6 +93,7 @@ func TestGuardedPipelineCrashAfterClaim(t *testing.T) {
 		t.Fatalf("effect ran %v after the crash, %v before the crashed claim's lease lapsed",
 			time.Duration(ranAt.Load()-crashedAt.Load()), early)
 	}
-	_, applied, suppressed, _, _ := pipeline.Totals(p.Stats())
+	tot := pipeline.Totals(p.Stats())
+	applied, suppressed := tot.Applied, tot.Suppressed
 	t.Logf("guard mode through the pipeline: effect runs=%d applied=%d suppressed=%d", runs.Load(), applied, suppressed)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/internal/scenario"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
@@ -148,8 +149,8 @@ func testPartitionLost(t *testing.T, ctx context.Context, env scenario.Env) {
 		return newOutcomes(l)
 	}
 	log := watch.New()
-	start := func(tag string, a pipeline.Applier, opts ...pipeline.Option) (*pipeline.Pipeline, <-chan error) {
-		opts = append([]pipeline.Option{pipeline.Brokers(env.Brokers...), pipeline.Topics(env.Topic),
+	start := func(tag string, a pipeline.Applier, g *gate, opts ...pipeline.GroupOpt) (*pipeline.Pipeline, <-chan error) {
+		opts = append([]pipeline.GroupOpt{pipeline.Brokers(env.Brokers...), pipeline.Topics(env.Topic),
 			pipeline.Group(env.Group), pipeline.Sink(a), pipeline.GroupProtocol(env.Protocol),
 			pipeline.CommitEvery(25), pipeline.CommitInterval(0), pipeline.MaxBatch(10),
 			pipeline.Observe(log.Observer(tag)), pipeline.Logger(slog.New(slog.DiscardHandler))}, opts...)
@@ -158,7 +159,7 @@ func testPartitionLost(t *testing.T, ctx context.Context, env scenario.Env) {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
-		go func() { done <- p.Run(ctx) }()
+		go func() { done <- p.Run(faults.WithWorker(ctx, faults.Worker{BeforeApply: g.hook})) }()
 		t.Cleanup(func() { p.Abort() })
 		return p, done
 	}
@@ -167,8 +168,7 @@ func testPartitionLost(t *testing.T, ctx context.Context, env scenario.Env) {
 	// to 50 and landed records past that.
 	w := newWire()
 	zGate, zOut := newGate(60), newSink()
-	z, zDone := start("Z", zOut, pipeline.SessionTimeout(2*time.Second), pipeline.RevokeTimeout(2*time.Second),
-		pipeline.WithHooks(pipeline.Hooks{BeforeApply: zGate.hook}),
+	z, zDone := start("Z", zOut, zGate, pipeline.SessionTimeout(2*time.Second), pipeline.RevokeTimeout(2*time.Second),
 		pipeline.KafkaOptions(kgo.Dialer(w.dial), kgo.RequestTimeoutOverhead(2*time.Minute),
 			kgo.HeartbeatInterval(300*time.Millisecond)))
 	zGate.await(ctx, t, parts, "Z to hold a batch on every partition")
@@ -195,7 +195,7 @@ func testPartitionLost(t *testing.T, ctx context.Context, env scenario.Env) {
 
 	// B joins; the broker gives it the partitions once Z's session expires.
 	bGate, bOut := newGate(0), newSink()
-	b, bDone := start("B", bOut, pipeline.WithHooks(pipeline.Hooks{BeforeApply: bGate.hook}))
+	b, bDone := start("B", bOut, bGate)
 	bGate.await(ctx, t, parts, "B to be given every partition and hold its first batch")
 	for n := int32(0); n < parts; n++ {
 		if got := bGate.batch(n)[0].Offset; got != left[n] {

@@ -418,7 +418,8 @@ func TestRedisOutage(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	_, applied, suppressed, _, _ := pipeline.Totals(p.Stats())
+	tot := pipeline.Totals(p.Stats())
+	applied, suppressed := tot.Applied, tot.Suppressed
 	keys, err := rdb.DBSize(ctx).Result()
 	if err != nil {
 		t.Fatal(err)

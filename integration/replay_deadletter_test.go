@@ -41,7 +41,7 @@ func TestReplayDeadLetters(t *testing.T) {
 	for _, tc := range tests {
 		r, err := pipeline.NewReplay(tc.id, e.topic, ranges, e.rdb, pipeline.Brokers(e.brokers...),
 			pipeline.Sink(ledger), pipeline.PoisonAttempts(1), pipeline.CheckpointPrefix(e.prefix+"replay:"),
-			pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: e.rdb, Prefix: e.ledger()}))
+			pipeline.DeadLetters(e.rdb, e.ledger()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -25,10 +26,9 @@ func TestReplayFencedByNewerRun(t *testing.T) {
 	e := newReplayEnv(t, "", 2)
 	e.produce(ctx, 400, 0, time.Now())
 	ledger, ranges := e.wholeTopic(ctx)
-	newReplay := func(hooks pipeline.Hooks) *pipeline.Replay {
+	newReplay := func() *pipeline.Replay {
 		r, err := pipeline.NewReplay("same", e.topic, ranges, e.rdb, pipeline.Brokers(e.brokers...),
-			pipeline.Sink(ledger), pipeline.CommitEvery(10), pipeline.CheckpointPrefix(e.prefix+"replay:"),
-			pipeline.WithHooks(hooks))
+			pipeline.Sink(ledger), pipeline.CommitEvery(10), pipeline.CheckpointPrefix(e.prefix+"replay:"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,15 +36,16 @@ func TestReplayFencedByNewerRun(t *testing.T) {
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	older := newReplay(pipeline.Hooks{BeforeApply: func(ctx context.Context, _ checkpoint.Partition, _ int64, _ []sink.Record) {
+	stall := faults.Worker{BeforeApply: func(ctx context.Context, _ checkpoint.Partition, _ int64, _ []sink.Record) {
 		once.Do(func() { close(entered) })
 		select { // every partition of the older replay waits
 		case <-release:
 		case <-ctx.Done():
 		}
-	}})
+	}}
+	older := newReplay()
 	olderErr := make(chan error, 1)
-	go func() { olderErr <- older.Run(ctx) }()
+	go func() { olderErr <- older.Run(faults.WithWorker(ctx, stall)) }()
 	select {
 	case <-entered:
 	case err := <-olderErr:
@@ -53,7 +54,7 @@ func TestReplayFencedByNewerRun(t *testing.T) {
 		t.Fatal(ctx.Err())
 	}
 
-	newer := newReplay(pipeline.Hooks{})
+	newer := newReplay()
 	if err := newer.Run(ctx); err != nil {
 		t.Fatalf("newer replay: %v", err)
 	}

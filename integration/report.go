@@ -170,7 +170,8 @@ func (rn *run) finish(t testing.TB, name string, keys []string, stats []pipeline
 	t.Helper()
 	r := &Report{Scenario: name, Protocol: rn.env.Protocol, Topic: rn.env.Topic, Group: rn.env.Group,
 		Prefix: rn.env.Prefix, Keys: keys, Applications: rn.counts.snapshot(), EffectCalls: rn.effects.snapshot()}
-	r.Attempts, r.Applied, r.Suppressed, r.DeadLettered, r.Fenced = pipeline.Totals(stats)
+	tot := pipeline.Totals(stats)
+	r.Attempts, r.Applied, r.Suppressed, r.DeadLettered, r.Fenced = tot.Attempts, tot.Applied, tot.Suppressed, tot.DeadLettered, tot.Fenced
 	var err error
 	if r.Committed, r.LogEnd, err = offsets(rn.ctx, NewAdmin(t, rn.env.Brokers), rn.env.Group, rn.env.Topic); err != nil {
 		t.Fatalf("integration: %s: %v", name, err)

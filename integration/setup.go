@@ -32,15 +32,16 @@ type Setup struct {
 	// Options configure every pipeline after the scenario's own commit
 	// policy (so your CommitEvery, CommitInterval, MaxBatch, timeouts and
 	// Kafka options apply). The scenario sets brokers, topic, group, sink,
-	// logger and observer itself, and adds what it needs last (a crash point,
-	// a stall hook).
-	Options []pipeline.Option
+	// logger and observer itself, and adds what it needs last (a revoke
+	// timeout); its faults (a crash point, a stall) go with the context of
+	// the consumer's Run, through an internal package.
+	Options []pipeline.GroupOpt
 	// Effect is your per-record handler. When set, each consumer applies
 	// records through a sink.Guard (claim, effect, done) made with
 	// GuardOptions, and the report counts Effect's successful calls per
 	// business key.
 	Effect       pipeline.ExternalEffect
-	GuardOptions []sink.Option
+	GuardOptions []sink.GuardOpt
 	// Sink, when set, builds each consumer's Applier instead (for example a
 	// Ledger with your sink.Effect, or, to prove a scenario bites, an Applier
 	// with no ledger at all). prefix is the scenario's fresh key prefix: keep
@@ -86,7 +87,7 @@ func (s Setup) start(ctx context.Context, t testing.TB) *run {
 		r.effects = newCounter()
 		effect := countingEffect(s.Effect, r.effects)
 		r.env.NewSink = func(string) (pipeline.Applier, error) {
-			g, err := sink.NewGuard(rdb, append([]sink.Option{sink.WithPrefix(r.env.Prefix)}, s.GuardOptions...)...)
+			g, err := sink.NewGuard(rdb, append([]sink.GuardOpt{sink.WithPrefix(r.env.Prefix)}, s.GuardOptions...)...)
 			if err != nil {
 				return nil, err
 			}

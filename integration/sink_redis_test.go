@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -173,22 +174,22 @@ func TestSinkGuardLeaseRealRedis(t *testing.T) {
 
 	for _, tt := range []struct {
 		name     string
-		hooks    sink.Hooks
+		points   faults.Guard
 		wantRuns int32 // after the crash and the replay
 	}{
-		{"crash after claim: runs once after the lease", sink.Hooks{AfterClaim: func(context.Context, string) error { return crash }}, 1},
-		{"crash after effect: the documented window runs it twice", sink.Hooks{AfterEffect: func(context.Context, string) error { return crash }}, 2},
+		{"crash after claim: runs once after the lease", faults.Guard{AfterClaim: func(context.Context, string) error { return crash }}, 1},
+		{"crash after effect: the documented window runs it twice", faults.Guard{AfterEffect: func(context.Context, string) error { return crash }}, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			runs.Store(0)
 			p := prefix + strconv.Itoa(int(tt.wantRuns)) + ":"
-			crashing, err := sink.NewGuard(rdb, sink.WithPrefix(p), sink.WithLease(lease), retry, sink.WithHooks(tt.hooks))
+			crashing, err := sink.NewGuard(rdb, sink.WithPrefix(p), sink.WithLease(lease), retry)
 			if err != nil {
 				t.Fatal(err)
 			}
 			g, _ := sink.NewGuard(rdb, sink.WithPrefix(p), sink.WithLease(lease), retry)
 			r := sinkOrder(0, 1, 1, "o1", "a", 1)
-			if _, err := crashing.Do(ctx, &r, effect); !errors.Is(err, crash) {
+			if _, err := crashing.Do(faults.WithGuard(ctx, tt.points), &r, effect); !errors.Is(err, crash) {
 				t.Fatalf("crash Do: %v", err)
 			}
 			pttl, _ := rdb.PTTL(ctx, p+"o1").Result()

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -40,7 +41,7 @@ func ttlModes(t *testing.T, rdb redis.UniversalClient, ttl time.Duration) map[st
 				return g.Do(ctx, &r, func(context.Context, string) error { return nil })
 			}
 		default:
-			opts := []sink.Option{sink.WithPrefix(prefix), sink.WithTTL(ttl)}
+			opts := []sink.LedgerOpt{sink.WithPrefix(prefix), sink.WithTTL(ttl)}
 			if mode == "totals" {
 				opts = append(opts, sink.WithEffect(sink.Totals{Hash: prefix + "totals", GroupField: "customer", AmountField: "amount_cents"}))
 			}
@@ -125,13 +126,13 @@ func TestSinkGuardPendingNotRenewedRealRedis(t *testing.T) {
 	ctx := context.Background()
 	const lease = 2 * time.Second
 	crash := errors.New("crash after claim")
-	crashing, err := sink.NewGuard(rdb, sink.WithPrefix(prefix), sink.WithLease(lease), sink.WithTTL(time.Hour),
-		sink.WithHooks(sink.Hooks{AfterClaim: func(context.Context, string) error { return crash }}))
+	crashing, err := sink.NewGuard(rdb, sink.WithPrefix(prefix), sink.WithLease(lease), sink.WithTTL(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := sinkOrder(0, 1, 1, "o1", "a", 5)
-	if _, err := crashing.Do(ctx, &r, func(context.Context, string) error { return nil }); !errors.Is(err, crash) {
+	crashCtx := faults.WithGuard(ctx, faults.Guard{AfterClaim: func(context.Context, string) error { return crash }})
+	if _, err := crashing.Do(crashCtx, &r, func(context.Context, string) error { return nil }); !errors.Is(err, crash) {
 		t.Fatal(err)
 	}
 	g, err := sink.NewGuard(rdb, sink.WithPrefix(prefix), sink.WithLease(lease), sink.WithTTL(time.Hour))

@@ -149,7 +149,7 @@ func TestPipelineTransactionalTopic(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
 	landed := func() bool {
-		_, applied, _, _, _ := pipeline.Totals(p.Stats())
+		applied := pipeline.Totals(p.Stats()).Applied
 		return applied == int64(len(tt.committed))
 	}
 	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/internal/scenario"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
@@ -316,7 +317,6 @@ func TestZombieChild(t *testing.T) {
 		pipeline.Group(os.Getenv("ZC_GROUP")), pipeline.Sink(ledger), pipeline.GroupProtocol(proto),
 		pipeline.CommitEvery(10), pipeline.SessionTimeout(2*time.Second),
 		pipeline.KafkaOptions(kgo.HeartbeatInterval(400*time.Millisecond)),
-		pipeline.WithHooks(pipeline.Hooks{BeforeApply: hook}),
 		pipeline.Observe(func(e pipeline.Event) {
 			l := childLine{Partition: e.Partition.Partition, Offset: e.Offset}
 			switch e.Kind {
@@ -340,7 +340,7 @@ func TestZombieChild(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
+	go func() { done <- p.Run(faults.WithWorker(ctx, faults.Worker{BeforeApply: hook})) }()
 	for cmd := range commands {
 		switch cmd {
 		case "go":
@@ -354,8 +354,8 @@ func TestZombieChild(t *testing.T) {
 				say(childLine{Kind: "pstats", Partition: s.Partition.Partition, Attempts: s.Attempts, Applied: s.Applied,
 					Supp: s.Suppressed, Fenced: s.Fenced})
 			}
-			_, applied, supp, _, fenced := pipeline.Totals(p.Stats())
-			say(childLine{Kind: "stats", Applied: applied, Supp: supp, Fenced: fenced})
+			tot := pipeline.Totals(p.Stats())
+			say(childLine{Kind: "stats", Applied: tot.Applied, Supp: tot.Suppressed, Fenced: tot.Fenced})
 			return
 		}
 	}

@@ -77,8 +77,9 @@ func TestAppliedCountedOnceAcrossOwners(t *testing.T) {
 			if err := b.p.Close(b.ctx); err != nil {
 				t.Fatal(err)
 			}
-			_, appliedA, _, _, _ := pipeline.Totals(a.p.Stats())
-			_, appliedB, suppressedB, _, _ := pipeline.Totals(b.p.Stats())
+			appliedA := pipeline.Totals(a.p.Stats()).Applied
+			tb := pipeline.Totals(b.p.Stats())
+			appliedB, suppressedB := tb.Applied, tb.Suppressed
 			if appliedA+appliedB != n {
 				t.Errorf("applied %d by the first owner + %d by the second = %d, want each of the %d keys once",
 					appliedA, appliedB, appliedA+appliedB, n)

@@ -12,23 +12,22 @@ import (
 
 // apply runs the batch's effects, again and again while their outcome is
 // unknown: the sink's claims are idempotent, so a retry never applies twice.
-// The backoff doubles from 100ms to 5s and the warning is rate limited, so a
-// Redis outage costs a few calls and one log line every few seconds per
-// partition; the commit point stays before the batch meanwhile. Once the
-// worker is asked to stop (revoke or shutdown) a failed batch is not retried
-// again: apply returns errStopped, so that the worker commits what landed
-// before the batch instead of retrying until its time is up. A batch it
-// returns an error for is the worker's unknown batch, finished at its exit
-// (finishUnknown).
+// The backoff (config.retry) doubles from 100ms to 5s and the warning is
+// rate limited, so a Redis outage costs a few calls and one log line every
+// few seconds per partition; the commit point stays before the batch
+// meanwhile. Once the worker is asked to stop (revoke or shutdown) a failed
+// batch is not retried again: apply returns errStopped, so that the worker
+// commits what landed before the batch instead of retrying until its time
+// is up. A batch it returns an error for is the worker's unknown batch,
+// finished at its exit (finishUnknown).
 func (w *worker) apply(batch []sink.Record) (_ []sink.Result, err error) {
 	defer func() {
 		if err != nil {
 			w.unknown = batch
 		}
 	}()
-	backoff := 100 * time.Millisecond
-	for {
-		results, err := w.p.cfg.applier.Apply(w.ctx, batch)
+	for retry := 1; ; retry++ {
+		results, err := w.p.cfg.applier.Apply(w.applyCtx(), batch)
 		if err == nil && len(results) != len(batch) {
 			return nil, fmt.Errorf("%s: sink returned %d results for %d records", w.part, len(results), len(batch))
 		}
@@ -42,8 +41,7 @@ func (w *worker) apply(batch []sink.Record) (_ []sink.Result, err error) {
 		if errors.Is(err, sink.ErrMisconfigured) {
 			// No retry can fix it and skipping would lose effects: stop.
 			if at >= 0 {
-				return results, &refused{at: at, err: fmt.Errorf("%s epoch %d offset %d: %w", w.part, w.epoch,
-					batch[at].Offset, err)}
+				return results, &refused{at: at, err: w.recordError(&batch[at], 1, sink.ErrMisconfigured, err)}
 			}
 			return nil, fmt.Errorf("%s epoch %d offsets %d..%d: %w", w.part, w.epoch,
 				batch[0].Offset, batch[len(batch)-1].Offset, err)
@@ -57,6 +55,7 @@ func (w *worker) apply(batch []sink.Record) (_ []sink.Result, err error) {
 		if w.mode.Load() != running {
 			return nil, w.stopped(batch, err)
 		}
+		backoff := w.p.cfg.retry.Ceiling(retry)
 		w.warn("sink failed, retrying the batch; its offsets stay uncommitted",
 			"first_offset", batch[0].Offset, "last_offset", batch[len(batch)-1].Offset,
 			"committed", w.committed(), "retry_in", backoff, "err", err)
@@ -66,7 +65,6 @@ func (w *worker) apply(batch []sink.Record) (_ []sink.Result, err error) {
 		if w.mode.Load() != running {
 			return nil, w.stopped(batch, err)
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 
@@ -184,8 +182,7 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 		if res.Err != nil {
 			if w.p.dlq == nil {
 				if bad == nil {
-					bad = fmt.Errorf("%s epoch %d offset %d after %d attempts: %w: %w",
-						w.part, w.epoch, off, attempts, ErrPoison, res.Err)
+					bad = w.recordError(&batch[i], attempts, ErrPoison, res.Err)
 				}
 				continue
 			}

@@ -65,7 +65,7 @@ func (w *worker) commit() error {
 		return fmt.Errorf("%s epoch %d: commit of offset %d: %w", w.part, w.epoch, point, err)
 	}
 	w.failures++
-	backoff := min(50*time.Millisecond<<min(w.failures, 7), 5*time.Second)
+	backoff := w.p.cfg.retry.Ceiling(w.failures)
 	w.retryAt = time.Now().Add(backoff)
 	w.p.cfg.logger.Warn("commit failed; retrying", "partition", w.part.String(), "epoch", w.epoch,
 		"offset", point, "failures", w.failures, "retry_in", backoff, "err", err)

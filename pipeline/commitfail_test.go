@@ -123,7 +123,7 @@ func TestCommitFailures(t *testing.T) {
 					t.Errorf("retry %d came %v after the refused commit, want at least the backoff %v", i, gap, want)
 				}
 			}
-			_, _, _, _, fenced := pipeline.Totals(p.Stats())
+			fenced := pipeline.Totals(p.Stats()).Fenced
 			if want := int64(0); tc.code == kerr.IllegalGeneration {
 				if fenced < 1 {
 					t.Fatalf("fenced=%d, want the broker's refusals counted", fenced)
@@ -192,11 +192,11 @@ func TestUncommittedBound(t *testing.T) {
 	const records = 2000
 	cases := []struct {
 		name  string
-		opts  []pipeline.Option
+		opts  []pipeline.GroupOpt
 		bound int64
 	}{
 		{"default", nil, 10 * 10},
-		{"MaxUncommitted", []pipeline.Option{pipeline.MaxUncommitted(35)}, 35},
+		{"MaxUncommitted", []pipeline.GroupOpt{pipeline.MaxUncommitted(35)}, 35},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,7 +213,7 @@ func TestUncommittedBound(t *testing.T) {
 			var seen commitLog
 			failCommits(c, 1<<30, kerr.RebalanceInProgress, &seen) // every commit fails until healed below
 			var applied atomic.Int64
-			r := start(t, c.ListenAddrs(), countApplier{&applied}, append([]pipeline.Option{pipeline.CommitEvery(10),
+			r := start(t, c.ListenAddrs(), countApplier{&applied}, append([]pipeline.GroupOpt{pipeline.CommitEvery(10),
 				pipeline.MaxBatch(10), pipeline.CommitInterval(10 * time.Millisecond)}, tc.opts...)...)
 			// Wait for the bound to be reached, then for three more failed
 			// commits: time enough for a partition that ignores the bound to

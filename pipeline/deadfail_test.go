@@ -66,7 +66,7 @@ func TestDeadLetterStops(t *testing.T) {
 			recs[4].Value = []byte(tc.value)
 			produce(t, env.brokers, recs...)
 			r := start(t, env.brokers, totalsLedger(t, env.rc), pipeline.CommitEvery(100), pipeline.PoisonAttempts(1),
-				pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: env.rc, Prefix: "t:", Lease: 300 * time.Millisecond}))
+				pipeline.DeadLetters(env.rc, "t:", pipeline.DeadLetterLease(300*time.Millisecond)))
 			var err2 error
 			select {
 			case err2 = <-r.done:
@@ -82,6 +82,7 @@ func TestDeadLetterStops(t *testing.T) {
 					t.Fatalf("Run = %v, want it to name %q", err2, want)
 				}
 			}
+			requireRecordError(t, err2, pipeline.ErrDeadLetter, tc.cause, 4, 1)
 			if c := watch.Committed(r.log.Events(), "")[checkpoint.Partition{Topic: "orders"}]; c != 4 {
 				t.Fatalf("committed %d, want 4 (just before the poison record)", c)
 			}

@@ -57,9 +57,9 @@ func TestDeadLetterFencedMidDelivery(t *testing.T) {
 			if err := rc.Set(context.Background(), "t:dlq:orders:0:4", foreign, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := newConfig([]Option{Brokers(c.ListenAddrs()...), Topics("orders"), Group("g"),
+			cfg, err := newConfig([]GroupOpt{Brokers(c.ListenAddrs()...), Topics("orders"), Group("g"),
 				Sink(nopApplier{}), Logger(slog.New(slog.DiscardHandler)),
-				DeadLetters(DeadLetterConfig{Redis: rc, Prefix: "t:", Lease: 2 * time.Second})}, true)
+				DeadLetters(rc, "t:", DeadLetterLease(2*time.Second))}, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +154,7 @@ func TestRevokeTimeoutEndsDeadLetter(t *testing.T) {
 	}
 	p, err := New(Brokers(c.ListenAddrs()...), Topics("orders"), Group("g"), Sink(ledger), PoisonAttempts(1),
 		RevokeTimeout(50*time.Millisecond), Logger(slog.New(slog.DiscardHandler)),
-		DeadLetters(DeadLetterConfig{Redis: rc, Prefix: "t:", Lease: 2 * time.Second}))
+		DeadLetters(rc, "t:", DeadLetterLease(2*time.Second)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,13 @@ const (
 	HeaderAttempts        = "shardpipe-attempts"         // attempts made, decimal
 )
 
-// DeadLetterConfig says where poison records go.
+// DeadLetters makes poison records go to a dead-letter topic once their
+// attempts are spent, instead of stopping the pipeline (the default). The
+// markers that make each write land once live in rdb (required) under
+// prefix (required; give it a prefix apart from the ledger's, so that no
+// business key can name a marker). opts set the topic (DeadLetterTo), the
+// markers' TTL (DeadLetterTTL), the write's lease (DeadLetterLease) and the
+// scan's step (DeadLetterScanBound).
 //
 // The dead-letter record has the source record's key, value and headers,
 // plus HeaderError, HeaderSourceTopic, HeaderSourcePartition,
@@ -33,10 +39,10 @@ const (
 // source record landed, so its offset can be committed.
 //
 // Exactly once across crashes and rebalances: before writing, the worker
-// claims a marker in Redis, Prefix+"dlq:"+topic+":"+partition+":"+offset,
+// claims a marker in Redis, prefix+"dlq:"+topic+":"+partition+":"+offset,
 // with SET NX as pending with a lease, naming its term; after the write it
 // marks it done. A replay that finds the marker done does not write again
-// (Stats.DeadLetterReplays). One that finds a pending marker whose lease
+// (PartitionStats.DeadLetterReplays). One that finds a pending marker whose lease
 // lapsed, or its own from an earlier failed try, cannot know whether the
 // write happened: it reads the dead-letter partition from the marker's
 // claim time (less a minute of clock slack) to its end, looking for a record
@@ -47,14 +53,14 @@ const (
 // request already on its way that the broker takes longer than the lease to
 // append (franz-go keeps retrying an idempotent write it may have sent), or
 // clocks of two hosts more than a fifth of the lease apart. The markers cost
-// two Redis round trips per poison record and live for TTL.
+// two Redis round trips per poison record and live for DeadLetterTTL.
 //
 // A worker whose term is fenced (its partition revoked past the revoke
 // timeout, or lost) stops delivering at once, even while it waits for a
 // foreign lease, scans or writes: it writes no dead letter after that, and
 // the next owner delivers the record. The scan reads control records too,
 // so a transactional writer to the dead-letter topic cannot make it wait for
-// a record that never comes. It reads in steps of ScanBound, each from where
+// a record that never comes. It reads in steps of DeadLetterScanBound, each from where
 // the last stopped, up to the partition's end as of the scan's start; a step
 // that reads nothing stops the pipeline (ErrDeadLetter) naming the
 // dead-letter partition.
@@ -67,66 +73,106 @@ const (
 //
 // Failures are retried with a backoff doubling from 100ms to 5s, with the
 // offset uncommitted, while a retry can help (Kafka or Redis down, a leader
-// moving). One that no retry can land stops the pipeline with an error
-// wrapping ErrDeadLetter, naming the poison record's partition and offset
-// and the cause, after committing what landed before it; the record stays
+// moving). One that no retry can land stops the pipeline with a
+// *RecordError wrapping ErrDeadLetter, naming the poison record's partition
+// and offset and the cause, after committing what landed before it; the record stays
 // uncommitted, so nothing is dropped silently and a partition never stalls
 // forever on one record. These are: a record larger than the dead-letter
 // topic's max.message.bytes (kerr.MessageTooLarge: give the dead-letter
 // topic at least the source topic's max.message.bytes), kerr.InvalidRecord
 // (a compacted dead-letter topic refuses a record without a key), an authorization
 // failure (TopicAuthorizationFailed, ClusterAuthorizationFailed), a
-// dead-letter topic still unknown a Lease after the first try, and a marker
+// dead-letter topic still unknown a DeadLetterLease after the first try, and a marker
 // key Redis refuses (WRONGTYPE, NOPERM) or that holds something else than a
 // marker.
-type DeadLetterConfig struct {
-	// Redis holds the markers. Required.
-	Redis redis.UniversalClient
-	// Prefix starts every marker key (Prefix + "dlq:" + topic:partition:offset).
-	// Required. Give it a prefix apart from the ledger's, so that no business
-	// key can name a marker.
-	Prefix string
-	// Topic receives every poison record; empty means "<source topic>.dlq".
-	Topic string
-	// TTL is how long a marker lives (default 7 days): a replay older than
-	// this writes the record again. Match the ledger's TTL.
-	TTL time.Duration
-	// Lease bounds one write (default 30s): a successor waits this long for
-	// a claim whose owner died mid-write. A dead-letter topic unknown for
-	// this long stops the pipeline (ErrDeadLetter).
-	Lease time.Duration
-	// ScanBound bounds each step of the scan for an earlier write of a
-	// record whose marker was left pending (default 1 minute). A step that
-	// read records is followed by the next from where it stopped, so the
-	// scan always progresses to the partition's end; one that read nothing
-	// stops the pipeline (ErrDeadLetter) naming the dead-letter partition
-	// and how far the scan got.
-	ScanBound time.Duration
+func DeadLetters(rdb redis.UniversalClient, prefix string, opts ...DeadLetterOpt) Opt {
+	d := deadLetterConfig{redis: rdb, prefix: prefix}
+	for _, o := range opts {
+		if o != nil {
+			o.applyDeadLetter(&d)
+		}
+	}
+	return opt(func(c *config) {
+		own := d // validate fills in defaults: each pipeline gets its own copy
+		c.deadLetters = &own
+	})
 }
 
-func (d *DeadLetterConfig) validate() error {
-	if d.TTL == 0 {
-		d.TTL = 7 * 24 * time.Hour
+// DeadLetterOpt is an option of DeadLetters.
+type DeadLetterOpt interface {
+	applyDeadLetter(*deadLetterConfig)
+}
+
+type deadLetterOpt func(*deadLetterConfig)
+
+func (o deadLetterOpt) applyDeadLetter(d *deadLetterConfig) { o(d) }
+
+// DeadLetterTo sends every poison record to topic. Default (and for an
+// empty topic): "<source topic>.dlq" (see DeadLetterTopic). The topic must
+// exist, with at least the source topic's max.message.bytes.
+func DeadLetterTo(topic string) DeadLetterOpt {
+	return deadLetterOpt(func(d *deadLetterConfig) { d.topic = topic })
+}
+
+// DeadLetterTTL sets how long a marker lives (default 7 days; at least
+// 1ms): a replay older than this writes the record again. Match the
+// ledger's TTL.
+func DeadLetterTTL(ttl time.Duration) DeadLetterOpt {
+	return deadLetterOpt(func(d *deadLetterConfig) { d.ttl = ttl })
+}
+
+// DeadLetterLease bounds one write (default 30s; at least 1ms): a
+// successor waits this long for a claim whose owner died mid-write, and a
+// dead-letter topic unknown for this long stops the pipeline
+// (ErrDeadLetter).
+func DeadLetterLease(lease time.Duration) DeadLetterOpt {
+	return deadLetterOpt(func(d *deadLetterConfig) { d.lease = lease })
+}
+
+// DeadLetterScanBound bounds each step of the scan for an earlier write of
+// a record whose marker was left pending (default 1 minute; at least 1ms).
+// A step that read records is followed by the next from where it stopped,
+// so the scan always progresses to the partition's end; one that read
+// nothing stops the pipeline (ErrDeadLetter) naming the dead-letter
+// partition and how far the scan got.
+func DeadLetterScanBound(bound time.Duration) DeadLetterOpt {
+	return deadLetterOpt(func(d *deadLetterConfig) { d.scanBound = bound })
+}
+
+// deadLetterConfig is what DeadLetters and its options set: zero durations
+// take their defaults in validate.
+type deadLetterConfig struct {
+	redis     redis.UniversalClient
+	prefix    string
+	topic     string
+	ttl       time.Duration
+	lease     time.Duration
+	scanBound time.Duration
+}
+
+func (d *deadLetterConfig) validate() error {
+	if d.ttl == 0 {
+		d.ttl = 7 * 24 * time.Hour
 	}
-	if d.Lease == 0 {
-		d.Lease = 30 * time.Second
+	if d.lease == 0 {
+		d.lease = 30 * time.Second
 	}
-	if d.ScanBound == 0 {
-		d.ScanBound = time.Minute
+	if d.scanBound == 0 {
+		d.scanBound = time.Minute
 	}
 	switch {
-	case d.Redis == nil:
+	case d.redis == nil:
 		return errors.New("dead letters: no Redis client for the markers")
-	case d.Prefix == "":
+	case d.prefix == "":
 		return errors.New("dead letters: empty marker prefix")
-	case d.TTL < time.Millisecond || d.Lease < time.Millisecond || d.ScanBound < time.Millisecond:
-		return fmt.Errorf("dead letters: TTL %v, lease %v and scan bound %v must be at least 1ms", d.TTL, d.Lease, d.ScanBound)
+	case d.ttl < time.Millisecond || d.lease < time.Millisecond || d.scanBound < time.Millisecond:
+		return fmt.Errorf("dead letters: TTL %v, lease %v and scan bound %v must be at least 1ms", d.ttl, d.lease, d.scanBound)
 	}
 	return nil
 }
 
-// DeadLetterTopic returns the dead-letter topic for source under topic (the
-// DeadLetterConfig.Topic): topic itself, or source+".dlq" when it is empty.
+// DeadLetterTopic returns the dead-letter topic of source when DeadLetterTo
+// was given topic: topic itself, or source+".dlq" when it is empty.
 func DeadLetterTopic(topic, source string) string {
 	if topic != "" {
 		return topic
@@ -136,7 +182,7 @@ func DeadLetterTopic(topic, source string) string {
 
 // deadLetters writes poison records to their dead-letter topics.
 type deadLetters struct {
-	cfg   DeadLetterConfig
+	cfg   deadLetterConfig
 	cl    *kgo.Client // producer, manual partitioner; also the scans' admin client
 	seeds []string
 	kopts []kgo.Opt
@@ -160,7 +206,7 @@ func newDeadLetters(cfg config) (*deadLetters, error) {
 		return nil, fmt.Errorf("pipeline: dead-letter client: %w", err)
 	}
 	return &deadLetters{cfg: *d, cl: cl, seeds: cfg.brokers, kopts: cfg.kgoOpts,
-		marks: newMarks(d.Redis, d.TTL), parts: make(map[string]int32)}, nil
+		marks: newMarks(d.redis, d.ttl), parts: make(map[string]int32)}, nil
 }
 
 // dlqOutcome says what deliver did.
@@ -176,16 +222,16 @@ const (
 // neither waits, scans nor writes any longer. Any error leaves r unlanded:
 // the caller retries it or, when judgeDLQ says so, stops.
 func (d *deadLetters) deliver(ctx context.Context, owner string, r *sink.Record, cause error, attempts int) (dlqOutcome, error) {
-	topic := DeadLetterTopic(d.cfg.Topic, r.Topic)
+	topic := DeadLetterTopic(d.cfg.topic, r.Topic)
 	n, err := d.partitions(ctx, topic)
 	if err != nil {
 		return 0, err
 	}
 	part := r.Partition % n
-	key := d.cfg.Prefix + "dlq:" + r.Topic + ":" + strconv.Itoa(int(r.Partition)) + ":" + strconv.FormatInt(r.Offset, 10)
+	key := d.cfg.prefix + "dlq:" + r.Topic + ":" + strconv.Itoa(int(r.Partition)) + ":" + strconv.FormatInt(r.Offset, 10)
 	for {
 		now := time.Now()
-		mine := mark{State: markPending, Owner: owner, At: now.UTC(), Until: now.Add(d.cfg.Lease).UTC()}
+		mine := mark{State: markPending, Owner: owner, At: now.UTC(), Until: now.Add(d.cfg.lease).UTC()}
 		prior, raw, claimed, err := d.marks.claim(ctx, key, mine)
 		if err != nil {
 			return 0, err
@@ -217,7 +263,7 @@ func (d *deadLetters) deliver(ctx context.Context, owner string, r *sink.Record,
 				return dlqReplayed, nil
 			}
 			now = time.Now() // the scan took time: the lease starts now
-			mine.At, mine.Until = now.UTC(), now.Add(d.cfg.Lease).UTC()
+			mine.At, mine.Until = now.UTC(), now.Add(d.cfg.lease).UTC()
 			if ok, err := d.marks.swap(ctx, key, raw, mine); err != nil || !ok {
 				if err != nil {
 					return 0, err
@@ -237,7 +283,7 @@ func (d *deadLetters) deliver(ctx context.Context, owner string, r *sink.Record,
 		// marker and then the record, and does not write it again.
 		// Even fenced meanwhile: the record is there, and done spares the
 		// next owner a lease's wait and a scan.
-		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.Lease)
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.lease)
 		_, _ = d.marks.swap(mctx, key, mine.encode(), done)
 		cancel()
 		return dlqWritten, nil

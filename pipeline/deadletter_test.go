@@ -78,6 +78,7 @@ func TestPoisonStop(t *testing.T) {
 	if !strings.Contains(err.Error(), "orders/0") || !strings.Contains(err.Error(), "offset 4") {
 		t.Fatalf("Run = %v, want it to name orders/0 offset 4", err)
 	}
+	requireRecordError(t, err, pipeline.ErrPoison, sink.ErrNoKey, 4, 3)
 	if n := app.count(4); n != 3 {
 		t.Fatalf("offset 4 attempted %d times, want 3", n)
 	}
@@ -96,7 +97,7 @@ func TestPoisonDeadLetter(t *testing.T) {
 	produce(t, env.brokers, src...)
 	app := &offsetCounter{Applier: totalsLedger(t, env.rc)}
 	r := start(t, env.brokers, app, pipeline.CommitEvery(5), pipeline.PoisonAttempts(2),
-		pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: env.rc, Prefix: "t:"}))
+		pipeline.DeadLetters(env.rc, "t:"))
 	part := checkpoint.Partition{Topic: "orders"}
 	if err := r.log.Wait(r.ctx, "commit to the end", func(evs []watch.Tagged) bool {
 		return watch.Committed(evs, "")[part] == 10
@@ -180,7 +181,7 @@ func TestDeadLetterMarkers(t *testing.T) {
 					{Key: pipeline.HeaderSourceOffset, Value: []byte("0")}}})
 			}
 			r := start(t, env.brokers, totalsLedger(t, env.rc), pipeline.CommitEvery(1), pipeline.PoisonAttempts(1),
-				pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: env.rc, Prefix: "t:"}))
+				pipeline.DeadLetters(env.rc, "t:"))
 			if err := r.log.Wait(r.ctx, "commit past the poison record", func(evs []watch.Tagged) bool {
 				return watch.Committed(evs, "")[checkpoint.Partition{Topic: "orders"}] == 1
 			}); err != nil {

@@ -54,7 +54,7 @@ func (d *deadLetters) find(ctx context.Context, topic string, part int32, since 
 			return false, fmt.Errorf("dead-letter scan %s/%d: fetch: %w", topic, part, err)
 		case last == stepFrom:
 			return false, fmt.Errorf("dead-letter scan %s/%d: offsets %d..%d: %w: no record read for %v after offset %d",
-				topic, part, start, end-1, errScanStalled, d.cfg.ScanBound, last)
+				topic, part, start, end-1, errScanStalled, d.cfg.scanBound, last)
 		}
 	}
 }
@@ -62,7 +62,7 @@ func (d *deadLetters) find(ctx context.Context, topic string, part int32, since 
 // scanRange returns the first offset of partition part written at or
 // after since and the partition's end, each listed within ScanBound.
 func (d *deadLetters) scanRange(ctx context.Context, topic string, part int32, since time.Time) (int64, int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, d.cfg.ScanBound)
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.scanBound)
 	defer cancel()
 	adm := kadm.NewClient(d.cl)
 	ends, err := adm.ListEndOffsets(ctx, topic)
@@ -87,7 +87,7 @@ func (d *deadLetters) scanRange(ctx context.Context, topic string, part int32, s
 // scanStep polls cl for at most ScanBound, until a record from want, the
 // record before end, an error or ctx's end; *last is the last offset read.
 func (d *deadLetters) scanStep(ctx context.Context, cl *kgo.Client, want [3]string, end int64, last *int64) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, d.cfg.ScanBound)
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.scanBound)
 	defer cancel()
 	for {
 		fs := cl.PollFetches(ctx)

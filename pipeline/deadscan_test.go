@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -86,15 +87,16 @@ func TestDeadLetterScanProgress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := []pipeline.Option{pipeline.CommitEvery(1), pipeline.PoisonAttempts(1),
+			opts := []pipeline.GroupOpt{pipeline.CommitEvery(1), pipeline.PoisonAttempts(1),
 				pipeline.KafkaOptions(kgo.FetchMaxPartitionBytes(1)),
-				pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: rc, Prefix: "t:", ScanBound: 200 * time.Millisecond})}
+				pipeline.DeadLetters(rc, "t:", pipeline.DeadLetterScanBound(200*time.Millisecond))}
+			var fw faults.Worker
 			if tc.stall {
-				opts = append(opts, pipeline.WithHooks(pipeline.Hooks{BeforeApply: func(context.Context, checkpoint.Partition, int64, []sink.Record) {
+				fw.BeforeApply = func(context.Context, checkpoint.Partition, int64, []sink.Record) {
 					stalled.Store(true)
-				}}))
+				}
 			}
-			r := start(t, brokers, l, opts...)
+			r := startFaults(t, brokers, l, fw, opts...)
 			if !tc.stall {
 				if err := r.log.Wait(r.ctx, "commit past the poison record", func(evs []watch.Tagged) bool {
 					return watch.Committed(evs, "")[checkpoint.Partition{Topic: "orders"}] == 1

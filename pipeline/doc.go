@@ -22,9 +22,9 @@
 // A poison record (the sink cannot decode its business key or effect input)
 // is applied again, alone, PoisonAttempts times in all with capped backoff;
 // then, with DeadLetters, it is written to a dead-letter topic exactly once
-// (see DeadLetterConfig) and landed, or else it stops the pipeline with
-// ErrPoison, its offset uncommitted. A partition never stalls for good on one
-// record and no record is dropped silently.
+// and landed, or else it stops the pipeline with a *RecordError wrapping
+// ErrPoison, its offset uncommitted. A partition never stalls for good on
+// one record and no record is dropped silently.
 //
 // While the sink cannot reach Redis, the partition's batch is retried with a
 // backoff capped at 5s and a warning at most every 5s; nothing is committed

@@ -21,7 +21,7 @@ type Barrier interface {
 // commit is retried with backoff at the next commit point, and records keep
 // being applied meanwhile. Its cost is one b.Wait per commit, on the
 // partition's worker. Default: none (a commit follows its effects at once).
-func BeforeCommit(b Barrier) Option { return func(c *config) { c.barrier = b } }
+func BeforeCommit(b Barrier) Opt { return opt(func(c *config) { c.barrier = b }) }
 
 // durable runs the barrier, if any, before the worker commits point.
 func (w *worker) durable(ctx context.Context, point int64) error {

@@ -1,22 +1,23 @@
 package pipeline
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
-	// ErrInjectedCrash is the error of a worker killed by the CrashAfter
-	// fault hook, between its effects and its commit.
-	ErrInjectedCrash = errors.New("pipeline: injected crash")
-	// ErrPoison wraps a poison record (one the sink cannot decode: no usable
-	// business key, a value the effect cannot read) that stopped the
-	// pipeline after its attempts, when no DeadLetters are configured. The
-	// partition's committed offset stays before it.
+	// ErrPoison is the Err of a *RecordError for a poison record (one the
+	// sink cannot decode: no usable business key, a value the effect cannot
+	// read) that stopped the pipeline after its attempts, when no
+	// DeadLetters are configured. The partition's committed offset stays
+	// before it.
 	ErrPoison = errors.New("pipeline: poison record")
-	// ErrDeadLetter wraps a dead-letter write that no retry can land: the
-	// record is larger than the dead-letter topic accepts, the broker refuses
-	// it (invalid record, authorization), the topic stays unknown for a
-	// DeadLetterConfig.Lease, or Redis refuses or holds garbage at its marker.
-	// It stops the pipeline naming the poison record's partition and offset;
-	// what landed before it is committed, the record itself is not.
+	// ErrDeadLetter is the Err of a *RecordError for a poison record whose
+	// dead-letter write no retry can land: the record is larger than the
+	// dead-letter topic accepts, the broker refuses it (invalid record,
+	// authorization), the topic stays unknown for a DeadLetterLease, or
+	// Redis refuses or holds garbage at its marker. It stops the pipeline;
+	// what landed before the record is committed, the record itself is not.
 	ErrDeadLetter = errors.New("pipeline: dead letter cannot be written")
 
 	// errFenced ends a worker whose term is over; it is not a pipeline failure.
@@ -26,3 +27,48 @@ var (
 	// and leaves the rest to the next owner; not a pipeline failure.
 	errStopped = errors.New("pipeline: stopped with a batch whose effects are unknown")
 )
+
+// RecordError is the error of a run stopped on one record: its topic,
+// partition and offset, the epoch of the term that held it, how many times
+// the sink was asked to apply it, what stopped the run (Err) and why
+// (Cause). errors.Is sees through it to both, so callers branch on ErrPoison
+// and ErrDeadLetter as before, and errors.As gives them the record. The
+// partition's committed offset stays before Offset; what landed before it
+// is committed.
+type RecordError struct {
+	Topic     string // the record's topic
+	Partition int32  // its partition
+	Epoch     int64  // the group generation, member epoch or replay epoch of the term
+	Offset    int64  // its offset: the partition's committed offset stays at or before it
+	// Attempts counts the sink calls that carried the record: PoisonAttempts
+	// for a poison record whose attempts were spent, 1 for a refusal no
+	// retry can fix.
+	Attempts int
+	// Err is what stopped the run: ErrPoison (no dead letters configured),
+	// ErrDeadLetter (the dead-letter write cannot land), or
+	// sink.ErrMisconfigured (Redis refused the record's command, or its key
+	// holds something that is not a claim).
+	Err error
+	// Cause is why: the sink's refusal of the record (wrapping sink.ErrNoKey,
+	// ErrBadValue or ErrCrossSlot) under ErrPoison; the write's failure (the
+	// refusal named in its text) under ErrDeadLetter; Redis's reply under
+	// sink.ErrMisconfigured.
+	Cause error
+}
+
+// Error names the record, its epoch and attempts, Err and Cause.
+func (e *RecordError) Error() string {
+	why := fmt.Sprintf("%v: %v", e.Err, e.Cause)
+	if errors.Is(e.Cause, e.Err) { // the cause names the sentinel itself
+		why = e.Cause.Error()
+	}
+	attempts := "attempts"
+	if e.Attempts == 1 {
+		attempts = "attempt"
+	}
+	return fmt.Sprintf("%s/%d epoch %d offset %d after %d %s: %s", e.Topic, e.Partition, e.Epoch, e.Offset,
+		e.Attempts, attempts, why)
+}
+
+// Unwrap returns Err and Cause.
+func (e *RecordError) Unwrap() []error { return []error{e.Err, e.Cause} }

@@ -22,8 +22,6 @@ const (
 	// CommitRefused: a commit was refused (Err wraps
 	// checkpoint.ErrStaleEpoch or ErrStaleOffset when fenced).
 	CommitRefused
-	// Crashed: the CrashAfter fault hook killed the worker.
-	Crashed
 	// DeadLettered: a poison record was written to its dead-letter topic
 	// (Err is the cause; Offset the source offset).
 	DeadLettered
@@ -42,8 +40,6 @@ func (k EventKind) String() string {
 		return "committed"
 	case CommitRefused:
 		return "commit-refused"
-	case Crashed:
-		return "crashed"
 	case DeadLettered:
 		return "dead-lettered"
 	}
@@ -52,10 +48,10 @@ func (k EventKind) String() string {
 
 // Event is one thing that happened to a partition, for observers and tests.
 type Event struct {
-	Kind      EventKind
-	Partition checkpoint.Partition
-	Epoch     int64
-	Offset    int64
-	Err       error
-	Time      time.Time
+	Kind      EventKind            // what happened
+	Partition checkpoint.Partition // to which partition
+	Epoch     int64                // the epoch of the term it happened in
+	Offset    int64                // Committed, CommitRefused: the commit's offset; DeadLettered: the source record's; else 0
+	Err       error                // CommitRefused: why; DeadLettered: the poison record's refusal; else nil
+	Time      time.Time            // when it happened (set by the pipeline when the emitter left it zero)
 }

@@ -68,7 +68,49 @@ func Example() {
 	if err := p.Close(ctx); err != nil {
 		fmt.Println(err)
 	}
-	_, applied, suppressed, _, _ := pipeline.Totals(p.Stats())
-	fmt.Printf("applied=%d suppressed=%d\n", applied, suppressed)
+	t := pipeline.Totals(p.Stats())
+	fmt.Printf("applied=%d suppressed=%d\n", t.Applied, t.Suppressed)
 	// Output: applied=20 suppressed=5
+}
+
+// Options are typed by the constructor that takes them: GroupOpt for New,
+// ReplayOpt for NewReplay, Opt for both. A group-only option given to a
+// replay (or a replay-only one given to a group) is a compile error, not a
+// setting silently ignored:
+//
+//	pipeline.NewReplay("fix-1", "orders", ranges, rdb, pipeline.Group("billing"))
+//	// cannot use pipeline.Group("billing") (value of interface type
+//	// pipeline.GroupOpt) as pipeline.ReplayOpt value in argument to
+//	// pipeline.NewReplay: pipeline.GroupOpt does not implement
+//	// pipeline.ReplayOpt (missing method replayOpt)
+//
+// Settings shared by both are built once as []pipeline.Opt and appended
+// element by element.
+func ExampleNewReplay() {
+	mr, _ := miniredis.Run()
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	ledger, _ := sink.NewLedger(rdb, sink.WithPrefix("orders:"))
+
+	shared := []pipeline.Opt{pipeline.Brokers("127.0.0.1:9092"), pipeline.Sink(ledger), pipeline.CommitEvery(50)}
+	group := []pipeline.GroupOpt{pipeline.Topics("orders"), pipeline.Group("billing")}
+	replay := []pipeline.ReplayOpt{pipeline.CheckpointPrefix("billing:replay:")}
+	for _, o := range shared {
+		group = append(group, o)
+		replay = append(replay, o)
+	}
+	p, err := pipeline.New(group...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p.Abort() // a real program calls p.Run
+	ranges := []pipeline.Range{{Partition: 0, From: 100, To: 200}}
+	r, err := pipeline.NewReplay("fix-1", "orders", ranges, rdb, replay...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Progress())
+	// Output: []
 }

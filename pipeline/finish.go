@@ -35,6 +35,9 @@ import (
 // wraps another should forward Finish, or the wrapped one's finishing is
 // lost.
 type Finisher interface {
+	// Finish records the outcome of the effects of batch that ran in this
+	// process, applying none, and returns the records finished, those left
+	// unfinished and an error naming the latter.
 	Finish(ctx context.Context, batch []sink.Record) (finished, left int, err error)
 }
 

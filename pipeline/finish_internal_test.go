@@ -158,8 +158,8 @@ func TestTermEndFinishesUnknownBatch(t *testing.T) {
 			if tc.waitRunsOut {
 				revokeTimeout = 300 * time.Millisecond
 			}
-			opts := func(a Applier, commits chan<- int64) []Option {
-				return []Option{Brokers(c.ListenAddrs()...), Topics("orders"), Group("g"), Sink(a), MaxBatch(3),
+			opts := func(a Applier, commits chan<- int64) []GroupOpt {
+				return []GroupOpt{Brokers(c.ListenAddrs()...), Topics("orders"), Group("g"), Sink(a), MaxBatch(3),
 					CommitEvery(3), RevokeTimeout(revokeTimeout), ShutdownTimeout(20 * time.Second),
 					Logger(slog.New(slog.DiscardHandler)), Observe(func(e Event) {
 						if e.Kind == Committed {

@@ -18,6 +18,13 @@ import (
 // batch's effects are unknown (the pipeline then applies it again and does not
 // commit past it).
 type Applier interface {
+	// Apply lands the effects of batch, in order, and returns one Result
+	// per record at its index: Applied, Suppressed or Redelivered, or a
+	// per-record Err (a poison record: sink.ErrNoKey, ErrBadValue,
+	// ErrCrossSlot; a refusal no retry fixes: sink.ErrMisconfigured). An
+	// error means the batch's effects are unknown: the pipeline applies it
+	// again, so Apply must be idempotent per record and term (Record.Epoch,
+	// Member, Group). ctx ends when the partition is lost or the run aborts.
 	Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error)
 }
 
@@ -52,13 +59,6 @@ func (p Protocol) String() string {
 	return "classic"
 }
 
-// Hooks let tests stop a worker at chosen points. All are nil in production.
-type Hooks struct {
-	// BeforeApply runs before each batch's effects with the worker's epoch.
-	// It may block (a stalled consumer); it gets the worker's context.
-	BeforeApply func(ctx context.Context, p checkpoint.Partition, epoch int64, batch []sink.Record)
-}
-
 type config struct {
 	brokers        []string
 	topics         []string
@@ -75,53 +75,100 @@ type config struct {
 	shutdown       time.Duration
 	sessionTimeout time.Duration
 	poisonAttempts int
-	deadLetters    *DeadLetterConfig // nil: a poison record stops the pipeline
-	logger         *slog.Logger
-	observer       func(Event)
-	hooks          Hooks
-	crash          map[checkpoint.Partition]int
-	kgoOpts        []kgo.Opt
-	replayPrefix   string
-	replayGiven    string  // PlanGiven
-	barrier        Barrier // BeforeCommit; nil: none
+	// retry paces the retries of a batch whose effects are unknown, of a
+	// failed commit and of a dead-letter write; poison those of a poison
+	// record (its Attempts is poisonAttempts). Their ceilings are waited,
+	// without jitter.
+	retry, poison sink.Backoff
+	deadLetters   *deadLetterConfig // nil: a poison record stops the pipeline
+	logger        *slog.Logger
+	observer      func(Event)
+	kgoOpts       []kgo.Opt
+	replayPrefix  string
+	replayGiven   string  // PlanGiven
+	barrier       Barrier // BeforeCommit; nil: none
 }
 
-// Option configures a Pipeline.
-type Option func(*config)
-
-// Brokers sets the seed brokers (host:port). Required.
-func Brokers(addrs ...string) Option {
-	return func(c *config) { c.brokers = append(c.brokers, addrs...) }
+// GroupOpt is an option of New, a consumer group run. Options that apply to
+// a Replay as well are Opt, which is a GroupOpt too; the ones that only make
+// sense in a group (Topics, Group, GroupProtocol, StartAtLatest,
+// SessionTimeout, RevokeTimeout) are GroupOpt alone, so passing one to
+// NewReplay does not compile.
+type GroupOpt interface {
+	apply(*config)
+	groupOpt()
 }
 
-// Topics adds topics to consume. Required.
-func Topics(topics ...string) Option {
-	return func(c *config) { c.topics = append(c.topics, topics...) }
+// ReplayOpt is an option of NewReplay. Options that apply to a group run as
+// well are Opt, which is a ReplayOpt too; the ones that only make sense in a
+// replay (CheckpointPrefix, PlanGiven) are ReplayOpt alone, so passing one
+// to New does not compile.
+type ReplayOpt interface {
+	apply(*config)
+	replayOpt()
 }
 
-// Group sets the consumer group. Required.
-func Group(group string) Option { return func(c *config) { c.group = group } }
+// Opt is an option of both New and NewReplay: it is a GroupOpt and a
+// ReplayOpt. A slice of Opt is passed to either constructor element by
+// element (a []Opt is not a []GroupOpt).
+type Opt interface {
+	GroupOpt
+	ReplayOpt
+}
 
-// Sink sets the effect boundary. Required.
-func Sink(a Applier) Option { return func(c *config) { c.applier = a } }
+// The three kinds of option, as kgo scopes its own: each is a func over the
+// config with the marker methods of the constructors that accept it.
+type (
+	opt       func(*config) // New and NewReplay
+	groupOpt  func(*config) // New only
+	replayOpt func(*config) // NewReplay only
+)
 
-// GroupProtocol selects Classic (default) or Consumer (KIP-848).
-func GroupProtocol(p Protocol) Option { return func(c *config) { c.protocol = p } }
+func (o opt) apply(c *config)       { o(c) }
+func (opt) groupOpt()               {}
+func (opt) replayOpt()              {}
+func (o groupOpt) apply(c *config)  { o(c) }
+func (groupOpt) groupOpt()          {}
+func (o replayOpt) apply(c *config) { o(c) }
+func (replayOpt) replayOpt()        {}
+
+// Brokers sets the seed brokers (host:port). Required. Repeated calls add.
+func Brokers(addrs ...string) Opt {
+	return opt(func(c *config) { c.brokers = append(c.brokers, addrs...) })
+}
+
+// Topics adds topics for the group to consume. Required; repeated calls add.
+// A replay names its one topic in NewReplay instead.
+func Topics(topics ...string) GroupOpt {
+	return groupOpt(func(c *config) { c.topics = append(c.topics, topics...) })
+}
+
+// Group sets the consumer group ID. Required. Its members share the topics'
+// partitions, and its committed offsets are where a restart resumes.
+func Group(group string) GroupOpt { return groupOpt(func(c *config) { c.group = group }) }
+
+// Sink sets the effect boundary: a sink.Ledger (record mode), Guarded (an
+// external effect through a sink.Guard) or any Applier. Required.
+func Sink(a Applier) Opt { return opt(func(c *config) { c.applier = a }) }
+
+// GroupProtocol selects Classic (the default) or Consumer (KIP-848).
+func GroupProtocol(p Protocol) GroupOpt { return groupOpt(func(c *config) { c.protocol = p }) }
 
 // StartAtLatest makes a group with no committed offset start at the end of
 // each partition. The default is the earliest offset: a new group processes
 // every retained order.
-func StartAtLatest() Option { return func(c *config) { c.startEarliest = false } }
+func StartAtLatest() GroupOpt { return groupOpt(func(c *config) { c.startEarliest = false }) }
 
 // CommitEvery commits after n landed records per partition (default 100;
 // 0 turns the count trigger off). Batches are cut so commits fall exactly
 // every n records. Smaller n means fewer replays after a crash and more
 // commit round trips.
-func CommitEvery(n int) Option { return func(c *config) { c.policy.Every = n } }
+func CommitEvery(n int) Opt { return opt(func(c *config) { c.policy.Every = n }) }
 
 // CommitInterval commits landed records at most d after the first of them
-// landed (default 5s; 0 turns the time trigger off).
-func CommitInterval(d time.Duration) Option { return func(c *config) { c.policy.Interval = d } }
+// landed (default 5s; 0 turns the time trigger off). Shorter means fewer
+// replays after a crash of an idle partition and more commit round trips.
+func CommitInterval(d time.Duration) Opt { return opt(func(c *config) { c.policy.Interval = d }) }
 
 // MaxUncommitted bounds the records of a partition that land past its last
 // commit (default 10 x the larger of CommitEvery and MaxBatch; at least
@@ -130,72 +177,64 @@ func CommitInterval(d time.Duration) Option { return func(c *config) { c.policy.
 // fetching pauses) until one succeeds. It is what a crash re-reads at most
 // per partition while commits fail; while they succeed a crash re-reads at
 // most CommitEvery records (or CommitInterval worth).
-func MaxUncommitted(n int) Option { return func(c *config) { c.maxUncommitted = n } }
+func MaxUncommitted(n int) Opt { return opt(func(c *config) { c.maxUncommitted = n }) }
 
-// MaxBatch caps the records in one sink call (default 500).
-func MaxBatch(n int) Option { return func(c *config) { c.maxBatch = n } }
+// MaxBatch caps the records in one sink call (default 500; at least 1). A
+// larger batch costs more memory and a longer revoke; a smaller one more
+// Redis round trips.
+func MaxBatch(n int) Opt { return opt(func(c *config) { c.maxBatch = n }) }
 
-// QueueRecords is the per-partition queue bound (default 4 x MaxBatch): a
-// partition whose queue holds more is paused until its worker catches up.
-// Memory is bounded by partitions x (QueueRecords + one fetch).
-func QueueRecords(n int) Option { return func(c *config) { c.queueRecords = n } }
+// QueueRecords is the per-partition queue bound (default 4 x MaxBatch; at
+// least MaxBatch): a partition whose queue holds more is paused until its
+// worker catches up. Memory is bounded by partitions x (QueueRecords + one
+// fetch).
+func QueueRecords(n int) Opt { return opt(func(c *config) { c.queueRecords = n }) }
 
 // RevokeTimeout bounds how long a revoke waits for a worker's in-flight batch
-// (default 20s, keep it below the group's rebalance timeout). A worker that
-// misses it is fenced: its later commits fail with checkpoint.ErrStaleEpoch.
-func RevokeTimeout(d time.Duration) Option { return func(c *config) { c.revokeTimeout = d } }
+// (default 20s, keep it below the group's rebalance timeout; positive). A
+// worker that misses it is fenced: its later commits fail with
+// checkpoint.ErrStaleEpoch.
+func RevokeTimeout(d time.Duration) GroupOpt {
+	return groupOpt(func(c *config) { c.revokeTimeout = d })
+}
 
-// ShutdownTimeout bounds the drain when Run's context ends (default 30s).
-func ShutdownTimeout(d time.Duration) Option { return func(c *config) { c.shutdown = d } }
+// ShutdownTimeout bounds the drain when Run's context ends or Close is
+// called (default 30s; positive): a partition still busy then is abandoned
+// without its final commit, so nothing past an unlanded record is committed.
+func ShutdownTimeout(d time.Duration) Opt { return opt(func(c *config) { c.shutdown = d }) }
 
 // SessionTimeout sets the classic protocol's session timeout (default
-// franz-go's 45s). The consumer protocol takes it from the broker.
-func SessionTimeout(d time.Duration) Option { return func(c *config) { c.sessionTimeout = d } }
+// franz-go's 45s). The consumer protocol takes it from the broker. Shorter
+// finds a dead member sooner and makes a stalled one lose its partitions
+// sooner.
+func SessionTimeout(d time.Duration) GroupOpt {
+	return groupOpt(func(c *config) { c.sessionTimeout = d })
+}
 
 // PoisonAttempts sets how many times in all a poison record (one the sink
 // cannot decode: sink.ErrNoKey, ErrBadValue, ErrCrossSlot) is applied, with
 // capped backoff between attempts, before it is dead-lettered or stops the
-// pipeline (default 3). Each extra attempt costs one sink call for the
-// batch's poison records and up to 2s of the partition's time.
-func PoisonAttempts(n int) Option { return func(c *config) { c.poisonAttempts = n } }
-
-// DeadLetters makes poison records go to a dead-letter topic once their
-// attempts are spent, instead of stopping the pipeline (the default): see
-// DeadLetterConfig for the record written and how it lands exactly once.
-func DeadLetters(d DeadLetterConfig) Option { return func(c *config) { c.deadLetters = &d } }
+// pipeline (default 3; at least 1). Each extra attempt costs one sink call
+// for the batch's poison records and up to 2s of the partition's time.
+func PoisonAttempts(n int) Opt { return opt(func(c *config) { c.poisonAttempts = n }) }
 
 // Logger sets the structured logger (default slog.Default()).
-func Logger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+func Logger(l *slog.Logger) Opt { return opt(func(c *config) { c.logger = l }) }
 
 // Observe registers fn for every Event. fn runs on the goroutine that caused
-// the event and must not block.
-func Observe(fn func(Event)) Option { return func(c *config) { c.observer = fn } }
+// the event and must not block. Default: none.
+func Observe(fn func(Event)) Opt { return opt(func(c *config) { c.observer = fn }) }
 
-// WithHooks installs test hooks. Never use in production.
-func WithHooks(h Hooks) Option { return func(c *config) { c.hooks = h } }
-
-// CrashAfter is a fault hook for tests: the worker of topic/partition dies
-// after k attempted records, after their effects and before any commit of
-// them, as a process death would. The partition is then fenced in this
-// pipeline and left uncommitted for the next owner. Never use in production.
-func CrashAfter(topic string, partition int32, k int) Option {
-	return func(c *config) {
-		if c.crash == nil {
-			c.crash = make(map[checkpoint.Partition]int)
-		}
-		c.crash[checkpoint.Partition{Topic: topic, Partition: partition}] = k
-	}
-}
-
-// KafkaOptions appends raw franz-go options (TLS, SASL, client ID). Options
-// that change group semantics (autocommit, balancers) are overridden.
-func KafkaOptions(opts ...kgo.Opt) Option {
-	return func(c *config) { c.kgoOpts = append(c.kgoOpts, opts...) }
+// KafkaOptions appends raw franz-go options (TLS, SASL, client ID) to every
+// client the pipeline or replay makes. Options that change group semantics
+// (autocommit, balancers, isolation level) are overridden.
+func KafkaOptions(opts ...kgo.Opt) Opt {
+	return opt(func(c *config) { c.kgoOpts = append(c.kgoOpts, opts...) })
 }
 
 // newConfig applies opts; group runs (New) need topics and a group, replays
 // name their topic themselves.
-func newConfig(opts []Option, group bool) (config, error) {
+func newConfig[O interface{ apply(*config) }](opts []O, group bool) (config, error) {
 	c := config{
 		startEarliest:  true,
 		policy:         checkpoint.Policy{Every: 100, Interval: 5 * time.Second},
@@ -207,7 +246,9 @@ func newConfig(opts []Option, group bool) (config, error) {
 		replayPrefix:   DefaultReplayPrefix,
 	}
 	for _, o := range opts {
-		o(&c)
+		if any(o) != nil {
+			o.apply(&c)
+		}
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()
@@ -244,11 +285,8 @@ func newConfig(opts []Option, group bool) (config, error) {
 	if c.maxBatch < 1 || c.queueRecords < c.maxBatch {
 		errs = append(errs, fmt.Errorf("max batch %d and queue %d: want 1 <= batch <= queue", c.maxBatch, c.queueRecords))
 	}
-	for p, k := range c.crash {
-		if k < 1 {
-			errs = append(errs, fmt.Errorf("crash after %d attempts on %s: want at least 1", k, p))
-		}
-	}
+	c.retry = sink.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
+	c.poison = sink.Backoff{Initial: 100 * time.Millisecond, Max: 2 * time.Second, Attempts: c.poisonAttempts}
 	if c.poisonAttempts < 1 {
 		errs = append(errs, fmt.Errorf("poison attempts %d: want at least 1", c.poisonAttempts))
 	}

@@ -38,7 +38,7 @@ type Pipeline struct {
 
 // New validates the options and creates the franz-go client, which starts
 // joining the group at once: call Run promptly, or Close.
-func New(opts ...Option) (*Pipeline, error) {
+func New(opts ...GroupOpt) (*Pipeline, error) {
 	cfg, err := newConfig(opts, true)
 	if err != nil {
 		return nil, err
@@ -100,19 +100,26 @@ func New(opts ...Option) (*Pipeline, error) {
 	return p, nil
 }
 
-// Run consumes until ctx ends, Close is called, a poison record stops it
-// (no DeadLetters configured), or the broker refuses the client's principal
-// (an authorization error joining the group, fetching or committing). It then drains every partition's queue within the
-// shutdown timeout, commits, and leaves the group. It returns nil after a
-// requested stop and the first fatal error otherwise. Call it once. A
-// worker still marking done a guarded batch whose outcome was unknown when
-// the timeout ran out goes on in the background until the claims' leases
-// lapse (see Finisher).
+// Run consumes until ctx ends, Close is called, a record stops it (a
+// *RecordError: a poison record with no DeadLetters configured, a
+// dead-letter write that cannot land, a record Redis refuses as
+// misconfigured), or the broker refuses the client's principal (an
+// authorization error joining the group, fetching or committing). It then
+// drains every partition's queue within the shutdown timeout, commits, and
+// leaves the group. It returns nil after a requested stop and the first
+// fatal error otherwise. Call it once. A worker still marking done a
+// guarded batch whose outcome was unknown when the timeout ran out goes on
+// in the background until the claims' leases lapse (see Finisher).
 func (p *Pipeline) Run(ctx context.Context) error {
 	if !p.started.CompareAndSwap(false, true) {
 		return errors.New("pipeline: Run called twice, or after Close or Abort")
 	}
 	defer close(p.runDone)
+	if err := p.setFaults(ctx); err != nil {
+		p.fail(err)
+		p.shutdown()
+		return err
+	}
 	pollCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -196,9 +203,9 @@ func (p *Pipeline) shutdown() {
 	if p.dlq != nil {
 		p.dlq.close()
 	}
-	attempts, applied, suppressed, deadLettered, fenced := Totals(p.stats.snapshot())
-	p.cfg.logger.Info("pipeline stopped", "aborted", aborted, "attempts", attempts, "applied", applied,
-		"suppressed", suppressed, "dead_lettered", deadLettered, "fenced_commits", fenced)
+	t := Totals(p.stats.snapshot())
+	p.cfg.logger.Info("pipeline stopped", "aborted", aborted, "attempts", t.Attempts, "applied", t.Applied,
+		"suppressed", t.Suppressed, "dead_lettered", t.DeadLettered, "fenced_commits", t.Fenced)
 }
 
 // Close stops Run: it drains, commits and leaves the group, waiting until Run
@@ -216,9 +223,12 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 }
 
-// Abort stops Run as a crash would: no drain, no commit. Effects that landed
-// after the last commit will be replayed by the next owner and suppressed by
-// the ledger. For tests and fault drills.
+// Abort stops Run as a crash would: no drain, no commit, at once. Effects
+// that landed after the last commit will be replayed by the next owner and
+// suppressed by the ledger, so nothing is lost or applied twice; the cost is
+// that replay (up to MaxUncommitted records per partition). Use it when the
+// process must stop now (a fault drill, a fatal error elsewhere); Close is
+// the orderly stop.
 func (p *Pipeline) Abort() {
 	p.mu.Lock()
 	p.aborted = true
@@ -247,7 +257,9 @@ func (p *Pipeline) closeUnstarted() bool {
 	return true
 }
 
-// Stats returns per-partition counters, sorted by topic and partition.
+// Stats returns per-partition counters, sorted by topic and partition: a
+// copy, taken under one mutex the workers take once per batch. Totals sums
+// them.
 func (p *Pipeline) Stats() []PartitionStats { return p.stats.snapshot() }
 
 // Client returns the underlying franz-go client, for lag and admin queries.

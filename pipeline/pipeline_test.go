@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -53,6 +54,26 @@ func produce(t *testing.T, brokers []string, recs ...*kgo.Record) {
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// requireRecordError checks that err, a run's error, is a *RecordError for
+// orders/0 at offset after attempts, under an epoch, whose Err is kind and
+// whose Cause wraps cause (when not nil); errors.Is sees both through it.
+func requireRecordError(t *testing.T, err, kind, cause error, offset int64, attempts int) {
+	t.Helper()
+	var re *pipeline.RecordError
+	if !errors.As(err, &re) {
+		t.Fatalf("Run = %v (%T), want a *pipeline.RecordError", err, err)
+	}
+	if re.Topic != "orders" || re.Partition != 0 || re.Offset != offset || re.Attempts != attempts || re.Epoch < 1 {
+		t.Errorf("RecordError %+v, want orders/0 offset %d after %d attempts under an epoch", re, offset, attempts)
+	}
+	if re.Err != kind || !errors.Is(err, kind) {
+		t.Errorf("RecordError.Err = %v, want %v (and errors.Is to see it)", re.Err, kind)
+	}
+	if cause != nil && (!errors.Is(re.Cause, cause) || !errors.Is(err, cause)) {
+		t.Errorf("RecordError.Cause = %v, want it to wrap %v", re.Cause, cause)
+	}
+}
+
 // running is a pipeline under test: started on "orders" in group "g", quiet,
 // with its events in log and Run's result on done.
 type running struct {
@@ -62,10 +83,16 @@ type running struct {
 	ctx  context.Context
 }
 
-func start(t *testing.T, brokers []string, a pipeline.Applier, opts ...pipeline.Option) running {
+func start(t *testing.T, brokers []string, a pipeline.Applier, opts ...pipeline.GroupOpt) running {
+	t.Helper()
+	return startFaults(t, brokers, a, faults.Worker{}, opts...)
+}
+
+// startFaults is start with fault points for Run (package internal/faults).
+func startFaults(t *testing.T, brokers []string, a pipeline.Applier, fw faults.Worker, opts ...pipeline.GroupOpt) running {
 	t.Helper()
 	log := watch.New()
-	p, err := pipeline.New(append([]pipeline.Option{pipeline.Brokers(brokers...), pipeline.Topics("orders"),
+	p, err := pipeline.New(append([]pipeline.GroupOpt{pipeline.Brokers(brokers...), pipeline.Topics("orders"),
 		pipeline.Group("g"), pipeline.Sink(a), pipeline.Logger(quiet()), pipeline.Observe(log.Observer("p"))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +100,7 @@ func start(t *testing.T, brokers []string, a pipeline.Applier, opts ...pipeline.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	r := running{p: p, log: log, done: make(chan error, 1), ctx: ctx}
-	go func() { r.done <- p.Run(ctx) }()
+	go func() { r.done <- p.Run(faults.WithWorker(ctx, fw)) }()
 	return r
 }
 
@@ -135,8 +162,8 @@ func TestRedisOutageHoldsCommits(t *testing.T) {
 	if err := p.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, applied, suppressed, _, _ := pipeline.Totals(p.Stats()); applied != 50 || suppressed != 0 {
-		t.Fatalf("applied=%d suppressed=%d, want 50 and 0", applied, suppressed)
+	if s := pipeline.Totals(p.Stats()); s.Applied != 50 || s.Suppressed != 0 {
+		t.Fatalf("applied=%d suppressed=%d, want 50 and 0", s.Applied, s.Suppressed)
 	}
 }
 
@@ -176,6 +203,7 @@ func TestMisconfiguredRedisStops(t *testing.T) {
 					t.Errorf("Run = %v, want it to name %s", err, want)
 				}
 			}
+			requireRecordError(t, err, sink.ErrMisconfigured, tc.want, 6, 1)
 			if c := watch.Committed(r.log.Events(), "")[checkpoint.Partition{Topic: "orders"}]; c != 6 {
 				t.Fatalf("committed %d, want 6: every record before the refused one", c)
 			}

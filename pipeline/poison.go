@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -9,12 +10,11 @@ import (
 )
 
 // retryPoison applies the batch's poison records again, on their own, with
-// a backoff doubling from 100ms to 2s, until they decode or PoisonAttempts
-// are spent. It returns the attempts made.
+// a backoff (config.poison) doubling from 100ms to 2s, until they decode or
+// PoisonAttempts are spent. It returns the attempts made.
 func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, error) {
 	attempts := 1
-	backoff := 100 * time.Millisecond
-	for ; attempts < w.p.cfg.poisonAttempts; attempts++ {
+	for ; attempts < w.p.cfg.poison.Attempts; attempts++ {
 		var idx []int
 		for i := range results {
 			if results[i].Err != nil {
@@ -24,15 +24,17 @@ func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, e
 		if len(idx) == 0 {
 			break
 		}
-		if err := w.sleep(backoff); err != nil {
+		if err := w.sleep(w.p.cfg.poison.Ceiling(attempts)); err != nil {
 			return 0, err
 		}
-		backoff = min(2*backoff, 2*time.Second)
 		sub := make([]sink.Record, len(idx))
 		for j, i := range idx {
 			sub[j] = batch[i]
 		}
 		res, err := w.apply(sub)
+		if re := (*RecordError)(nil); errors.As(err, &re) {
+			re.Attempts = attempts + 1 // a refusal at this attempt
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -44,14 +46,14 @@ func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, e
 }
 
 // deadLetter delivers r to its dead-letter topic, retrying failures (Redis
-// or Kafka down) with a backoff doubling from 100ms to 5s until it lands or
-// the term ends (errFenced once fenced, even mid-delivery). A failure no
-// retry can fix (judgeDLQ) returns ErrDeadLetter, naming r and the cause,
-// and stops the pipeline with r unlanded.
+// or Kafka down) with a backoff (config.retry) doubling from 100ms to 5s
+// until it lands or the term ends (errFenced once fenced, even
+// mid-delivery). A failure no retry can fix (judgeDLQ) returns a
+// *RecordError wrapping ErrDeadLetter and the cause, and stops the pipeline
+// with r unlanded.
 func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutcome, error) {
-	backoff := 100 * time.Millisecond
-	giveUp := dlqGiveUp{grace: w.p.dlq.cfg.Lease}
-	for {
+	giveUp := dlqGiveUp{grace: w.p.dlq.cfg.lease}
+	for retry := 1; ; retry++ {
 		if w.fenced.Load() {
 			return 0, errFenced // the term is over: the next owner dead-letters it
 		}
@@ -69,16 +71,22 @@ func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutco
 			return 0, errFenced
 		}
 		if giveUp.stop(err, time.Now()) {
-			return 0, fmt.Errorf("%s epoch %d offset %d (poison: %v): %w: %w",
-				w.part, w.epoch, r.Offset, cause, ErrDeadLetter, err)
+			return 0, w.recordError(r, attempts, ErrDeadLetter, fmt.Errorf("%w (poison: %v)", err, cause))
 		}
+		backoff := w.p.cfg.retry.Ceiling(retry)
 		w.warn("dead-letter write failed, retrying; the offset stays uncommitted",
 			"offset", r.Offset, "committed", w.committed(), "retry_in", backoff, "err", err)
 		if err := w.sleep(backoff); err != nil {
 			return 0, err
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// recordError is the error that stops the run on r, after attempts sink
+// calls: kind says what stopped it, cause why.
+func (w *worker) recordError(r *sink.Record, attempts int, kind, cause error) *RecordError {
+	return &RecordError{Topic: w.part.Topic, Partition: w.part.Partition, Epoch: w.epoch, Offset: r.Offset,
+		Attempts: attempts, Err: kind, Cause: cause}
 }
 
 // owner names this term in dead-letter markers.

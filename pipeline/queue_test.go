@@ -61,15 +61,15 @@ func TestQueueBackpressure(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	cases := []struct {
 		name string
-		opts []Option
+		opts []GroupOpt
 	}{
 		{"nothing", nil},
-		{"no sink", []Option{Brokers("b:9092"), Topics("t"), Group("g")}},
-		{"negative commit every", []Option{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}), CommitEvery(-1)}},
-		{"negative max uncommitted", []Option{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}), MaxUncommitted(-1)}},
-		{"max uncommitted below commit every", []Option{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}),
+		{"no sink", []GroupOpt{Brokers("b:9092"), Topics("t"), Group("g")}},
+		{"negative commit every", []GroupOpt{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}), CommitEvery(-1)}},
+		{"negative max uncommitted", []GroupOpt{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}), MaxUncommitted(-1)}},
+		{"max uncommitted below commit every", []GroupOpt{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}),
 			CommitEvery(100), MaxUncommitted(99)}},
-		{"queue below batch", []Option{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}), MaxBatch(10), QueueRecords(5)}},
+		{"queue below batch", []GroupOpt{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{}), MaxBatch(10), QueueRecords(5)}},
 	}
 	for _, c := range cases {
 		if _, err := New(c.opts...); err == nil {

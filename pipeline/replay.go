@@ -22,8 +22,11 @@ const replayMember = "replay:"
 const DefaultReplayPrefix = "shardpipe:replay:"
 
 // CheckpointPrefix sets the prefix of a Replay's checkpoint keys (default
-// DefaultReplayPrefix). Group runs ignore it.
-func CheckpointPrefix(prefix string) Option { return func(c *config) { c.replayPrefix = prefix } }
+// DefaultReplayPrefix): prefix + id + ":" + topic + ":" + partition, and the
+// stored plan at prefix + id + ":" + topic + ":plan".
+func CheckpointPrefix(prefix string) ReplayOpt {
+	return replayOpt(func(c *config) { c.replayPrefix = prefix })
+}
 
 // Replay reads fixed ranges of one topic's partitions again and lands every
 // record through the sink, for recovery: keys the ledger holds are
@@ -72,9 +75,10 @@ type replayPart struct {
 
 // NewReplay validates the options and returns a replay of topic over ranges
 // (from PlanReplay), with its checkpoint in rdb. Options about groups
-// (Group, Topics, GroupProtocol, StartAtLatest, SessionTimeout) are ignored.
-// It does no I/O; call Run or DryRun once.
-func NewReplay(id, topic string, ranges []Range, rdb redis.UniversalClient, opts ...Option) (*Replay, error) {
+// (Group, Topics, GroupProtocol, StartAtLatest, SessionTimeout,
+// RevokeTimeout) are GroupOpt only: passing one does not compile. It does
+// no I/O; call Run or DryRun once.
+func NewReplay(id, topic string, ranges []Range, rdb redis.UniversalClient, opts ...ReplayOpt) (*Replay, error) {
 	cfg, err := newConfig(opts, false)
 	var errs []error
 	if err != nil {
@@ -93,7 +97,7 @@ func NewReplay(id, topic string, ranges []Range, rdb redis.UniversalClient, opts
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	r := &Replay{runner: newRunner(cfg, replayMember+id), id: id, topic: topic, rdb: rdb,
-		ckpt: checkpoint.NewRedis(rdb, cfg.replayPrefix+id+":"), ranges: ranges, parts: make(map[int32]*replayPart)}
+		ckpt: checkpoint.NewRedis(rdb, checkpoint.Prefix(cfg.replayPrefix+id+":")), ranges: ranges, parts: make(map[int32]*replayPart)}
 	r.store = &redisTerms{store: r.ckpt, id: id, onLost: r.fail, held: make(map[checkpoint.Partition]int64)}
 	if cfg.deadLetters != nil {
 		if r.dlq, err = newDeadLetters(cfg); err != nil {
@@ -120,6 +124,9 @@ func (r *Replay) Checkpoint() *checkpoint.Redis { return r.ckpt }
 func (r *Replay) Run(ctx context.Context) error {
 	if !r.used.CompareAndSwap(false, true) {
 		return errors.New("replay: Run or DryRun called twice")
+	}
+	if err := r.setFaults(ctx); err != nil {
+		return err
 	}
 	if err := r.keepPlan(ctx); err != nil {
 		return err
@@ -196,9 +203,9 @@ func (r *Replay) Run(ctx context.Context) error {
 	if r.dlq != nil {
 		r.dlq.close()
 	}
-	attempts, applied, suppressed, rejected, fenced := Totals(r.stats.snapshot())
-	r.cfg.logger.Info("replay stopped", "id", r.id, "attempts", attempts, "applied", applied,
-		"suppressed", suppressed, "rejected", rejected, "fenced_commits", fenced)
+	t := Totals(r.stats.snapshot())
+	r.cfg.logger.Info("replay stopped", "id", r.id, "attempts", t.Attempts, "applied", t.Applied,
+		"suppressed", t.Suppressed, "rejected", t.DeadLettered, "fenced_commits", t.Fenced)
 	if err := r.Err(); err != nil {
 		return err
 	}

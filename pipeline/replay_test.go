@@ -13,13 +13,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
 // fakeReplay plans a replay of every offset of "orders" on env and returns
 // it with opts (the totals ledger on env's Redis as its sink).
-func fakeReplay(t *testing.T, env fakeEnv, id string, opts ...pipeline.Option) *pipeline.Replay {
+func fakeReplay(t *testing.T, env fakeEnv, id string, opts ...pipeline.ReplayOpt) *pipeline.Replay {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.brokers...))
 	if err != nil {
@@ -30,7 +31,7 @@ func fakeReplay(t *testing.T, env fakeEnv, id string, opts ...pipeline.Option) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts = append([]pipeline.Option{pipeline.Brokers(env.brokers...), pipeline.Sink(totalsLedger(t, env.rc)),
+	opts = append([]pipeline.ReplayOpt{pipeline.Brokers(env.brokers...), pipeline.Sink(totalsLedger(t, env.rc)),
 		pipeline.PoisonAttempts(1)}, opts...)
 	r, err := pipeline.NewReplay(id, "orders", ranges, env.rc, opts...)
 	if err != nil {
@@ -76,18 +77,18 @@ func TestReplayCancelDuringOutage(t *testing.T) {
 	produce(t, env.brokers, orderRecords()...)
 	applying := make(chan struct{})
 	var once sync.Once
-	hooks := pipeline.Hooks{BeforeApply: func(context.Context, checkpoint.Partition, int64, []sink.Record) {
+	fw := faults.Worker{BeforeApply: func(context.Context, checkpoint.Partition, int64, []sink.Record) {
 		once.Do(func() {
 			env.mr.Close() // every Redis call from now on fails: the batch is retried
 			close(applying)
 		})
 	}}
 	const shutdown = 300 * time.Millisecond
-	r := fakeReplay(t, env, "outage", pipeline.WithHooks(hooks), pipeline.ShutdownTimeout(shutdown))
+	r := fakeReplay(t, env, "outage", pipeline.ShutdownTimeout(shutdown))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
+	go func() { done <- r.Run(faults.WithWorker(ctx, fw)) }()
 	select {
 	case <-applying:
 	case err := <-done:
@@ -158,7 +159,7 @@ func TestReplayStoredPlan(t *testing.T) {
 		{"a later start", []pipeline.Range{{Partition: 0, From: 4, To: 10}}, pipeline.ErrPlanChanged},
 		{"the same ranges", first, nil},
 	}
-	ckpt := checkpoint.NewRedis(env.rc, pipeline.DefaultReplayPrefix+"plan:")
+	ckpt := checkpoint.NewRedis(env.rc, checkpoint.Prefix(pipeline.DefaultReplayPrefix+"plan:"))
 	for _, tc := range tests {
 		before, _ := ckpt.Load(ctx, checkpoint.Partition{Topic: "orders"})
 		err := run(tc.ranges)

@@ -16,6 +16,8 @@ import (
 // Applied for a record whose business key the ledger lacks, Suppressed for
 // one it holds, Err for one the sink would refuse. sink.Ledger.Check is one.
 type Checker interface {
+	// Check returns one Result per record of batch, at its index, writing
+	// nothing; an error when the ledger could not be read.
 	Check(ctx context.Context, batch []sink.Record) ([]sink.Result, error)
 }
 

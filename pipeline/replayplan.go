@@ -17,8 +17,8 @@ var ErrUnknownPartition = errors.New("pipeline: no such partition")
 // Range is the part of one partition a replay reads: offsets From (inclusive)
 // to To (exclusive). A Range with From >= To is empty.
 type Range struct {
-	Partition int32
-	From, To  int64
+	Partition int32 // the partition of the replay's topic
+	From, To  int64 // the first offset read, and the offset after the last
 }
 
 // Len is the number of offsets in the range (records, when there are no gaps

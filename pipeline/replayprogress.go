@@ -8,13 +8,13 @@ import (
 
 // ReplayProgress is one partition of a replay (or a dry run) so far.
 type ReplayProgress struct {
-	Partition  int32
+	Partition  int32 // the partition of the replay's topic
 	From, To   int64 // the planned range; To exclusive
 	Begin      int64 // where this run began: From, or the checkpoint of an earlier run
 	Landed     int64 // every record below it has landed (or, in a dry run, been checked)
 	Epoch      int64 // the replay's epoch on the partition; 0 in a dry run
-	Applied    int64 // in a dry run: would be applied
-	Suppressed int64 // in a dry run: would be suppressed
+	Applied    int64 // keys applied, counted as PartitionStats.Applied (dry run: would be applied)
+	Suppressed int64 // records suppressed (dry run: would be)
 	// Poison counts records the sink refuses (no usable key, a bad value):
 	// dead-lettered in a run, would-be poison in a dry run.
 	Poison int64

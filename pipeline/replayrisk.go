@@ -16,7 +16,7 @@ import (
 // timestamped before the cutoff, and those of them whose business key the
 // ledger lacks, which a replay or a re-read would apply again.
 type Expired struct {
-	Partition int32
+	Partition int32 // the partition of the checked topic
 	Old       int64 // records timestamped before the cutoff
 	Missing   int64 // of those, records whose key the ledger lacks (each key once)
 	// First and Last are the offsets of the first and last Missing record;

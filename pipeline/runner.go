@@ -3,11 +3,13 @@ package pipeline
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/faults"
 )
 
 // terms is the checkpoint store as a worker sees it: commits fenced by the
@@ -33,6 +35,9 @@ type runner struct {
 	// pass names the group the workers' terms belong to in ledger claims
 	// (sink.Record.Group): the consumer group, or "replay:" + id.
 	pass string
+	// faults are the fault points Run's context carried (tests only); nil
+	// in production.
+	faults atomic.Pointer[faults.Set]
 
 	stopOnce sync.Once
 	stopReq  chan struct{}

@@ -10,10 +10,10 @@ import (
 // PartitionStats are one partition's counters since the pipeline started,
 // across all the terms it held the partition.
 type PartitionStats struct {
-	Partition checkpoint.Partition
-	Epoch     int64 // epoch of the latest term
-	Held      bool  // assigned to this pipeline now
-	Attempts  int64 // records whose effects were attempted
+	Partition checkpoint.Partition // whose counters these are
+	Epoch     int64                // epoch of the latest term
+	Held      bool                 // assigned to this pipeline now
+	Attempts  int64                // records whose effects were attempted
 	// Applied counts the business keys whose effect this pipeline accounts
 	// for. A record counts when a commit of this pipeline moves past it and
 	// its key's claim names it (the sink reported Applied, or Redelivered:
@@ -36,18 +36,23 @@ type PartitionStats struct {
 	// Suppressed counts records whose effect was not performed because their
 	// key was claimed already: for another record, or for this record under
 	// an earlier term (those are also counted in Redelivered).
-	Suppressed  int64
+	Suppressed int64
+	// Redelivered counts, of Suppressed, the records whose key's claim
+	// names the same record under an earlier term of this group (a replay
+	// after a crash, a lost reply or a rebalance): their effect was
+	// performed once, by that term.
 	Redelivered int64
 	// DeadLettered counts poison records this pipeline wrote to the
-	// dead-letter topic; DeadLetterReplays those it found already there (a
-	// replay after a crash or rebalance), which are not written again.
-	DeadLettered      int64
+	// dead-letter topic.
+	DeadLettered int64
+	// DeadLetterReplays counts poison records it found already written
+	// there (a replay after a crash or rebalance), which are not written
+	// again.
 	DeadLetterReplays int64
 	Start             int64 // offset the latest term began at (its first record); -1 before any record
 	Landed            int64 // offset below which every effect has landed (the commit point); -1 when none
 	Committed         int64 // last offset committed here; -1 when none
 	Fenced            int64 // commits refused as stale, by the local fence or the broker
-	Crashed           bool
 }
 
 // stats keeps PartitionStats behind one mutex; workers update once per batch.
@@ -84,14 +89,31 @@ func (s *stats) snapshot() []PartitionStats {
 	return out
 }
 
-// Totals sums the counters over partitions.
-func Totals(ps []PartitionStats) (attempts, applied, suppressed, deadLettered, fenced int64) {
+// Summary is the sum of PartitionStats' counters over partitions (see
+// PartitionStats for what each counts).
+type Summary struct {
+	Attempts          int64 // records whose effects were attempted
+	Applied           int64 // business keys whose effect this pipeline accounts for, once committed past
+	Claimed           int64 // records whose claim this pipeline wrote
+	Suppressed        int64 // records whose key was claimed already
+	Redelivered       int64 // of Suppressed, those claimed for the same record under an earlier term
+	DeadLettered      int64 // poison records written to a dead-letter topic
+	DeadLetterReplays int64 // poison records found already written there
+	Fenced            int64 // commits refused as stale
+}
+
+// Totals sums the counters of ps. It costs one pass over ps.
+func Totals(ps []PartitionStats) Summary {
+	var s Summary
 	for _, p := range ps {
-		attempts += p.Attempts
-		applied += p.Applied
-		suppressed += p.Suppressed
-		deadLettered += p.DeadLettered
-		fenced += p.Fenced
+		s.Attempts += p.Attempts
+		s.Applied += p.Applied
+		s.Claimed += p.Claimed
+		s.Suppressed += p.Suppressed
+		s.Redelivered += p.Redelivered
+		s.DeadLettered += p.DeadLettered
+		s.DeadLetterReplays += p.DeadLetterReplays
+		s.Fenced += p.Fenced
 	}
-	return
+	return s
 }

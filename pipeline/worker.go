@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -236,10 +235,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 		w.tr = checkpoint.NewTracker(w.part, start)
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Start = start })
 	}
-	crash := false
-	if k, ok := w.p.cfg.crash[w.part]; ok && w.attempts+len(recs) >= k {
-		recs, crash = recs[:k-w.attempts], true
-	}
+	recs, crash := w.crashPoint(recs)
 	batch := w.buf[:0]
 	var markers []int64 // transaction markers: no effect, landed once read
 	for _, r := range recs {
@@ -254,9 +250,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 	}
 	w.buf = batch
 	if len(batch) > 0 {
-		if h := w.p.cfg.hooks.BeforeApply; h != nil {
-			h(w.ctx, w.part, w.epoch, batch)
-		}
+		w.beforeApply(batch)
 		results, err := w.apply(batch)
 		if ref := (*refused)(nil); errors.As(err, &ref) {
 			return w.landBefore(batch, results, ref)
@@ -277,11 +271,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 		return err
 	}
 	if crash {
-		w.fence()
-		w.p.store.Release(w.part, w.epoch)
-		w.p.stats.update(w.part, func(s *PartitionStats) { s.Crashed, s.Held = true, false })
-		w.p.emit(Event{Kind: Crashed, Partition: w.part, Epoch: w.epoch, Offset: recs[len(recs)-1].Offset,
-			Err: fmt.Errorf("%s epoch %d after %d attempts: %w", w.part, w.epoch, w.attempts, ErrInjectedCrash)})
+		w.crash(recs[len(recs)-1].Offset)
 		return errFenced
 	}
 	if at, ok := w.nextCommit(); ok && !at.After(time.Now()) {

@@ -10,12 +10,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Backoff is a capped exponential backoff for Redis errors: the n-th retry
-// waits between half and all of min(Initial*2^(n-1), Max). Attempts counts
-// round trips, the first one included.
+// Backoff is a capped exponential backoff: retry n waits up to
+// Ceiling(n) = min(Initial*2^(n-1), Max). It is the one backoff of the
+// module: the sinks retry Redis errors with it (WithRetry), waiting Delay,
+// a jittered share of the ceiling, and the pipeline paces its own retries
+// (a batch whose effects are unknown, a failed commit, a poison record, a
+// dead-letter write) by the ceiling itself.
 type Backoff struct {
-	Initial  time.Duration
-	Max      time.Duration
+	// Initial is the ceiling of the first retry's wait; positive.
+	Initial time.Duration
+	// Max caps every wait; at least Initial.
+	Max time.Duration
+	// Attempts counts tries, the first one included; at least 1 where a
+	// limit applies (WithRetry: round trips per call).
 	Attempts int
 }
 
@@ -31,13 +38,20 @@ func (b Backoff) validate() error {
 	return nil
 }
 
-// delay returns the wait before retry n (n >= 1), jittered.
-func (b Backoff) delay(n int) time.Duration {
+// Ceiling returns the longest wait before retry n (n >= 1):
+// min(Initial*2^(n-1), Max). It costs at most log2(Max/Initial) doublings.
+func (b Backoff) Ceiling(n int) time.Duration {
 	d := b.Initial
 	for i := 1; i < n && d < b.Max; i++ {
 		d *= 2
 	}
-	d = min(d, b.Max)
+	return min(d, b.Max)
+}
+
+// Delay returns the wait before retry n (n >= 1): between half and all of
+// Ceiling(n), at random, so that the retries of many clients spread out.
+func (b Backoff) Delay(n int) time.Duration {
+	d := b.Ceiling(n)
 	return d/2 + rand.N(d/2+1)
 }
 

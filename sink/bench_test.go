@@ -36,7 +36,7 @@ func BenchmarkApply(b *testing.B) {
 		for _, pipelined := range []bool{true, false} {
 			name := fmt.Sprintf("effect=%v/pipelined=%v", effect, pipelined)
 			prefix := "bench:" + run + ":" + name + ":"
-			opts := []Option{WithPrefix(prefix), WithTTL(time.Minute)}
+			opts := []LedgerOpt{WithPrefix(prefix), WithTTL(time.Minute)}
 			if effect {
 				opts = append(opts, WithEffect(Totals{Hash: prefix + "totals", GroupField: "customer", AmountField: "amount_cents"}))
 			}

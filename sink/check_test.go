@@ -13,7 +13,7 @@ func TestLedgerCheck(t *testing.T) {
 	totals := WithEffect(Totals{Hash: "totals", GroupField: "customer", AmountField: "amount_cents"})
 	tests := []struct {
 		name  string
-		opts  []Option
+		opts  []LedgerOpt
 		held  []Record // applied before the check
 		batch []Record
 		want  []string
@@ -31,7 +31,7 @@ func TestLedgerCheck(t *testing.T) {
 		},
 		{
 			name:  "no key and bad values are errors",
-			opts:  []Option{totals},
+			opts:  []LedgerOpt{totals},
 			batch: []Record{{Topic: "orders", Offset: 5}, {Topic: "orders", Offset: 6, Key: []byte("o9"), Value: []byte("nope")}, order(0, 7, "o3", "c", 1)},
 			want:  []string{"err", "err", "applied"},
 		},

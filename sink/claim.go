@@ -20,14 +20,14 @@ const (
 // Claim is the value stored at a ledger key: who applied the business key,
 // and when. It is small JSON, readable with redis-cli.
 type Claim struct {
-	Topic     string    `json:"topic"`
-	Partition int32     `json:"partition"`
-	Offset    int64     `json:"offset"`
-	Epoch     int64     `json:"epoch"`
-	Member    string    `json:"member,omitempty"`
-	Group     string    `json:"group,omitempty"`
-	At        time.Time `json:"at"`
-	State     string    `json:"state"`
+	Topic     string    `json:"topic"`            // the record's topic
+	Partition int32     `json:"partition"`        // its partition
+	Offset    int64     `json:"offset"`           // its offset
+	Epoch     int64     `json:"epoch"`            // the epoch of the term that claimed it (Record.Epoch)
+	Member    string    `json:"member,omitempty"` // the member of that term (Record.Member); omitted when empty
+	Group     string    `json:"group,omitempty"`  // the group or replay pass of that term (Record.Group); omitted when empty
+	At        time.Time `json:"at"`               // when it was claimed (UTC, the writer's clock); a Guard's done claim: when it was marked done
+	State     string    `json:"state"`            // ClaimApplied, ClaimPending or ClaimDone
 	// Owner is the token of the Guard.Do call holding the claim; empty in
 	// Ledger entries.
 	Owner string `json:"owner,omitempty"`

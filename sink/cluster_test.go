@@ -14,7 +14,7 @@ import (
 func TestClusterSlots(t *testing.T) {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
 	defer c.Close()
-	totals := func(hash string) Option {
+	totals := func(hash string) LedgerOpt {
 		return WithEffect(Totals{Hash: hash, GroupField: "customer", AmountField: "amount_cents"})
 	}
 	if _, err := NewLedger(c, totals("totals")); err == nil {

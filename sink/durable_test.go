@@ -14,23 +14,25 @@ func TestNewDurableRefuses(t *testing.T) {
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
 	defer cluster.Close()
 	tests := []struct {
-		name string
-		c    redis.UniversalClient
-		cfg  DurableConfig
-		want string // "" for no error
+		name  string
+		c     redis.UniversalClient
+		fence string
+		opts  []DurableOpt
+		want  string // "" for no error
 	}{
-		{"local", single, DurableConfig{FenceKey: "f", LocalFsync: true}, ""},
-		{"replicas with WAIT", single, DurableConfig{FenceKey: "f", Replicas: 1, UseWait: true}, ""},
-		{"cluster", cluster, DurableConfig{FenceKey: "f", LocalFsync: true}, "cluster"},
-		{"no fence", single, DurableConfig{LocalFsync: true}, "empty fence key"},
-		{"nothing to wait for", single, DurableConfig{FenceKey: "f"}, "nothing to wait for"},
-		{"local with WAIT", single, DurableConfig{FenceKey: "f", LocalFsync: true, UseWait: true}, "needs WAITAOF"},
-		{"negative replicas", single, DurableConfig{FenceKey: "f", Replicas: -1}, "-1 replicas"},
-		{"timeout past the read timeout", single, DurableConfig{FenceKey: "f", LocalFsync: true, Timeout: 5 * time.Second}, "read timeout"},
+		{"local", single, "f", []DurableOpt{WithLocalFsync()}, ""},
+		{"replicas with WAIT", single, "f", []DurableOpt{WithReplicas(1), WithWAIT()}, ""},
+		{"cluster", cluster, "f", []DurableOpt{WithLocalFsync()}, "cluster"},
+		{"no fence", single, "", []DurableOpt{WithLocalFsync()}, "empty fence key"},
+		{"nothing to wait for", single, "f", nil, "nothing to wait for"},
+		{"local with WAIT", single, "f", []DurableOpt{WithLocalFsync(), WithWAIT()}, "needs WAITAOF"},
+		{"negative replicas", single, "f", []DurableOpt{WithReplicas(-1)}, "-1 replicas"},
+		{"timeout past the read timeout", single, "f", []DurableOpt{WithLocalFsync(), WithWaitTimeout(5 * time.Second)}, "read timeout"},
+		{"timeout below 1ms", single, "f", []DurableOpt{WithLocalFsync(), WithWaitTimeout(time.Microsecond)}, "below 1ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewDurable(tt.c, tt.cfg)
+			_, err := NewDurable(tt.c, tt.fence, tt.opts...)
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatalf("NewDurable: %v", err)

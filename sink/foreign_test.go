@@ -37,7 +37,7 @@ func TestLedgerForeignValue(t *testing.T) {
 		for name, val := range foreignValues(ClaimApplied) {
 			t.Run(map[bool]string{false: "record/", true: "totals/"}[effect]+name, func(t *testing.T) {
 				m, c := newRedis(t)
-				opts := []Option{}
+				opts := []LedgerOpt{}
 				if effect {
 					opts = append(opts, WithEffect(Totals{Hash: "totals", GroupField: "customer", AmountField: "amount_cents"}))
 				}

@@ -40,7 +40,7 @@ type Guard struct {
 
 // NewGuard returns a Guard writing through c (single, Sentinel or Cluster:
 // each script touches one key). It does no I/O.
-func NewGuard(c redis.UniversalClient, opts ...Option) (*Guard, error) {
+func NewGuard(c redis.UniversalClient, opts ...GuardOpt) (*Guard, error) {
 	if c == nil {
 		return nil, errors.New("sink: NewGuard: nil client")
 	}
@@ -126,7 +126,7 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 		m.forget = true
 		return out, nil
 	}
-	if err := runHook(g.cfg.hooks.AfterClaim, ctx, key); err != nil {
+	if err := faultPoint(ctx, key, afterClaim); err != nil {
 		m.forget = true // as a crash forgets
 		return 0, err
 	}
@@ -143,7 +143,7 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 			ErrUnknown, r.at(), key, err)
 	}
 	m.ran = true
-	if err := runHook(g.cfg.hooks.AfterEffect, ctx, key); err != nil {
+	if err := faultPoint(ctx, key, afterEffect); err != nil {
 		m.forget = true // as a crash forgets
 		return 0, err
 	}
@@ -181,7 +181,7 @@ func (g *Guard) finish(ctx context.Context, r *Record, key, lk string, m *memo, 
 				"record", r.at(), "key", key, "other", fmt.Sprintf("%s/%d@%d", c.Topic, c.Partition, c.Offset))
 			return doneOutcome(c, r), nil
 		}
-		if err := sleep(ctx, g.cfg.retry.delay(poll)); err != nil {
+		if err := sleep(ctx, g.cfg.retry.Delay(poll)); err != nil {
 			return 0, fmt.Errorf("sink: %s key %q: the effect ran; waiting for %s/%d@%d's claim to mark it done: %w",
 				r.at(), key, c.Topic, c.Partition, c.Offset, err)
 		}
@@ -244,7 +244,7 @@ func (g *Guard) acquire(ctx context.Context, r *Record, key, lk, pending string)
 		if c.State != ClaimPending {
 			return start, doneOutcome(c, r), nil
 		}
-		if err := sleep(ctx, g.cfg.retry.delay(poll)); err != nil {
+		if err := sleep(ctx, g.cfg.retry.Delay(poll)); err != nil {
 			return start, 0, fmt.Errorf("sink: %s key %q: waiting for %s/%d@%d's claim: %w",
 				r.at(), key, c.Topic, c.Partition, c.Offset, err)
 		}
@@ -273,7 +273,7 @@ func (g *Guard) eval(ctx context.Context, r *Record, key string, s *redis.Script
 			break
 		}
 		g.cfg.log.DebugContext(ctx, "sink: redis error, retrying", "attempt", attempt, "record", r.at(), "err", err)
-		if serr := sleep(ctx, g.cfg.retry.delay(attempt)); serr != nil {
+		if serr := sleep(ctx, g.cfg.retry.Delay(attempt)); serr != nil {
 			err = errors.Join(serr, err)
 			break
 		}

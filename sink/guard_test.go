@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/shardpipe/shardpipe/internal/faults/guardfault"
 )
 
 var errCrash = errors.New("injected crash")
 
-func newGuard(t *testing.T, c redis.UniversalClient, opts ...Option) *Guard {
+func newGuard(t *testing.T, c redis.UniversalClient, opts ...GuardOpt) *Guard {
 	t.Helper()
-	g, err := NewGuard(c, append([]Option{WithRetry(fastRetry()), WithLease(time.Second)}, opts...)...)
+	g, err := NewGuard(c, append([]GuardOpt{WithRetry(fastRetry()), WithLease(time.Second)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +66,9 @@ func TestGuardExpiredLeaseRerunsOnce(t *testing.T) {
 	m, c := newRedis(t)
 	var n counter
 	r := order(0, 1, "o1", "c", 1)
-	crashing := newGuard(t, c, WithHooks(Hooks{AfterClaim: func(context.Context, string) error { return errCrash }}))
-	if _, err := crashing.Do(ctx, &r, n.effect); !errors.Is(err, errCrash) {
+	crashing := newGuard(t, c)
+	crashCtx := guardfault.With(ctx, guardfault.Points{AfterClaim: func(context.Context, string) error { return errCrash }})
+	if _, err := crashing.Do(crashCtx, &r, n.effect); !errors.Is(err, errCrash) {
 		t.Fatalf("crash Do err = %v", err)
 	}
 	if n.n.Load() != 0 || !m.Exists("shardpipe:guard:o1") {
@@ -110,8 +113,9 @@ func TestGuardWindowAfterEffect(t *testing.T) {
 	external := map[string]bool{} // the external system, deduplicating by idempotency key
 	effect := func(_ context.Context, key string) error { runs.Add(1); external[key] = true; return nil }
 	r := order(0, 1, "o1", "c", 1)
-	crashing := newGuard(t, c, WithHooks(Hooks{AfterEffect: func(context.Context, string) error { return errCrash }}))
-	if _, err := crashing.Do(ctx, &r, effect); !errors.Is(err, errCrash) {
+	crashing := newGuard(t, c)
+	crashCtx := guardfault.With(ctx, guardfault.Points{AfterEffect: func(context.Context, string) error { return errCrash }})
+	if _, err := crashing.Do(crashCtx, &r, effect); !errors.Is(err, errCrash) {
 		t.Fatalf("err = %v", err)
 	}
 	m.FastForward(time.Second)
@@ -173,8 +177,8 @@ func TestGuardWaitBoundedByContext(t *testing.T) {
 	_, c := newRedis(t)
 	var n counter
 	r := order(0, 1, "o1", "c", 1)
-	crashing := newGuard(t, c, WithHooks(Hooks{AfterClaim: func(context.Context, string) error { return errCrash }}))
-	_, _ = crashing.Do(context.Background(), &r, n.effect)
+	crashing := newGuard(t, c)
+	_, _ = crashing.Do(guardfault.With(context.Background(), guardfault.Points{AfterClaim: func(context.Context, string) error { return errCrash }}), &r, n.effect)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	if _, err := newGuard(t, c).Do(ctx, &r, n.effect); !errors.Is(err, context.DeadlineExceeded) {
@@ -275,9 +279,6 @@ func TestGuardNoKey(t *testing.T) {
 	var n counter
 	if _, err := newGuard(t, c).Do(context.Background(), &Record{Topic: "t"}, n.effect); !errors.Is(err, ErrNoKey) || n.n.Load() != 0 {
 		t.Errorf("err = %v, runs %d", err, n.n.Load())
-	}
-	if _, err := NewGuard(c, WithEffect(Totals{Hash: "h", GroupField: "g", AmountField: "a"})); err == nil {
-		t.Error("NewGuard accepted WithEffect")
 	}
 	if _, err := NewGuard(c, WithLease(0)); err == nil {
 		t.Error("NewGuard accepted a zero lease")

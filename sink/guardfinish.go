@@ -67,7 +67,7 @@ func (g *Guard) Finish(ctx context.Context, r *Record) (bool, error) {
 		case !errors.Is(err, ErrUnknown):
 			return false, err
 		}
-		if serr := sleep(ctx, g.cfg.retry.delay(poll)); serr != nil {
+		if serr := sleep(ctx, g.cfg.retry.Delay(poll)); serr != nil {
 			return false, fmt.Errorf("%w (the effect ran; it is not marked done: %w)", err, serr)
 		}
 	}

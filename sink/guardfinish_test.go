@@ -9,6 +9,8 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/shardpipe/shardpipe/internal/faults/guardfault"
 )
 
 // TestGuardFinish: Finish marks done a record whose effect ran and whose
@@ -63,9 +65,10 @@ func TestGuardFinish(t *testing.T) {
 		{name: "another owner's pending claim", wantErr: ErrLeaseLost, foreign: true, before: func(t *testing.T, s *finishSetup) context.Context {
 			s.m.SetError("")
 			s.m.FastForward(time.Second)
-			crashing := newGuard(t, s.c, WithHooks(Hooks{AfterClaim: func(context.Context, string) error { return errCrash }}))
+			crashing := newGuard(t, s.c)
 			resend := order(0, 2, "o1", "c", 1)
-			if _, err := crashing.Do(context.Background(), &resend, s.effect); !errors.Is(err, errCrash) {
+			crashCtx := guardfault.With(context.Background(), guardfault.Points{AfterClaim: func(context.Context, string) error { return errCrash }})
+			if _, err := crashing.Do(crashCtx, &resend, s.effect); !errors.Is(err, errCrash) {
 				t.Fatalf("other owner's Do = %v, want its crash after the claim", err)
 			}
 			return context.Background()

@@ -122,7 +122,7 @@ func BenchmarkBatchEncode(b *testing.B) {
 	defer c.Close()
 	ctx := context.Background()
 	for _, effect := range []bool{false, true} {
-		var opts []Option
+		var opts []LedgerOpt
 		if effect {
 			opts = append(opts, WithEffect(Totals{Hash: "totals", GroupField: "customer", AmountField: "amount_cents"}))
 		}

@@ -25,7 +25,7 @@ type Ledger struct {
 // NewLedger returns a Ledger writing through c, which may be a single,
 // Sentinel (failover) or Cluster client. It does no I/O. On a cluster
 // client with an effect it requires a hash-tagged prefix (see Totals).
-func NewLedger(c redis.UniversalClient, opts ...Option) (*Ledger, error) {
+func NewLedger(c redis.UniversalClient, opts ...LedgerOpt) (*Ledger, error) {
 	if c == nil {
 		return nil, errors.New("sink: NewLedger: nil client")
 	}

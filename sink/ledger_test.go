@@ -12,7 +12,7 @@ func TestLedgerApply(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name   string
-		opts   []Option
+		opts   []LedgerOpt
 		batch1 []Record
 		batch2 []Record
 		want1  []string
@@ -44,7 +44,7 @@ func TestLedgerApply(t *testing.T) {
 		},
 		{
 			name:   "effect mode: duplicates and bad values",
-			opts:   []Option{WithEffect(Totals{Hash: "totals", GroupField: "customer", AmountField: "amount_cents"})},
+			opts:   []LedgerOpt{WithEffect(Totals{Hash: "totals", GroupField: "customer", AmountField: "amount_cents"})},
 			batch1: []Record{order(0, 0, "o1", "c", 1), order(0, 1, "o1", "c", 1), {Topic: "orders", Offset: 2, Key: []byte("o2"), Value: []byte("nope")}},
 			batch2: []Record{withEpoch(order(0, 0, "o1", "c", 1), 2), order(0, 2, "o2", "c", 1)},
 			want1:  []string{"applied", "suppressed", "err"},
@@ -180,12 +180,10 @@ func TestNewLedgerOptions(t *testing.T) {
 	_, c := newRedis(t)
 	for _, tt := range []struct {
 		name string
-		opt  Option
+		opt  LedgerOpt
 	}{
 		{"zero ttl", WithTTL(0)},
 		{"empty prefix", WithPrefix("")},
-		{"lease", WithLease(time.Second)},
-		{"hooks", WithHooks(Hooks{})},
 		{"bad backoff", WithRetry(Backoff{Initial: time.Second, Max: time.Millisecond, Attempts: 1})},
 		{"no attempts", WithRetry(Backoff{Initial: time.Millisecond, Max: time.Second})},
 		{"half totals", WithEffect(Totals{Hash: "h"})},

@@ -7,42 +7,60 @@ import (
 	"time"
 )
 
-// Option configures a Ledger or a Guard. Options that apply to only one of
-// them (WithEffect; WithLease, WithHooks) make the other's constructor fail.
-type Option interface {
+// LedgerOpt is an option of NewLedger. Options that apply to a Guard as well
+// are Opt, which is a LedgerOpt too; WithEffect is a LedgerOpt alone, so
+// passing it to NewGuard does not compile.
+type LedgerOpt interface {
 	apply(*config) error
+	ledgerOpt()
 }
 
-type scope uint8
+// GuardOpt is an option of NewGuard. Options that apply to a Ledger as well
+// are Opt, which is a GuardOpt too; WithLease is a GuardOpt alone, so
+// passing it to NewLedger does not compile.
+type GuardOpt interface {
+	apply(*config) error
+	guardOpt()
+}
 
-const (
-	both scope = iota
-	ledgerOnly
-	guardOnly
+// Opt is an option of both NewLedger and NewGuard: it is a LedgerOpt and a
+// GuardOpt. A slice of Opt is passed to either constructor element by
+// element (a []Opt is not a []LedgerOpt).
+type Opt interface {
+	LedgerOpt
+	GuardOpt
+}
+
+// The three kinds of option, as kgo scopes its own: each names itself in
+// the errors of its validation and carries the marker methods of the
+// constructors that accept it.
+type (
+	opt       named // NewLedger and NewGuard
+	ledgerOpt named // NewLedger only
+	guardOpt  named // NewGuard only
 )
 
-type option struct {
-	name  string
-	scope scope
-	fn    func(*config) error
+type named struct {
+	name string
+	fn   func(*config) error
 }
 
-func (o option) apply(c *config) error {
-	if (o.scope == ledgerOnly && c.guard) || (o.scope == guardOnly && !c.guard) {
-		what := "Ledger"
-		if c.guard {
-			what = "Guard"
-		}
-		return fmt.Errorf("sink: %s does not apply to a %s", o.name, what)
-	}
+func (o named) apply(c *config) error {
 	if err := o.fn(c); err != nil {
 		return fmt.Errorf("sink: %s: %w", o.name, err)
 	}
 	return nil
 }
 
+func (o opt) apply(c *config) error       { return named(o).apply(c) }
+func (opt) ledgerOpt()                    {}
+func (opt) guardOpt()                     {}
+func (o ledgerOpt) apply(c *config) error { return named(o).apply(c) }
+func (ledgerOpt) ledgerOpt()              {}
+func (o guardOpt) apply(c *config) error  { return named(o).apply(c) }
+func (guardOpt) guardOpt()                {}
+
 type config struct {
-	guard  bool
 	prefix string
 	ttl    time.Duration
 	keys   KeySource
@@ -50,12 +68,10 @@ type config struct {
 	retry  Backoff
 	log    *slog.Logger
 	lease  time.Duration
-	hooks  Hooks
 }
 
-func newConfig(guard bool, opts []Option) (config, error) {
+func newConfig[O interface{ apply(*config) error }](guard bool, opts []O) (config, error) {
 	c := config{
-		guard:  guard,
 		prefix: "shardpipe:ledger:",
 		ttl:    7 * 24 * time.Hour,
 		retry:  Backoff{Initial: 50 * time.Millisecond, Max: 2 * time.Second, Attempts: 10},
@@ -66,7 +82,7 @@ func newConfig(guard bool, opts []Option) (config, error) {
 		c.prefix = "shardpipe:guard:"
 	}
 	for _, o := range opts {
-		if o == nil {
+		if any(o) == nil {
 			continue
 		}
 		if err := o.apply(&c); err != nil {
@@ -80,8 +96,8 @@ func newConfig(guard bool, opts []Option) (config, error) {
 // Default "shardpipe:ledger:" for a Ledger, "shardpipe:guard:" for a Guard.
 // On Redis Cluster with an effect, use a hash tag such as "{orders}:" so the
 // ledger keys share the effect's slot (see Totals). Must not be empty.
-func WithPrefix(prefix string) Option {
-	return option{"WithPrefix", both, func(c *config) error {
+func WithPrefix(prefix string) Opt {
+	return opt{"WithPrefix", func(c *config) error {
 		if prefix == "" {
 			return errors.New("prefix is empty")
 		}
@@ -99,8 +115,8 @@ func WithPrefix(prefix string) Option {
 // PEXPIRE GT per record in the batch's round trip.
 // Memory cost: about 200 bytes per claim (Redis MEMORY USAGE, short keys)
 // for the TTL, plus the group name and 11 bytes when Record.Group is set.
-func WithTTL(ttl time.Duration) Option {
-	return option{"WithTTL", both, func(c *config) error {
+func WithTTL(ttl time.Duration) Opt {
+	return opt{"WithTTL", func(c *config) error {
 		if ttl < time.Millisecond {
 			return fmt.Errorf("ttl %v is below 1ms, the smallest expiry Redis takes (PX)", ttl)
 		}
@@ -111,8 +127,8 @@ func WithTTL(ttl time.Duration) Option {
 
 // WithKeySource sets where the business key comes from. Default: the
 // record key.
-func WithKeySource(s KeySource) Option {
-	return option{"WithKeySource", both, func(c *config) error {
+func WithKeySource(s KeySource) Opt {
+	return opt{"WithKeySource", func(c *config) error {
 		c.keys = s
 		return nil
 	}}
@@ -121,8 +137,8 @@ func WithKeySource(s KeySource) Option {
 // WithEffect adds an atomic Redis effect that runs in the claim script only
 // when the claim succeeds (Ledger only). nil means the ledger write is the
 // whole effect, done with SET NX GET (one command per record, no script).
-func WithEffect(e Effect) Option {
-	return option{"WithEffect", ledgerOnly, func(c *config) error {
+func WithEffect(e Effect) LedgerOpt {
+	return ledgerOpt{"WithEffect", func(c *config) error {
 		if v, ok := e.(interface{ validate() error }); ok {
 			if err := v.validate(); err != nil {
 				return err
@@ -136,8 +152,8 @@ func WithEffect(e Effect) Option {
 // WithRetry sets how Redis errors are retried (see Backoff). Default
 // {Initial: 50ms, Max: 2s, Attempts: 10}, about 9s in all. A Guard also
 // polls a live foreign claim with Initial..Max (without the attempt limit).
-func WithRetry(b Backoff) Option {
-	return option{"WithRetry", both, func(c *config) error {
+func WithRetry(b Backoff) Opt {
+	return opt{"WithRetry", func(c *config) error {
 		if err := b.validate(); err != nil {
 			return err
 		}
@@ -148,8 +164,8 @@ func WithRetry(b Backoff) Option {
 
 // WithLogger sets where retries and failed releases are logged (at Warn).
 // Default: nowhere. nil keeps the default.
-func WithLogger(l *slog.Logger) Option {
-	return option{"WithLogger", both, func(c *config) error {
+func WithLogger(l *slog.Logger) Opt {
+	return opt{"WithLogger", func(c *config) error {
 		if l != nil {
 			c.log = l
 		}
@@ -165,21 +181,12 @@ func WithLogger(l *slog.Logger) Option {
 // each, so an effect that overruns its context still holds the claim while
 // Redis answers. Shorter leases let a replay recover sooner after a crash.
 // Default 30s; at least 1ms.
-func WithLease(d time.Duration) Option {
-	return option{"WithLease", guardOnly, func(c *config) error {
+func WithLease(d time.Duration) GuardOpt {
+	return guardOpt{"WithLease", func(c *config) error {
 		if d < time.Millisecond {
 			return fmt.Errorf("lease %v is below 1ms, the smallest expiry Redis takes (PX)", d)
 		}
 		c.lease = d
-		return nil
-	}}
-}
-
-// WithHooks installs fault-injection hooks (Guard only), for tests. Off by
-// default; an unset hook costs one nil check.
-func WithHooks(h Hooks) Option {
-	return option{"WithHooks", guardOnly, func(c *config) error {
-		c.hooks = h
 		return nil
 	}}
 }

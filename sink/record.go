@@ -8,9 +8,9 @@ import (
 // Record is one Kafka record as the sink sees it. The sink reads it and never
 // keeps a reference to it after a call returns.
 type Record struct {
-	Topic     string
-	Partition int32
-	Offset    int64
+	Topic     string // the Kafka topic
+	Partition int32  // the partition of Topic
+	Offset    int64  // the record's offset in Partition
 	// Epoch is the fencing epoch of the assignment that processes the
 	// record (the group generation or member epoch). It is stored in the
 	// claim and used to recognise the caller's own earlier claim.
@@ -25,17 +25,24 @@ type Record struct {
 	// under another term of the same group is Redelivered; under another
 	// group (a replay, a second group reading the topic), Suppressed. It is
 	// stored in the claim (its length in bytes per key); empty is one group.
-	Group     string
-	Key       []byte
-	Value     []byte
-	Headers   []Header
+	Group string
+	// Key is the Kafka record key: the business key by default (see
+	// KeySource). Nil for a record without one.
+	Key []byte
+	// Value is the record's value: JSON for the KeySource's json: form and
+	// for Totals.
+	Value []byte
+	// Headers are the record's headers, in order; nil when it has none.
+	Headers []Header
+	// Timestamp is the record's Kafka timestamp (CreateTime or
+	// LogAppendTime, as the topic sets).
 	Timestamp time.Time
 }
 
 // Header is one Kafka record header.
 type Header struct {
-	Key   string
-	Value []byte
+	Key   string // the header's name
+	Value []byte // its value, nil for a header without one
 }
 
 // at names the record in error messages: topic/partition@offset.

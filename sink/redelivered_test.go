@@ -32,7 +32,7 @@ func TestRedelivered(t *testing.T) {
 					return Result{Outcome: out, Err: err}
 				}
 			default:
-				var opts []Option
+				var opts []LedgerOpt
 				if mode == "totals" {
 					opts = append(opts, WithEffect(Totals{Hash: "totals", GroupField: "customer", AmountField: "amount_cents"}))
 				}

@@ -47,7 +47,7 @@ func (l *Ledger) send(ctx context.Context, batch []Record, todo []*write) error 
 		// pipeline logs the batch's retries at warn, rate limited.
 		l.cfg.log.DebugContext(ctx, "sink: redis error, retrying", "attempt", attempt,
 			"records", len(pending), "first", batch[pending[0].idx].at(), "err", err)
-		if serr := sleep(ctx, l.cfg.retry.delay(attempt)); serr != nil {
+		if serr := sleep(ctx, l.cfg.retry.Delay(attempt)); serr != nil {
 			last = errors.Join(serr, last)
 			break
 		}

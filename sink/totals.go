@@ -19,9 +19,9 @@ import (
 // one primary; to spread load, run several ledgers with their own tags and
 // hashes (for example one per partition) and add the hashes up when reading.
 type Totals struct {
-	Hash        string
-	GroupField  string
-	AmountField string
+	Hash        string // the Redis hash the amounts are added to. Required
+	GroupField  string // the JSON field whose value names the hash field (the group). Required
+	AmountField string // the JSON field holding the integer amount added. Required
 }
 
 func (t Totals) validate() error {

@@ -77,11 +77,11 @@ func loadPoisonConfig(c *cli.Command, bad *problems, topics []string, ledgerPref
 
 // options returns the pipeline options for pc; the dead-letter markers live
 // in the ledger's Redis, for the ledger's TTL.
-func (pc poisonConfig) options(rdb redis.UniversalClient, lc ledgerConfig) []pipeline.Option {
-	opts := []pipeline.Option{pipeline.PoisonAttempts(pc.poisonAttempts)}
+func (pc poisonConfig) options(rdb redis.UniversalClient, lc ledgerConfig) []pipeline.Opt {
+	opts := []pipeline.Opt{pipeline.PoisonAttempts(pc.poisonAttempts)}
 	if pc.deadLetter {
-		opts = append(opts, pipeline.DeadLetters(pipeline.DeadLetterConfig{
-			Redis: rdb, Prefix: pc.dlqPrefix, Topic: pc.dlqTopic, TTL: lc.ttl}))
+		opts = append(opts, pipeline.DeadLetters(rdb, pc.dlqPrefix, pipeline.DeadLetterTo(pc.dlqTopic),
+			pipeline.DeadLetterTTL(lc.ttl)))
 	}
 	return opts
 }

@@ -85,10 +85,12 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 		applier = pipeline.Paced(ledger, rc.rate)
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
-	opts := append([]pipeline.Option{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier),
+	opts := []pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier),
 		pipeline.CommitEvery(rc.commitConfig.commitEvery), pipeline.CommitInterval(rc.commitConfig.commitInterval),
-		pipeline.MaxUncommitted(rc.commitConfig.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)},
-		rc.poisonConfig.options(rdb, rc.ledgerConfig)...)
+		pipeline.MaxUncommitted(rc.commitConfig.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)}
+	for _, o := range rc.poisonConfig.options(rdb, rc.ledgerConfig) {
+		opts = append(opts, o)
+	}
 	if barrier != nil {
 		opts = append(opts, pipeline.BeforeCommit(barrier))
 	}

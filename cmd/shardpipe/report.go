@@ -51,7 +51,8 @@ func (r *reporter) loop(ctx context.Context, interval time.Duration) {
 // the counters since start.
 func (r *reporter) report(ctx context.Context, interval time.Duration) {
 	stats := r.p.Stats()
-	attempts, applied, suppressed, deadLettered, fenced := pipeline.Totals(stats)
+	tot := pipeline.Totals(stats)
+	attempts, applied, suppressed, deadLettered, fenced := tot.Attempts, tot.Applied, tot.Suppressed, tot.DeadLettered, tot.Fenced
 	now := time.Now()
 	rate := float64(attempts-r.lastAttempts) / now.Sub(r.lastAt).Seconds()
 	r.lastAt, r.lastAttempts = now, attempts
@@ -81,7 +82,7 @@ func (r *reporter) report(ctx context.Context, interval time.Duration) {
 
 // final logs the totals when run ends.
 func (r *reporter) final() {
-	attempts, applied, suppressed, deadLettered, fenced := pipeline.Totals(r.p.Stats())
-	r.log.Info("summary", "attempts", attempts, "applied", applied, "suppressed", suppressed,
-		"dead_lettered", deadLettered, "fenced_commits", fenced)
+	tot := pipeline.Totals(r.p.Stats())
+	r.log.Info("summary", "attempts", tot.Attempts, "applied", tot.Applied, "suppressed", tot.Suppressed,
+		"dead_lettered", tot.DeadLettered, "fenced_commits", tot.Fenced)
 }

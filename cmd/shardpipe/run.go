@@ -101,7 +101,7 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 	if err != nil {
 		return nil, err
 	}
-	popts := []pipeline.Option{
+	popts := []pipeline.GroupOpt{
 		pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
 		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol),
 		pipeline.CommitEvery(rc.commitEvery), pipeline.CommitInterval(rc.commitInterval),
@@ -115,7 +115,9 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 	if barrier != nil {
 		popts = append(popts, pipeline.BeforeCommit(barrier))
 	}
-	popts = append(popts, rc.poisonConfig.options(rdb, rc.ledgerConfig)...)
+	for _, o := range rc.poisonConfig.options(rdb, rc.ledgerConfig) {
+		popts = append(popts, o)
+	}
 	p, err := pipeline.New(popts...)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
@@ -126,7 +128,7 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 // newLedger builds the ledger of topic's records from lc (any topic's in a
 // shared key space).
 func newLedger(lc ledgerConfig, topic string, rdb redis.UniversalClient, log *slog.Logger) (*sink.Ledger, error) {
-	sopts := []sink.Option{sink.WithPrefix(lc.prefixFor(topic)), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
+	sopts := []sink.LedgerOpt{sink.WithPrefix(lc.prefixFor(topic)), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
 		sink.WithLogger(log)}
 	if lc.totals != nil {
 		sopts = append(sopts, sink.WithEffect(*lc.totals))

@@ -15,7 +15,7 @@ func setup(t *testing.T, b *orderhandler.Biller, proto pipeline.Protocol) integr
 		Brokers:  integration.Kafka(t),
 		Redis:    integration.Redis(t),
 		Protocol: proto,
-		Options:  []pipeline.Option{pipeline.CommitEvery(100), pipeline.MaxBatch(50)},
+		Options:  []pipeline.GroupOpt{pipeline.CommitEvery(100), pipeline.MaxBatch(50)},
 		Effect:   b.Charge,
 	}
 }

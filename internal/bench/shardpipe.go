@@ -19,7 +19,7 @@ func runPipeline(ctx context.Context, spec Spec, log *slog.Logger) (Result, erro
 		return Result{}, err
 	}
 	defer rdb.Close()
-	opts := []sink.Option{sink.WithPrefix(spec.Prefix), sink.WithTTL(spec.TTL)}
+	opts := []sink.LedgerOpt{sink.WithPrefix(spec.Prefix), sink.WithTTL(spec.TTL)}
 	if spec.Mode == Totals {
 		opts = append(opts, sink.WithEffect(sink.Totals{Hash: spec.Prefix + "totals",
 			GroupField: "customer", AmountField: "amount_cents"}))
@@ -29,7 +29,7 @@ func runPipeline(ctx context.Context, spec Spec, log *slog.Logger) (Result, erro
 		return Result{}, err
 	}
 	t := newTimed(l, int64(spec.Records), false)
-	popts := []pipeline.Option{pipeline.Brokers(spec.Brokers...), pipeline.Topics(spec.Topic),
+	popts := []pipeline.GroupOpt{pipeline.Brokers(spec.Brokers...), pipeline.Topics(spec.Topic),
 		pipeline.Group(spec.Group), pipeline.Sink(t), pipeline.Logger(log), pipeline.Observe(t.observe)}
 	if spec.CommitEvery > 0 {
 		popts = append(popts, pipeline.CommitEvery(spec.CommitEvery))

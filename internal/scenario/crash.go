@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
@@ -89,15 +90,15 @@ func Crash(ctx context.Context, env Env, cfg CrashConfig) (SeedResult, error) {
 	}
 	res.Keys, res.Shard0 = keys, cfg.PerPartition
 	end := int64(cfg.PerPartition)
-	defaults := []pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
+	defaults := []pipeline.GroupOpt{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
 
 	crashed := checkpoint.Partition{Topic: env.Topic, Partition: cfg.Partition}
-	first, err := env.consumer("first", env.ledger, defaults,
-		pipeline.CrashAfter(env.Topic, cfg.Partition, cfg.CrashAfter))
+	first, err := env.consumer("first", env.ledger, defaults)
 	if err != nil {
 		return res, err
 	}
-	done := runAsync(ctx, first)
+	done := runAsync(faults.WithWorker(ctx, faults.CrashAfter(env.Topic, cfg.Partition, cfg.CrashAfter,
+		env.Log.Crashes("first"))), first)
 	err = env.Log.Wait(ctx, fmt.Sprintf("the first consumer's crash on %s and full commits elsewhere", crashed),
 		func(evs []watch.Tagged) bool {
 			c := watch.Committed(evs, "first")
@@ -106,7 +107,7 @@ func Crash(ctx context.Context, env Env, cfg CrashConfig) (SeedResult, error) {
 					return false
 				}
 			}
-			return watch.Has(evs, "first", pipeline.Crashed, crashed)
+			return watch.HasCrash(evs, "first", crashed)
 		})
 	if cerr := closeAndWait(first, done); err == nil {
 		err = cerr
@@ -137,7 +138,8 @@ func Crash(ctx context.Context, env Env, cfg CrashConfig) (SeedResult, error) {
 		return res, err
 	}
 	res.collect(env, first, second)
-	_, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)
+	tot := pipeline.Totals(res.Stats)
+	res.Applied, res.Suppressed = tot.Applied, tot.Suppressed
 	return res, nil
 }
 

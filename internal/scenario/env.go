@@ -40,8 +40,9 @@ type Env struct {
 	Wrap func(pipeline.Applier) pipeline.Applier
 	// Options are applied to every pipeline after the scenario's defaults
 	// (commit policy) and before what the scenario itself needs (its
-	// observer, crash point or hooks).
-	Options []pipeline.Option
+	// observer, timeouts). Fault points (a crash, a stall) go with the
+	// context of the consumer's Run (package internal/faults).
+	Options []pipeline.GroupOpt
 }
 
 // Outcome is what every scenario reports besides its own figures.
@@ -74,8 +75,8 @@ func (env Env) ledger() (pipeline.Applier, error) {
 }
 
 // consumer builds one pipeline: defaults, then env.Options, then must.
-func (env Env) consumer(tag string, defaultSink func() (pipeline.Applier, error), defaults []pipeline.Option,
-	must ...pipeline.Option) (*pipeline.Pipeline, error) {
+func (env Env) consumer(tag string, defaultSink func() (pipeline.Applier, error), defaults []pipeline.GroupOpt,
+	must ...pipeline.GroupOpt) (*pipeline.Pipeline, error) {
 	build := defaultSink
 	if env.NewSink != nil {
 		build = func() (pipeline.Applier, error) { return env.NewSink(tag) }
@@ -91,7 +92,7 @@ func (env Env) consumer(tag string, defaultSink func() (pipeline.Applier, error)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	opts := []pipeline.Option{
+	opts := []pipeline.GroupOpt{
 		pipeline.Brokers(env.Brokers...), pipeline.Topics(env.Topic), pipeline.Group(env.Group),
 		pipeline.Sink(a), pipeline.GroupProtocol(env.Protocol), pipeline.Logger(logger.With("consumer", tag)),
 	}

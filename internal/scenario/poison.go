@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
@@ -88,16 +89,16 @@ func Poison(ctx context.Context, env Env, cfg PoisonConfig) (PoisonResult, error
 		return res, err
 	}
 	end := int64(cfg.PerPartition)
-	defaults := []pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0),
+	defaults := []pipeline.GroupOpt{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0),
 		pipeline.PoisonAttempts(2)}
-	dlq := pipeline.DeadLetters(pipeline.DeadLetterConfig{Redis: env.Redis, Prefix: env.Prefix, Topic: res.DLQTopic})
+	dlq := pipeline.DeadLetters(env.Redis, env.Prefix, pipeline.DeadLetterTo(res.DLQTopic))
 	p0 := checkpoint.Partition{Topic: env.Topic, Partition: 0}
 
-	first, err := env.consumer("first", env.ledger, defaults, dlq, pipeline.CrashAfter(env.Topic, 0, cfg.CrashAfter))
+	first, err := env.consumer("first", env.ledger, defaults, dlq)
 	if err != nil {
 		return res, err
 	}
-	done := runAsync(ctx, first)
+	done := runAsync(faults.WithWorker(ctx, faults.CrashAfter(env.Topic, 0, cfg.CrashAfter, env.Log.Crashes("first"))), first)
 	err = env.Log.Wait(ctx, "the first consumer's crash on partition 0 and full commits elsewhere", func(evs []watch.Tagged) bool {
 		c := watch.Committed(evs, "first")
 		for n := int32(1); n < cfg.Partitions; n++ {
@@ -105,7 +106,7 @@ func Poison(ctx context.Context, env Env, cfg PoisonConfig) (PoisonResult, error
 				return false
 			}
 		}
-		return watch.Has(evs, "first", pipeline.Crashed, p0)
+		return watch.HasCrash(evs, "first", p0)
 	})
 	if cerr := closeAndWait(first, done); err == nil {
 		err = cerr

@@ -138,7 +138,7 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 			return outer(a)
 		}
 		p, err := env.consumer(tag, func() (pipeline.Applier, error) { return env.totals(hash) },
-			[]pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(200 * time.Millisecond)})
+			[]pipeline.GroupOpt{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(200 * time.Millisecond)})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -231,7 +231,8 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	res.OffsetPolls = mon.seen
 
 	res.collect(env, consumers...)
-	res.Attempts, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)
+	tot := pipeline.Totals(res.Stats)
+	res.Attempts, res.Applied, res.Suppressed = tot.Attempts, tot.Applied, tot.Suppressed
 	res.Decreases = mon.decreases + eventDecreases(env.Log.Events())
 	for _, e := range env.Log.Events() {
 		if e.Kind == pipeline.Assigned {

@@ -65,7 +65,7 @@ func Replay(ctx context.Context, env Env, cfg ReplayConfig) (ReplayResult, error
 	}
 	res.Keys = keys
 	end := int64(cfg.PerPartition)
-	defaults := []pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
+	defaults := []pipeline.GroupOpt{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
 	allAt := func(tag string) func([]watch.Tagged) bool {
 		return func(evs []watch.Tagged) bool {
 			c := watch.Committed(evs, tag)
@@ -109,9 +109,11 @@ func Replay(ctx context.Context, env Env, cfg ReplayConfig) (ReplayResult, error
 	if err != nil {
 		return res, err
 	}
-	res.Replayed, res.ReplayApplied, res.ReplaySuppressed, _, _ = pipeline.Totals(replay.Stats())
+	rt := pipeline.Totals(replay.Stats())
+	res.Replayed, res.ReplayApplied, res.ReplaySuppressed = rt.Attempts, rt.Applied, rt.Suppressed
 	res.collect(env, first, replay)
-	_, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)
+	tot := pipeline.Totals(res.Stats)
+	res.Applied, res.Suppressed = tot.Applied, tot.Suppressed
 	return res, nil
 }
 

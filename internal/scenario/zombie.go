@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -88,14 +89,14 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 
 	release := make(chan struct{})
 	stall := newStaller(release, int(cfg.Partitions))
-	defaults := []pipeline.Option{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
+	defaults := []pipeline.GroupOpt{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
 	staleLog := &staleEpochLog{}
-	a, err := env.consumer("A", env.ledger, defaults, pipeline.WithHooks(pipeline.Hooks{BeforeApply: stall.hook}),
+	a, err := env.consumer("A", env.ledger, defaults,
 		pipeline.RevokeTimeout(cfg.RevokeTimeout), pipeline.KafkaOptions(kgo.WithLogger(staleLog)))
 	if err != nil {
 		return res, err
 	}
-	doneA := runAsync(ctx, a)
+	doneA := runAsync(faults.WithWorker(ctx, faults.Worker{BeforeApply: stall.hook}), a)
 	closed := false
 	defer func() {
 		if !closed { // an early return: stop both consumers at once
@@ -182,7 +183,8 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 			res.ZombieFenced += s.Fenced
 		}
 	}
-	_, res.Applied, res.Suppressed, _, _ = pipeline.Totals(res.Stats)
+	tot := pipeline.Totals(res.Stats)
+	res.Applied, res.Suppressed = tot.Applied, tot.Suppressed
 	res.CommittedAfterWake, err = committed(ctx, env, res.Moved)
 	return res, err
 }
