@@ -16,6 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/internal/orders"
 )
 
 // createTopics creates the source topic and its dead-letter topic.
@@ -158,7 +160,9 @@ func logPath(r *runner, name string) string {
 }
 
 // poisonRecord returns the i-th poison record: something `run` with
-// --effect totals and the record key as business key cannot decode.
+// --effect totals and the record key as business key cannot decode. Only
+// the keyless one holds a well-formed order (orders.Order's JSON); the
+// others' values are malformed on purpose, so they are written by hand.
 func poisonRecord(seed uint64, i int) *kgo.Record {
 	key := fmt.Sprintf("poison-%d-%03d", seed, i)
 	switch i % 4 {
@@ -167,7 +171,7 @@ func poisonRecord(seed uint64, i int) *kgo.Record {
 	case 1:
 		return &kgo.Record{Key: []byte(key), Value: fmt.Appendf(nil, `{"order_id":%q,"customer":"cust-001","amount_cents":"12.50"}`, key)}
 	case 2:
-		return &kgo.Record{Value: fmt.Appendf(nil, `{"order_id":%q,"customer":"cust-001","amount_cents":1250}`, key)}
+		return &kgo.Record{Value: orders.Order{OrderID: key, Customer: "cust-001", AmountCents: 1250}.JSON()}
 	default:
 		return &kgo.Record{Key: []byte(key), Value: fmt.Appendf(nil, `{"order_id":%q,"amount_cents":1250}`, key)}
 	}
