@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/integration/embedded"
 )
 
@@ -66,9 +67,9 @@ func TestEmbeddedFallback(t *testing.T) {
 
 	t.Setenv(integration.EnvRequire, "")
 	fb := integration.OrEmbedded(embedded.Servers{})
-	s := integration.Setup{Brokers: integration.Kafka(t, fb), Redis: integration.Redis(t, fb)}
-	r := integration.CrashBeforeCommit(t.Context(), t, s, integration.CrashConfig{})
-	r.RequireExactlyOnce(t)
+	s := scenario.Setup{Brokers: integration.Kafka(t, fb), Redis: integration.Redis(t, fb)}
+	r := integration.CrashBeforeCommit(t.Context(), t, s, scenario.CrashConfig{})
+	integration.RequireExactlyOnce(t, r)
 	if r.Crash.Replayed != 7 {
 		t.Errorf("on the embedded servers the seed's crash replayed %d, want 7", r.Crash.Replayed)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
-	"github.com/shardpipe/shardpipe/internal/scenario"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -60,12 +60,10 @@ func TestZombieSessionTimeout(t *testing.T) {
 	eachProtocol(t, 3*time.Minute, testZombieSession)
 }
 
-func testZombieSession(t *testing.T, ctx context.Context, env scenario.Env) {
+func testZombieSession(t *testing.T, ctx context.Context, env liveEnv) {
 	proto := env.Protocol
 	const parts, perPart = 4, 100
-	if err := scenario.CreateTopic(ctx, env.Brokers, env.Topic, parts); err != nil {
-		t.Fatal(err)
-	}
+	integration.CreateNamedTopic(t, env.Brokers, env.Topic, parts)
 	if _, err := scenario.ProduceOrders(ctx, env.Brokers, env.Topic, parts, perPart); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +255,7 @@ func testZombieSession(t *testing.T, ctx context.Context, env scenario.Env) {
 	}
 }
 
-func countLedger(ctx context.Context, env scenario.Env) (int, error) {
+func countLedger(ctx context.Context, env liveEnv) (int, error) {
 	n := 0
 	it := env.Redis.Scan(ctx, 0, env.Prefix+"*", 1000).Iterator()
 	for it.Next(ctx) {
