@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/shardpipe/shardpipe/integration"
-	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/integration/embedded"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 )
 
 // stopped records how a test helper ended a test (Fatal or Skip) without

@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/shardpipe/shardpipe/internal/embedded"
 	"github.com/shardpipe/shardpipe/integration/scenario"
+	"github.com/shardpipe/shardpipe/internal/embedded"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
