@@ -40,9 +40,10 @@ type PoisonFigures struct {
 	// the order produced.
 	Poison []string
 	// DLQ counts the dead-letter records found per source record, keyed as
-	// Poison names them (each must be 1), and Stray those naming another
-	// topic as their source.
-	DLQ   map[string]int
+	// Poison names them (each must be 1).
+	DLQ map[string]int
+	// Stray counts the dead-letter records naming another topic as their
+	// source (must be 0).
 	Stray int
 	// DeadLetterReplays counts poison records a consumer found already
 	// dead-lettered (after the crash) and did not write again.

@@ -23,30 +23,31 @@ type Report struct {
 	Scenario string
 	// Protocol is the group protocol the consumers used.
 	Protocol pipeline.Protocol
-	// Topic, Group and Prefix are the names the scenario ran under (see
-	// Setup): its topic, its consumer group and its ledger's key prefix.
-	Topic  string
-	Group  string
-	Prefix string
+	Topic    string // the topic the scenario created and produced to (Setup.Topic)
+	Group    string // the consumer group its consumers joined (Setup.Group)
+	Prefix   string // the Redis key prefix of its ledger (Setup.Prefix)
 	// Keys is every business key the scenario produced, once each, in the
 	// order produced.
 	Keys []string
-	// Attempts, Applied, Suppressed, DeadLettered and Fenced are the pipelines'
-	// own counters (pipeline.PartitionStats), in records: records attempted, keys
-	// applied (each counted once over all consumers, by the one that
-	// committed past the record its claim names), effects suppressed as
-	// replays or re-sends, poison records written to the dead-letter topic,
-	// and commits refused because the partition had moved on.
-	Attempts, Applied, Suppressed, DeadLettered, Fenced int64
+	// Attempts, Applied, Suppressed, DeadLettered and Fenced sum the
+	// pipelines' own counters (pipeline.PartitionStats) over every consumer.
+	Attempts int64 // records whose effects were attempted
+	// Applied counts business keys applied, each once over all consumers,
+	// by the one that committed past the record its claim names.
+	Applied      int64
+	Suppressed   int64 // effects suppressed as replays or re-sends
+	DeadLettered int64 // poison records written to the dead-letter topic
+	Fenced       int64 // commits refused because the partition had moved on
 	// Stats holds every consumer's partition stats, consumers in the order
 	// they started.
 	Stats []pipeline.PartitionStats
 	// Committed is the group's committed offset per partition, read from the
-	// broker after the scenario; LogEnd is each partition's end as a
-	// read_committed consumer sees it, the last stable offset (the high
-	// watermark unless a transaction is still open).
+	// broker after the scenario.
 	Committed map[checkpoint.Partition]int64
-	LogEnd    map[checkpoint.Partition]int64
+	// LogEnd is each partition's end as a read_committed consumer sees it,
+	// the last stable offset (the high watermark unless a transaction is
+	// still open), read from the broker after the scenario.
+	LogEnd map[checkpoint.Partition]int64
 	// Applications counts, per business key, its applications by the sink's
 	// counting rule (sink.Outcome), per record: every Applied result, and one
 	// for a record no call reported Applied but one reported Redelivered (the
@@ -54,10 +55,11 @@ type Report struct {
 	// failed with its outcome unknown: a lost reply, a consumer that died
 	// mid-batch). A key applied once counts 1 however many consumers met its
 	// record; 2 means two claims were written for it (the ledger lost one, or
-	// there is none). EffectCalls counts Setup.Effect's successful calls per
-	// key (nil when the Setup has no Effect).
+	// there is none).
 	Applications map[string]int
-	EffectCalls  map[string]int
+	// EffectCalls counts Setup.Effect's successful calls per business key
+	// (nil when the Setup has no Effect).
+	EffectCalls map[string]int
 	// Ledger is what Redis holds under the scenario's ledger prefix at the
 	// end, read by the scenario itself (SCAN and GET), per business key. It
 	// does not come from the sink's answers: ExactlyOnce checks it against
@@ -66,11 +68,11 @@ type Report struct {
 	ledgerBad map[string]string
 	records   map[Pos]string
 	// Scenario figures: exactly one is set, by the scenario that ran.
-	Crash     *CrashFigures
-	Rebalance *RebalanceFigures
-	Zombie    *ZombieFigures
-	Replay    *ReplayFigures
-	Poison    *PoisonFigures
+	Crash     *CrashFigures     // set by CrashBeforeCommit
+	Rebalance *RebalanceFigures // set by Rebalance
+	Zombie    *ZombieFigures    // set by Zombie
+	Replay    *ReplayFigures    // set by Replay
+	Poison    *PoisonFigures    // set by Poison
 }
 
 // ExactlyOnce returns nil when every produced business key was applied

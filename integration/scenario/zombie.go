@@ -35,16 +35,19 @@ type ZombieFigures struct {
 	// Moved lists the partitions that moved from the stalled member to the
 	// new one.
 	Moved []checkpoint.Partition
-	// Member and Epoch are the zombie's group member ID and its generation
-	// (classic) or member epoch (KIP-848) when it stalled.
+	// Member is the zombie's group member ID.
 	Member string
-	Epoch  int32
-	// The zombie's figures on the moved partitions after it woke, in
-	// records: its stale batches' attempts, the claims they wrote
-	// (ZombieApplied, must be 0: pipeline.PartitionStats.Claimed, since a
-	// zombie never commits and so never counts Applied), its suppressed
-	// effects, and its refused commits.
-	ZombieAttempts, ZombieApplied, ZombieSuppressed, ZombieFenced int64
+	// Epoch is the zombie's generation (classic) or member epoch (KIP-848)
+	// when it stalled.
+	Epoch int32
+	// The zombie's figures on the moved partitions after it woke:
+	ZombieAttempts int64 // records of its stale batches it attempted
+	// ZombieApplied counts the claims its stale batches wrote
+	// (pipeline.PartitionStats.Claimed, since a zombie never commits and so
+	// never counts Applied); must be 0.
+	ZombieApplied    int64
+	ZombieSuppressed int64 // its effects the ledger suppressed
+	ZombieFenced     int64 // its commits refused (see Refusals)
 	// Refusals holds the zombie's refused commits on the moved partitions;
 	// each must wrap checkpoint.ErrStaleEpoch.
 	Refusals []error

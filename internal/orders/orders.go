@@ -36,12 +36,10 @@ var ErrBadLine = errors.New("orders: bad line")
 // Line is one order as produced: its key and value bytes, and the fields the
 // summary needs.
 type Line struct {
-	Key   string // the record key: the order ID
-	Value []byte // the record value: the order's JSON, as produced
-	// Customer and Amount (in cents) are the value's customer and
-	// amount_cents, set when HasTotals.
-	Customer string
-	Amount   int64
+	Key      string // the record key: the order ID
+	Value    []byte // the record value: the order's JSON, as produced
+	Customer string // the value's customer, set when HasTotals
+	Amount   int64  // the value's amount_cents, in cents, set when HasTotals
 	// HasTotals is false when the value lacks a customer or an integer
 	// amount_cents (the totals effect cannot sum it).
 	HasTotals bool
