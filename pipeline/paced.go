@@ -1,28 +1,29 @@
-package main
+package pipeline
 
 import (
 	"context"
 	"sync"
 	"time"
 
-	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
-// paced limits an Applier to a rate in records per second over all
-// partitions: each batch waits for its turn, spaced by its size. It costs one
-// mutex per batch; batches should be small against the rate (replay caps
-// them at a tenth of a second's worth) for the pace to be smooth.
+// Paced limits a to perSecond records per second over all partitions: each
+// batch waits for its turn, spaced by its size, or until its context ends
+// (the context's error, nothing applied). It costs one mutex per batch;
+// batches should be small against the rate (a tenth of a second's worth,
+// MaxBatch) for the pace to be smooth. perSecond must be positive.
+func Paced(a Applier, perSecond float64) Applier {
+	return &paced{a: a, per: time.Duration(float64(time.Second) / perSecond)}
+}
+
+// paced is Paced's Applier.
 type paced struct {
-	a   pipeline.Applier
+	a   Applier
 	per time.Duration // time one record is worth
 
 	mu   sync.Mutex
 	next time.Time // when the next batch may start
-}
-
-func newPaced(a pipeline.Applier, perSecond float64) *paced {
-	return &paced{a: a, per: time.Duration(float64(time.Second) / perSecond)}
 }
 
 func (p *paced) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
