@@ -12,7 +12,9 @@ import (
 // topics hold different things under the same business keys (an order and
 // its refund). A batch holds one partition's records, so one topic's; a
 // batch of a topic without an Applier, or of several topics, is an error
-// and nothing of it is applied. It costs one map lookup per batch.
+// and nothing of it is applied. It costs one map lookup per batch. It is
+// a Finisher: Finish goes to the batch's topic's Applier when that is one
+// (Guarded), and finishes nothing otherwise.
 func ByTopic(appliers map[string]Applier) Applier { return byTopic(appliers) }
 
 type byTopic map[string]Applier
@@ -21,6 +23,26 @@ func (ls byTopic) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result
 	if len(batch) == 0 {
 		return nil, nil
 	}
+	l, err := ls.of(batch)
+	if err != nil {
+		return nil, err
+	}
+	return l.Apply(ctx, batch)
+}
+
+func (ls byTopic) Finish(ctx context.Context, batch []sink.Record) (int, int, error) {
+	if len(batch) == 0 {
+		return 0, 0, nil
+	}
+	l, err := ls.of(batch)
+	if err != nil {
+		return 0, 0, err
+	}
+	return finish(ctx, l, batch)
+}
+
+// of returns the Applier of batch's topic; a batch holds one topic.
+func (ls byTopic) of(batch []sink.Record) (Applier, error) {
 	topic := batch[0].Topic
 	l, ok := ls[topic]
 	if !ok {
@@ -31,5 +53,5 @@ func (ls byTopic) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result
 			return nil, fmt.Errorf("ledger: one batch holds topics %q and %q", topic, batch[i].Topic)
 		}
 	}
-	return l.Apply(ctx, batch)
+	return l, nil
 }

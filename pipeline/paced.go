@@ -12,7 +12,8 @@ import (
 // batch waits for its turn, spaced by its size, or until its context ends
 // (the context's error, nothing applied). It costs one mutex per batch;
 // batches should be small against the rate (a tenth of a second's worth,
-// MaxBatch) for the pace to be smooth. perSecond must be positive.
+// MaxBatch) for the pace to be smooth. perSecond must be positive. It is a
+// Finisher when a is one: Finish goes to a at once, unpaced.
 func Paced(a Applier, perSecond float64) Applier {
 	return &paced{a: a, per: time.Duration(float64(time.Second) / perSecond)}
 }
@@ -45,4 +46,8 @@ func (p *paced) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, 
 		}
 	}
 	return p.a.Apply(ctx, batch)
+}
+
+func (p *paced) Finish(ctx context.Context, batch []sink.Record) (int, int, error) {
+	return finish(ctx, p.a, batch)
 }

@@ -100,3 +100,44 @@ func TestByTopic(t *testing.T) {
 		})
 	}
 }
+
+// finishRecorder is an Applier and Finisher that records the batches it
+// was asked to finish.
+type finishRecorder struct {
+	recorder
+	finished [][]sink.Record
+}
+
+func (f *finishRecorder) Finish(_ context.Context, b []sink.Record) (int, int, error) {
+	f.finished = append(f.finished, b)
+	return len(b), 0, nil
+}
+
+// TestWrappersFinish: ByTopic and Paced forward Finish to the Applier
+// they wrap when it is a Finisher (guard mode: the batch's topic's
+// Guarded), so a worker whose term ends with a batch of unknown outcome
+// still marks done the effects that ran; otherwise they finish nothing.
+func TestWrappersFinish(t *testing.T) {
+	fa := &finishRecorder{}
+	bt := pipeline.ByTopic(map[string]pipeline.Applier{"a": fa, "b": &recorder{}})
+	wrapped := map[string]pipeline.Applier{"ByTopic": bt, "Paced": pipeline.Paced(bt, 1)}
+	for name, w := range wrapped {
+		t.Run(name, func(t *testing.T) {
+			fa.finished = nil
+			f, ok := w.(pipeline.Finisher)
+			if !ok {
+				t.Fatalf("%T is not a pipeline.Finisher", w)
+			}
+			n, left, err := f.Finish(context.Background(), []sink.Record{{Topic: "a", Offset: 7}})
+			if n != 1 || left != 0 || err != nil || len(fa.finished) != 1 || fa.finished[0][0].Offset != 7 {
+				t.Errorf("Finish of topic a's batch = %d, %d, %v; forwarded %v", n, left, err, fa.finished)
+			}
+			if n, left, err := f.Finish(context.Background(), []sink.Record{{Topic: "b"}}); n != 0 || left != 0 || err != nil {
+				t.Errorf("Finish of topic b's batch (no Finisher) = %d, %d, %v; want nothing", n, left, err)
+			}
+			if _, _, err := f.Finish(context.Background(), []sink.Record{{Topic: "c"}}); err == nil {
+				t.Error("Finish of a topic without an Applier: no error")
+			}
+		})
+	}
+}

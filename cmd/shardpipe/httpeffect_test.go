@@ -17,6 +17,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -88,5 +89,24 @@ func TestHTTPGuardedKeySpace(t *testing.T) {
 				t.Errorf("%d calls, ledger keys %q; want %d and %q", calls, mr.Keys(), tc.calls, tc.keys)
 			}
 		})
+	}
+}
+
+// TestHTTPGuardedFinishes: the applier of --effect http is a
+// pipeline.Finisher in both key spaces, so a worker whose term ends with a
+// batch of unknown outcome marks done the calls that were made (per topic,
+// pipeline.ByTopic forwards Finish: TestWrappersFinish).
+func TestHTTPGuardedFinishes(t *testing.T) {
+	for _, space := range []string{keySpaceShared, keySpacePerTopic} {
+		u, _ := url.Parse("http://127.0.0.1:1/")
+		lc := ledgerConfig{prefix: "p:", ttl: time.Hour, keySpace: space}
+		a, err := newHTTPGuarded(lc, httpConfig{url: u, timeout: time.Second}, []string{"a", "b"}, redis.NewClient(&redis.Options{}),
+			slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := a.(pipeline.Finisher); !ok {
+			t.Errorf("%s key space: the applier %T is not a pipeline.Finisher", space, a)
+		}
 	}
 }

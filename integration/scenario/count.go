@@ -97,6 +97,12 @@ func (a countingApplier) Apply(ctx context.Context, batch []sink.Record) ([]sink
 	return res, err
 }
 
+// Finish forwards to the wrapped Applier when it is a pipeline.Finisher
+// (guard mode), so the scenarios' consumers finish as run's do.
+func (a countingApplier) Finish(ctx context.Context, batch []sink.Record) (int, int, error) {
+	return finish(ctx, a.Applier, batch)
+}
+
 // countingEffect counts the effect's successful calls per business key.
 func countingEffect(e pipeline.ExternalEffect, c *counter) pipeline.ExternalEffect {
 	return func(ctx context.Context, key string, r *sink.Record) error {
