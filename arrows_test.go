@@ -30,6 +30,9 @@ func TestImportArrows(t *testing.T) {
 		{"httpeffect", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics"}, banned...)},
 		{"internal/chaoscheck", []string{module}},
 		{"internal/faults/guardfault", []string{module}},
+		// The scenario engine runs in the demo and in users' programs: no
+		// testing, no fakes, not the kit.
+		{"integration/scenario", append([]string{"testing", module + "admin", module + "metrics", module + "httpeffect"}, banned...)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

@@ -22,22 +22,27 @@
 //	httpeffect        an HTTP POST as guard mode's external effect; imports sink
 //	cmd/shardpipe     the command: flags, config, rendering, exit codes and wiring of the
 //	                  packages above; imports any of them and internal/...
-//	integration       the test kit on real Kafka and Redis (servers, names, fault scenarios);
-//	                  imports pipeline, sink, checkpoint, internal/...
+//	integration       the test kit on real Kafka and Redis: servers, names, cleanup, and the
+//	                  scenarios of integration/scenario run for a test; imports it, pipeline,
+//	                  sink, checkpoint, internal/...
+//	integration/scenario
+//	                  the fault scenarios (crash, rebalance, zombie, replay, poison) and their
+//	                  report, behind the kit and the demo; imports pipeline, sink, checkpoint,
+//	                  internal/...; not testing, kfake or miniredis
 //	integration/embedded
 //	                  in-process Kafka (kfake) and Redis (miniredis) for the kit's users
 //	internal/embedded in-process Kafka and Redis for the demo
-//	internal/demo     the demo command's two scenarios on them, explained; imports internal/scenario
-//	internal/scenario fault scenarios (crash, rebalance, zombie, poison, replay) behind the
-//	                  kit and the demo; imports pipeline, sink, checkpoint, internal/watch
-//	internal/watch    polls a group's committed offsets (the monotonicity check)
+//	internal/demo     the demo command's two scenarios on them, explained; imports
+//	                  integration/scenario
+//	internal/watch    records pipeline events for tests and scenarios to wait on
+//	internal/orders   synthetic orders, their one JSON encoder, JSON lines, expected totals
+//	internal/topics   the one topic-creation path (create, wait for every partition's leader)
 //	internal/faults   fault points for tests and the scenarios (a worker's crash or stall, a
 //	                  guard's crash), carried by the context of Run and Guard.Do; no public
 //	                  API names them; imports checkpoint, sink, internal/faults/guardfault
 //	internal/faults/guardfault
 //	                  the guard's fault points, which sink reads; imports no shardpipe package
 //	internal/apicheck tests of the public API: docs, no fault seams, README snippets compile
-//	internal/orders   synthetic orders, JSON lines, expected totals
 //	internal/produce  produce's sending loop: paced, acknowledged, interruptible
 //	internal/termui   progress displays of produce and replay (terminal bars or log lines)
 //	internal/bench    the bench command's modes and report; imports pipeline, sink

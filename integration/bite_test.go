@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/integration"
-	"github.com/shardpipe/shardpipe/internal/scenario"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -33,31 +33,31 @@ func (noLedger) Apply(_ context.Context, batch []sink.Record) ([]sink.Result, er
 // topic). A scenario that passed without a ledger would prove nothing.
 func TestScenariosBite(t *testing.T) {
 	t.Parallel()
-	broken := func(t *testing.T, opts ...pipeline.GroupOpt) integration.Setup {
-		return integration.Setup{Brokers: integration.Kafka(t), Redis: integration.Redis(t), Options: opts,
+	broken := func(t *testing.T, opts ...pipeline.GroupOpt) scenario.Setup {
+		return scenario.Setup{Brokers: integration.Kafka(t), Redis: integration.Redis(t), Options: opts,
 			Sink: func(redis.UniversalClient, string) (pipeline.Applier, error) { return noLedger{}, nil }}
 	}
 	for _, tc := range []struct {
 		name string
-		run  func(t *testing.T) *integration.Report
+		run  func(t *testing.T) *scenario.Report
 	}{
-		{"crash", func(t *testing.T) *integration.Report {
-			return integration.CrashBeforeCommit(t.Context(), t, broken(t), integration.CrashConfig{})
+		{"crash", func(t *testing.T) *scenario.Report {
+			return integration.CrashBeforeCommit(t.Context(), t, broken(t), scenario.CrashConfig{})
 		}},
-		{"rebalance", func(t *testing.T) *integration.Report {
+		{"rebalance", func(t *testing.T) *scenario.Report {
 			// Rare commits, so the member that crashes out leaves landed
 			// but uncommitted records for the others to replay.
 			s := broken(t, pipeline.CommitEvery(1000), pipeline.CommitInterval(2*time.Second))
-			return integration.Rebalance(t.Context(), t, s, integration.RebalanceConfig{Records: 6000, CrashLeave: true})
+			return integration.Rebalance(t.Context(), t, s, scenario.RebalanceConfig{Records: 6000, CrashLeave: true})
 		}},
-		{"zombie", func(t *testing.T) *integration.Report {
-			return integration.Zombie(t.Context(), t, broken(t), integration.ZombieConfig{})
+		{"zombie", func(t *testing.T) *scenario.Report {
+			return integration.Zombie(t.Context(), t, broken(t), scenario.ZombieConfig{})
 		}},
-		{"replay", func(t *testing.T) *integration.Report {
-			return integration.Replay(t.Context(), t, broken(t), integration.ReplayConfig{From: 150})
+		{"replay", func(t *testing.T) *scenario.Report {
+			return integration.Replay(t.Context(), t, broken(t), scenario.ReplayConfig{From: 150})
 		}},
-		{"poison", func(t *testing.T) *integration.Report {
-			return integration.Poison(t.Context(), t, broken(t), integration.PoisonConfig{})
+		{"poison", func(t *testing.T) *scenario.Report {
+			return integration.Poison(t.Context(), t, broken(t), scenario.PoisonConfig{})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,12 +130,12 @@ func TestLedgerCheckBites(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := integration.Setup{Brokers: integration.Kafka(t), Redis: integration.Redis(t),
+			s := scenario.Setup{Brokers: integration.Kafka(t), Redis: integration.Redis(t),
 				Sink: func(rdb redis.UniversalClient, prefix string) (pipeline.Applier, error) {
 					l, err := sink.NewLedger(rdb, sink.WithPrefix(prefix))
 					return tamperer{Applier: l, rdb: rdb, prefix: prefix, key: target, breakIt: tc.breakIt}, err
 				}}
-			r := integration.CrashBeforeCommit(t.Context(), t, s, integration.CrashConfig{})
+			r := integration.CrashBeforeCommit(t.Context(), t, s, scenario.CrashConfig{})
 			err := r.ExactlyOnce()
 			t.Logf("%s: %v", r, err)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

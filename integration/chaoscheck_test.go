@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/internal/chaoscheck"
+	"github.com/shardpipe/shardpipe/internal/orders"
 )
 
 // TestChaosCheckerOnRealServers gives the chaos checker a topic, a DLQ, a
@@ -32,7 +33,7 @@ func TestChaosCheckerOnRealServers(t *testing.T) {
 	cl := integration.NewKafkaClient(t, brokers, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	order := func(p int32, id, cust string, cents int) *kgo.Record {
 		return &kgo.Record{Topic: topic, Partition: p, Key: []byte(id),
-			Value: fmt.Appendf(nil, `{"order_id":%q,"customer":%q,"amount_cents":%d}`, id, cust, cents)}
+			Value: orders.Order{OrderID: id, Customer: cust, AmountCents: int64(cents)}.JSON()}
 	}
 	src := []*kgo.Record{
 		order(0, "a", "x", 100), order(0, "b", "x", 50), {Topic: topic, Partition: 0, Key: []byte("p1"), Value: []byte("not json")},

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/internal/kafkainfo"
+	"github.com/shardpipe/shardpipe/internal/topics"
 )
 
 // NewKafkaClient returns a franz-go client for brokers with opts appended,
@@ -56,49 +57,24 @@ func CreateNamedTopic(t testing.TB, brokers []string, topic string, partitions i
 	adm := NewAdmin(t, brokers)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-
-	resp, err := adm.CreateTopic(ctx, partitions, 1, nil, topic)
-	if err == nil {
-		err = resp.Err
+	created, err := topics.Create(ctx, adm, topics.Spec{Name: topic, Partitions: partitions})
+	if created {
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			resp, err := adm.DeleteTopic(ctx, topic)
+			if err == nil {
+				err = resp.Err
+			}
+			if err != nil {
+				t.Errorf("integration: delete topic %s: %v", topic, err)
+			}
+		})
 	}
 	if err != nil {
-		t.Fatalf("integration: create topic %s with %d partitions: %v", topic, partitions, err)
+		t.Fatalf("integration: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		resp, err := adm.DeleteTopic(ctx, topic)
-		if err == nil {
-			err = resp.Err
-		}
-		if err != nil {
-			t.Errorf("integration: delete topic %s: %v", topic, err)
-		}
-	})
-
-	// The controller has committed the topic; wait until the broker we talk
-	// to serves metadata with a leader for every partition.
-	for {
-		md, err := adm.Metadata(ctx, topic)
-		if err == nil {
-			if td, ok := md.Topics[topic]; ok && td.Err == nil && len(td.Partitions) == int(partitions) {
-				ready := true
-				for _, p := range td.Partitions {
-					if p.Err != nil || p.Leader < 0 {
-						ready = false
-					}
-				}
-				if ready {
-					return topic
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("integration: topic %s has no leader for every partition: %v (last error %v)", topic, ctx.Err(), err)
-		case <-time.After(50 * time.Millisecond): // poll interval
-		}
-	}
+	return topic
 }
 
 // NewRedisClient returns a go-redis client for addr, checked with PING and

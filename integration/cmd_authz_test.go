@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/topics"
 )
 
 // securedKafka is a broker of one test with an authorizer (StandardAuthorizer
@@ -152,8 +153,8 @@ func TestCmdRunAuthorizationError(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			topic, group := integration.Topic(t), integration.Group(t)
-			if _, err := k.admin.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
-				t.Fatalf("create topic: %v", err)
+			if _, err := topics.Create(ctx, k.admin, topics.Spec{Name: topic, Partitions: 1}); err != nil {
+				t.Fatal(err)
 			}
 			if err := k.adminCl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte("k1"), Value: []byte("{}")}).FirstErr(); err != nil {
 				t.Fatalf("produce: %v", err)

@@ -1,7 +1,10 @@
 // Package integration is a kit for testing a shardpipe pipeline, yours or
 // ours, on real Kafka and Redis: servers in one call, fresh names per test,
 // and the faults that make effects land twice or not at all, as functions
-// that return a report to assert on.
+// that return a report to assert on. The faults themselves are package
+// github.com/shardpipe/shardpipe/integration/scenario (the scenario engine,
+// usable outside tests too); this package runs them for a test and adds what
+// only a test needs.
 //
 // # Servers
 //
@@ -23,11 +26,14 @@
 //
 // # Scenarios
 //
-// A Setup describes your pipeline: the servers, the group protocol, your
-// pipeline options (commit policy, batch size, timeouts) and your effect,
-// a pipeline.ExternalEffect run through a sink.Guard, or your own Applier.
-// Each scenario produces orders on a fresh topic, runs the consumers the
-// fault needs, and returns a Report:
+// A scenario.Setup describes your pipeline: the servers, the group
+// protocol, your pipeline options (commit policy, batch size, timeouts) and
+// your effect, a pipeline.ExternalEffect run through a sink.Guard, or your
+// own Applier. CrashBeforeCommit, Rebalance, Zombie, Replay and Poison run
+// the scenario package's functions of the same names with the Setup's empty
+// names (topic, group, key prefix) made unique to the test, delete what
+// they name when the test ends, fail the test when the scenario cannot run,
+// and return the *scenario.Report:
 //
 //   - CrashBeforeCommit: a worker dies after its effects landed and before
 //     their offsets were committed; another consumer resumes (the seed
@@ -41,25 +47,26 @@
 //   - Poison: records that cannot be decoded go through a crash; each must
 //     land in the dead-letter topic exactly once.
 //
-// Report.RequireExactlyOnce fails the test unless every produced business
+// RequireExactlyOnce(t, r) fails the test unless every produced business
 // key was applied exactly once (and your effect ran exactly once), nothing
 // else was applied, the ledger read back from Redis holds one finished claim
 // per produced key naming a record of the topic that holds that key, and
 // nothing else, each poison record is in the dead-letter topic once, and
-// every partition's committed offset reached its end. Reports also carry the
-// pipelines' attempts, applied, suppressed, dead-lettered and fenced counts,
-// the ledger as read (Report.Ledger) and each scenario's own figures
-// (Report.Crash, Report.Zombie, ...), measured from the broker and Redis
-// where the pipelines' own counts would make the check circular.
+// every partition's committed offset reached its end (scenario.Report's
+// ExactlyOnce). Reports also carry the pipelines' attempts, applied,
+// suppressed, dead-lettered and fenced counts, the ledger as read
+// (Report.Ledger) and each scenario's own figures (Report.Crash,
+// Report.Zombie, ...), measured from the broker and Redis where the
+// pipelines' own counts would make the check circular.
 //
 //	func TestOrderHandler(t *testing.T) {
-//		s := integration.Setup{
+//		s := scenario.Setup{
 //			Brokers: integration.Kafka(t), Redis: integration.Redis(t),
 //			Options: []pipeline.GroupOpt{pipeline.CommitEvery(50)},
 //			Effect:  myHandler, // func(ctx, key string, r *sink.Record) error
 //		}
-//		r := integration.CrashBeforeCommit(t.Context(), t, s, integration.CrashConfig{CrashAfter: 120})
-//		r.RequireExactlyOnce(t)
+//		r := integration.CrashBeforeCommit(t.Context(), t, s, scenario.CrashConfig{CrashAfter: 120})
+//		integration.RequireExactlyOnce(t, r)
 //	}
 //
 // Every scenario is known to bite: with the ledger switched off each one

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -38,8 +39,8 @@ func (p *payments) charge(_ context.Context, key string, r *sink.Record) error {
 // order was charged once.
 func TestExampleOrderHandler(t *testing.T) {
 	t.Parallel()
-	setup := func(p *payments) integration.Setup {
-		return integration.Setup{
+	setup := func(p *payments) scenario.Setup {
+		return scenario.Setup{
 			Brokers: integration.Kafka(t), Redis: integration.Redis(t),
 			Options: []pipeline.GroupOpt{pipeline.CommitEvery(25)},
 			Effect:  p.charge,
@@ -47,8 +48,8 @@ func TestExampleOrderHandler(t *testing.T) {
 	}
 	t.Run("crash", func(t *testing.T) {
 		p := &payments{charged: map[string]int64{}}
-		r := integration.CrashBeforeCommit(t.Context(), t, setup(p), integration.CrashConfig{CrashAfter: 60})
-		r.RequireExactlyOnce(t)
+		r := integration.CrashBeforeCommit(t.Context(), t, setup(p), scenario.CrashConfig{CrashAfter: 60})
+		integration.RequireExactlyOnce(t, r)
 		t.Logf("%s; %d records came again after the crash at offset %d", r, r.Crash.Replayed, r.Crash.Checkpoint)
 		if len(p.charged) != len(r.Keys) || r.Crash.Replayed == 0 {
 			t.Errorf("charged %d orders of %d, replayed %d", len(p.charged), len(r.Keys), r.Crash.Replayed)
@@ -56,8 +57,8 @@ func TestExampleOrderHandler(t *testing.T) {
 	})
 	t.Run("zombie", func(t *testing.T) {
 		p := &payments{charged: map[string]int64{}}
-		r := integration.Zombie(t.Context(), t, setup(p), integration.ZombieConfig{})
-		r.RequireExactlyOnce(t)
+		r := integration.Zombie(t.Context(), t, setup(p), scenario.ZombieConfig{})
+		integration.RequireExactlyOnce(t, r)
 		if r.Zombie.ZombieApplied != 0 {
 			t.Errorf("the zombie charged %d orders after its partitions moved", r.Zombie.ZombieApplied)
 		}
@@ -71,13 +72,13 @@ func Example() {
 	handler := func(ctx context.Context, key string, r *sink.Record) error {
 		return nil // charge the order named key, passing key as the idempotency key
 	}
-	s := integration.Setup{
+	s := scenario.Setup{
 		Brokers:  integration.Kafka(t),
 		Redis:    integration.Redis(t),
 		Protocol: pipeline.Consumer, // KIP-848
 		Options:  []pipeline.GroupOpt{pipeline.CommitEvery(100)},
 		Effect:   handler,
 	}
-	r := integration.Rebalance(t.Context(), t, s, integration.RebalanceConfig{Records: 5000, CrashLeave: true})
-	r.RequireExactlyOnce(t)
+	r := integration.Rebalance(t.Context(), t, s, scenario.RebalanceConfig{Records: 5000, CrashLeave: true})
+	integration.RequireExactlyOnce(t, r)
 }

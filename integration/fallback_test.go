@@ -8,6 +8,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/integration/embedded"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 )
 
 // stopped records how a test helper ended a test (Fatal or Skip) without
@@ -66,9 +67,9 @@ func TestEmbeddedFallback(t *testing.T) {
 
 	t.Setenv(integration.EnvRequire, "")
 	fb := integration.OrEmbedded(embedded.Servers{})
-	s := integration.Setup{Brokers: integration.Kafka(t, fb), Redis: integration.Redis(t, fb)}
-	r := integration.CrashBeforeCommit(t.Context(), t, s, integration.CrashConfig{})
-	r.RequireExactlyOnce(t)
+	s := scenario.Setup{Brokers: integration.Kafka(t, fb), Redis: integration.Redis(t, fb)}
+	r := integration.CrashBeforeCommit(t.Context(), t, s, scenario.CrashConfig{})
+	integration.RequireExactlyOnce(t, r)
 	if r.Crash.Replayed != 7 {
 		t.Errorf("on the embedded servers the seed's crash replayed %d, want 7", r.Crash.Replayed)
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/internal/faults"
-	"github.com/shardpipe/shardpipe/internal/scenario"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -131,11 +131,9 @@ func TestPartitionLostOnRealBroker(t *testing.T) {
 	eachProtocol(t, 3*time.Minute, testPartitionLost)
 }
 
-func testPartitionLost(t *testing.T, ctx context.Context, env scenario.Env) {
+func testPartitionLost(t *testing.T, ctx context.Context, env liveEnv) {
 	const parts, perPart = 4, 200
-	if err := scenario.CreateTopic(ctx, env.Brokers, env.Topic, parts); err != nil {
-		t.Fatal(err)
-	}
+	integration.CreateNamedTopic(t, env.Brokers, env.Topic, parts)
 	if _, err := scenario.ProduceOrders(ctx, env.Brokers, env.Topic, parts, perPart); err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +362,7 @@ func heldRanges(g *gate, parts int32) string {
 
 // checkOrderTotals compares the totals hash with the sums over
 // ProduceOrders' orders: each order's amount added exactly once.
-func checkOrderTotals(ctx context.Context, t *testing.T, env scenario.Env, hash string, parts int32, perPart int) {
+func checkOrderTotals(ctx context.Context, t *testing.T, env liveEnv, hash string, parts int32, perPart int) {
 	t.Helper()
 	want := map[string]int64{}
 	for n := int32(0); n < parts; n++ {

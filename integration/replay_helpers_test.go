@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/orders"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -65,13 +66,13 @@ func (e *replayEnv) produce(ctx context.Context, n, dupEvery int, at time.Time) 
 	for i := range n {
 		o := order{id: fmt.Sprintf("o-%06d", base+i), customer: fmt.Sprintf("c%02d", (base+i)%17),
 			cents: int64(100 + (base+i)*7%9000), at: at}
-		v := fmt.Sprintf(`{"order_id":%q,"customer":%q,"amount_cents":%d}`, o.id, o.customer, o.cents)
+		v := orders.Order{OrderID: o.id, Customer: o.customer, AmountCents: o.cents}.JSON()
 		copies := 1
 		if dupEvery > 0 && i%dupEvery == 0 {
 			copies = 2
 		}
 		for range copies {
-			recs = append(recs, &kgo.Record{Key: []byte(o.id), Value: []byte(v), Timestamp: at})
+			recs = append(recs, &kgo.Record{Key: []byte(o.id), Value: v, Timestamp: at})
 			made = append(made, o)
 		}
 	}

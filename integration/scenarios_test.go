@@ -3,26 +3,26 @@ package integration_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
-	"github.com/shardpipe/shardpipe/internal/scenario"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
 // protocols runs fn as a parallel subtest per group protocol with a Setup on
 // the real servers.
-func protocols(t *testing.T, fn func(t *testing.T, s integration.Setup)) {
+func protocols(t *testing.T, fn func(t *testing.T, s scenario.Setup)) {
 	t.Parallel()
 	for _, proto := range []pipeline.Protocol{pipeline.Classic, pipeline.Consumer} {
 		t.Run(proto.String(), func(t *testing.T) {
 			t.Parallel()
-			fn(t, integration.Setup{Brokers: integration.Kafka(t), Redis: integration.Redis(t), Protocol: proto})
+			fn(t, scenario.Setup{Brokers: integration.Kafka(t), Redis: integration.Redis(t), Protocol: proto})
 		})
 	}
 }
@@ -32,16 +32,15 @@ func protocols(t *testing.T, fn func(t *testing.T, s integration.Setup)) {
 // worker dies after 37 attempts between effect and commit, a fresh consumer
 // resumes from the committed 30 and the ledger suppresses the 7 replays.
 func TestSeedParity(t *testing.T) {
-	protocols(t, func(t *testing.T, s integration.Setup) {
-		r := integration.CrashBeforeCommit(t.Context(), t, s, integration.CrashConfig{})
-		line := fmt.Sprintf("shard0=%d crash_attempts=%d checkpoint=%d replay=%d applied=%d suppressed=%d",
-			scenario.SeedPerPart, r.Crash.CrashAttempts, r.Crash.Checkpoint, r.Crash.Replayed, r.Applied, r.Suppressed)
+	protocols(t, func(t *testing.T, s scenario.Setup) {
+		r := integration.CrashBeforeCommit(t.Context(), t, s, scenario.CrashConfig{})
+		line := r.Line()
 		t.Logf("%s (real broker, %s protocol)", line, s.Protocol)
 		const want = "shard0=250 crash_attempts=37 checkpoint=30 replay=7 applied=1000 suppressed=7"
 		if line != want {
 			t.Errorf("got  %s\nwant %s", line, want)
 		}
-		r.RequireExactlyOnce(t)
+		integration.RequireExactlyOnce(t, r)
 	})
 }
 
@@ -59,12 +58,12 @@ func TestRebalance(t *testing.T) {
 			name = "crash-leave"
 		}
 		t.Run(name, func(t *testing.T) {
-			protocols(t, func(t *testing.T, s integration.Setup) {
-				r := integration.Rebalance(t.Context(), t, s, integration.RebalanceConfig{CrashLeave: crash})
+			protocols(t, func(t *testing.T, s scenario.Setup) {
+				r := integration.Rebalance(t.Context(), t, s, scenario.RebalanceConfig{CrashLeave: crash})
 				f := r.Rebalance
-				t.Logf("%s replays=%d assignments=%d decreases=%d totals_ok=%t (%s)", r, f.Replays, f.Assignments,
-					f.OffsetDecreases, f.TotalsOK, name)
-				r.RequireExactlyOnce(t) // each order once, per the sink's answers and per the ledger in Redis
+				t.Logf("%s replays=%d assignments=%d decreases=%d offset_polls=%d totals_ok=%t (%s)", r, f.Replays, f.Assignments,
+					f.OffsetDecreases, f.OffsetPolls, f.TotalsOK, name)
+				integration.RequireExactlyOnce(t, r) // each order once, per the sink's answers and per the ledger in Redis
 				if !f.TotalsOK {
 					t.Error("the totals hash does not equal the sums over the orders")
 				}
@@ -107,13 +106,13 @@ func TestRebalance(t *testing.T) {
 // with exactly the code of the group's protocol, and B's committed offsets
 // never move back.
 func TestZombie(t *testing.T) {
-	protocols(t, func(t *testing.T, s integration.Setup) {
-		r := integration.Zombie(t.Context(), t, s, integration.ZombieConfig{})
+	protocols(t, func(t *testing.T, s scenario.Setup) {
+		r := integration.Zombie(t.Context(), t, s, scenario.ZombieConfig{})
 		z := r.Zombie
 		t.Logf("%s moved=%v zombie: attempts=%d applied=%d suppressed=%d fenced=%d broker=%v stale_epoch_retries=%+v",
 			r, z.Moved, z.ZombieAttempts, z.ZombieApplied, z.ZombieSuppressed, z.ZombieFenced, z.BrokerRefusal,
 			z.StaleEpochRetries)
-		r.RequireExactlyOnce(t)
+		integration.RequireExactlyOnce(t, r)
 		if z.ZombieAttempts == 0 || z.ZombieApplied != 0 || z.ZombieSuppressed != z.ZombieAttempts ||
 			z.ZombieFenced < int64(len(z.Moved)) {
 			t.Errorf("the zombie's late batch was not all suppressed and fenced: %+v", z)
@@ -152,11 +151,11 @@ func TestZombie(t *testing.T) {
 // TestReplay: a topic processed to its end is replayed from offset 50 by a
 // group whose offsets were moved back: every replayed effect is suppressed.
 func TestReplay(t *testing.T) {
-	protocols(t, func(t *testing.T, s integration.Setup) {
-		r := integration.Replay(t.Context(), t, s, integration.ReplayConfig{From: 50})
+	protocols(t, func(t *testing.T, s scenario.Setup) {
+		r := integration.Replay(t.Context(), t, s, scenario.ReplayConfig{From: 50})
 		f := r.Replay
 		t.Logf("%s replayed=%d replay_applied=%d replay_suppressed=%d", r, f.Replayed, f.Applied, f.Suppressed)
-		r.RequireExactlyOnce(t)
+		integration.RequireExactlyOnce(t, r)
 		if f.Replayed != 4*150 || f.Applied != 0 || f.Suppressed != f.Replayed {
 			t.Errorf("replay: %+v, want 600 replayed, all suppressed", f)
 		}
@@ -172,11 +171,11 @@ func TestReplay(t *testing.T) {
 // past; a worker dies after dead-lettering some, uncommitted, and the
 // resuming consumer does not write them again.
 func TestPoison(t *testing.T) {
-	protocols(t, func(t *testing.T, s integration.Setup) {
-		r := integration.Poison(t.Context(), t, s, integration.PoisonConfig{})
+	protocols(t, func(t *testing.T, s scenario.Setup) {
+		r := integration.Poison(t.Context(), t, s, scenario.PoisonConfig{})
 		f := r.Poison
 		t.Logf("%s poison=%d dlq_replays=%d", r, len(f.Poison), f.DeadLetterReplays)
-		r.RequireExactlyOnce(t)
+		integration.RequireExactlyOnce(t, r)
 		if len(f.Poison) != 40 || r.DeadLettered != 40 || f.DeadLetterReplays != 2 {
 			t.Errorf("poison %d, dead-lettered %d, replays %d; want 40, 40 and 2 (offsets 9 and 19 of partition 0 "+
 				"were dead-lettered before the crash at 25)", len(f.Poison), r.DeadLettered, f.DeadLetterReplays)
@@ -184,35 +183,34 @@ func TestPoison(t *testing.T) {
 	})
 }
 
-// The helpers below serve the process-level zombie test, which drives
-// scenario.Env directly.
+// The helpers below serve the process-level tests (zombie session, lost
+// partitions), which drive pipelines themselves on a liveEnv.
+
+// liveEnv is where a process-level test runs: the real servers, a Redis
+// client, and names unique to the test.
+type liveEnv struct {
+	Brokers  []string
+	Redis    redis.UniversalClient
+	Topic    string // not created: the test creates it (integration.CreateNamedTopic)
+	Group    string
+	Prefix   string // ledger key prefix; keys deleted at cleanup
+	Protocol pipeline.Protocol
+}
 
 // eachProtocol runs fn as a parallel subtest per group protocol, with the real
 // servers and names unique to the subtest, and a context bounded by limit.
-func eachProtocol(t *testing.T, limit time.Duration, fn func(t *testing.T, ctx context.Context, env scenario.Env)) {
+func eachProtocol(t *testing.T, limit time.Duration, fn func(t *testing.T, ctx context.Context, env liveEnv)) {
 	t.Parallel()
 	for _, proto := range []pipeline.Protocol{pipeline.Classic, pipeline.Consumer} {
 		t.Run(proto.String(), func(t *testing.T) {
 			t.Parallel()
-			env := realEnv(t, proto)
+			brokers, addr := integration.Kafka(t), integration.Redis(t)
+			rdb := integration.NewRedisClient(t, addr)
+			env := liveEnv{Brokers: brokers, Redis: rdb, Topic: integration.Topic(t), Group: integration.Group(t),
+				Prefix: integration.RedisPrefix(t, rdb), Protocol: proto}
 			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()
 			fn(t, ctx, env)
 		})
 	}
-}
-
-// realEnv gives a scenario the real servers and names unique to t.
-func realEnv(t *testing.T, proto pipeline.Protocol) scenario.Env {
-	t.Helper()
-	brokers, addr := integration.Kafka(t), integration.Redis(t)
-	rdb := integration.NewRedisClient(t, addr)
-	topic := integration.Topic(t)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, _ = integration.NewAdmin(t, brokers).DeleteTopics(ctx, topic)
-	})
-	return scenario.Env{Brokers: brokers, Redis: rdb, Topic: topic, Group: integration.Group(t),
-		Prefix: integration.RedisPrefix(t, rdb), Protocol: proto}
 }

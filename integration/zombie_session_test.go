@@ -19,8 +19,8 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/internal/faults"
-	"github.com/shardpipe/shardpipe/internal/scenario"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -61,12 +61,10 @@ func TestZombieSessionTimeout(t *testing.T) {
 	eachProtocol(t, 3*time.Minute, testZombieSession)
 }
 
-func testZombieSession(t *testing.T, ctx context.Context, env scenario.Env) {
+func testZombieSession(t *testing.T, ctx context.Context, env liveEnv) {
 	proto := env.Protocol
 	const parts, perPart = 4, 100
-	if err := scenario.CreateTopic(ctx, env.Brokers, env.Topic, parts); err != nil {
-		t.Fatal(err)
-	}
+	integration.CreateNamedTopic(t, env.Brokers, env.Topic, parts)
 	if _, err := scenario.ProduceOrders(ctx, env.Brokers, env.Topic, parts, perPart); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +256,7 @@ func testZombieSession(t *testing.T, ctx context.Context, env scenario.Env) {
 	}
 }
 
-func countLedger(ctx context.Context, env scenario.Env) (int, error) {
+func countLedger(ctx context.Context, env liveEnv) (int, error) {
 	n := 0
 	it := env.Redis.Scan(ctx, 0, env.Prefix+"*", 1000).Iterator()
 	for it.Next(ctx) {

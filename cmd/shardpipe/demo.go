@@ -60,7 +60,7 @@ func demoAction(ctx context.Context, c *cli.Command) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := demo.Run(ctx, c.Root().Writer, proto, orders); err != nil {
+	if err := demo.Run(ctx, c.Root().Writer, proto, orders, timeout); err != nil {
 		return failure(fmt.Errorf("demo: %w", err))
 	}
 	return nil

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/orders"
 	"github.com/shardpipe/shardpipe/internal/produce"
 	"github.com/shardpipe/shardpipe/internal/termui"
+	"github.com/shardpipe/shardpipe/internal/topics"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -72,17 +72,15 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 	}
 	defer cl.Close()
 	for _, name := range missing {
-		resp, err := kadm.NewClient(cl).CreateTopic(ctx, pc.partitions, pc.replication, nil, name)
-		if err == nil {
-			err = resp.Err
-		}
-		if errors.Is(err, kerr.TopicAlreadyExists) {
-			continue // created meanwhile, by another producer
-		}
+		// ExistOK: created meanwhile, by another producer.
+		created, err := topics.Create(ctx, kadm.NewClient(cl), topics.Spec{Name: name, Partitions: pc.partitions,
+			Replication: pc.replication, ExistOK: true})
 		if err != nil {
-			return failure(fmt.Errorf("create topic %s with %d partitions: %w", name, pc.partitions, err))
+			return failure(err)
 		}
-		fmt.Fprintf(stderr, "produce: created topic %s with %d partitions\n", name, pc.partitions)
+		if created {
+			fmt.Fprintf(stderr, "produce: created topic %s with %d partitions\n", name, pc.partitions)
+		}
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/internal/topics"
 )
 
 // TestWarnRetention: one warning naming the topic, its retention and the
@@ -36,12 +38,9 @@ func TestWarnRetention(t *testing.T) {
 	}
 	for _, tt := range tests {
 		v := tt.retentionMS
-		resp, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"retention.ms": &v}, tt.topic)
-		if err == nil {
-			err = resp.Err
-		}
-		if err != nil {
-			t.Fatalf("create %s: %v", tt.topic, err)
+		if _, err := topics.Create(ctx, adm, topics.Spec{Name: tt.topic, Partitions: 1,
+			Configs: map[string]*string{"retention.ms": &v}}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	for _, tt := range tests {
@@ -71,7 +70,7 @@ func TestRunMissingDeadLetterTopic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	if _, err := kadm.NewClient(cl).CreateTopic(context.Background(), 1, 1, nil, "orders"); err != nil {
+	if _, err := topics.Create(context.Background(), kadm.NewClient(cl), topics.Spec{Name: "orders", Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {

@@ -4,14 +4,15 @@ import (
 	"testing"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/pipeline"
 
 	"example.com/orderhandler"
 )
 
 // setup runs the Biller in pipelines configured as production would be.
-func setup(t *testing.T, b *orderhandler.Biller, proto pipeline.Protocol) integration.Setup {
-	return integration.Setup{
+func setup(t *testing.T, b *orderhandler.Biller, proto pipeline.Protocol) scenario.Setup {
+	return scenario.Setup{
 		Brokers:  integration.Kafka(t),
 		Redis:    integration.Redis(t),
 		Protocol: proto,
@@ -21,7 +22,7 @@ func setup(t *testing.T, b *orderhandler.Biller, proto pipeline.Protocol) integr
 }
 
 // requireChargedOnce checks the handler's own books against the report.
-func requireChargedOnce(t *testing.T, b *orderhandler.Biller, r *integration.Report) {
+func requireChargedOnce(t *testing.T, b *orderhandler.Biller, r *scenario.Report) {
 	t.Helper()
 	charged := b.Charged()
 	for _, k := range r.Keys {
@@ -38,8 +39,8 @@ func TestBillerSurvivesRebalance(t *testing.T) {
 		t.Run(proto.String(), func(t *testing.T) {
 			b := orderhandler.NewBiller()
 			r := integration.Rebalance(t.Context(), t, setup(t, b, proto),
-				integration.RebalanceConfig{Partitions: 6, Records: 3000, CrashLeave: true})
-			r.RequireExactlyOnce(t)
+				scenario.RebalanceConfig{Partitions: 6, Records: 3000, CrashLeave: true})
+			integration.RequireExactlyOnce(t, r)
 			requireChargedOnce(t, b, r)
 			t.Logf("%s", r)
 		})
@@ -50,8 +51,8 @@ func TestBillerSurvivesRebalance(t *testing.T) {
 // ledger suppresses every order, so nobody is charged twice.
 func TestBillerSurvivesReplay(t *testing.T) {
 	b := orderhandler.NewBiller()
-	r := integration.Replay(t.Context(), t, setup(t, b, pipeline.Classic), integration.ReplayConfig{From: 100})
-	r.RequireExactlyOnce(t)
+	r := integration.Replay(t.Context(), t, setup(t, b, pipeline.Classic), scenario.ReplayConfig{From: 100})
+	integration.RequireExactlyOnce(t, r)
 	requireChargedOnce(t, b, r)
 	if r.Replay.Replayed == 0 || r.Replay.Applied != 0 {
 		t.Errorf("replay: %+v, want records replayed and none applied", r.Replay)

@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shardpipe/shardpipe/internal/orders"
 )
 
 func TestStatOf(t *testing.T) {
@@ -43,6 +46,13 @@ func TestValue(t *testing.T) {
 		}
 		if o.OrderID != Key(i) || o.Customer == "" || o.AmountCents < 100 {
 			t.Errorf("value(%d) = %+v, want order_id %s, a customer and an amount", i, o, Key(i))
+		}
+		var full orders.Order // and it is what encoding/json writes for that order
+		if err := json.Unmarshal(v, &full); err != nil {
+			t.Fatal(err)
+		}
+		if want, err := json.Marshal(full); err != nil || !bytes.Equal(v, want) {
+			t.Errorf("value(%d) = %s\nencoding/json gives %s (%v)", i, v, want, err)
 		}
 	}
 }

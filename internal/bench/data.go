@@ -2,30 +2,26 @@ package bench
 
 import (
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/shardpipe/shardpipe/internal/orders"
 )
 
 // Key returns the business key (and record key) of order i of a bench topic:
 // the sink ceiling writes the same keys without reading Kafka.
 func Key(i int) string { return "bench-ord-" + pad(i, 9) }
 
-// value is order i's JSON, about valueSize bytes: the fields of
-// internal/orders plus a note that pads it to the size of a real order.
+// value is order i's JSON (orders.Order), valueSize bytes: the fields of
+// internal/orders, created_at to the second, and a note that pads it to the
+// size of a real order.
 func value(i int, at time.Time) []byte {
-	b := make([]byte, 0, valueSize+16)
-	b = append(b, `{"order_id":"`...)
-	b = append(b, Key(i)...)
-	b = append(b, `","customer":"cust-`...)
-	b = append(b, pad(i%1000, 3)...)
-	b = append(b, `","amount_cents":`...)
-	b = strconv.AppendInt(b, int64(100+(i*7919)%99901), 10)
-	b = append(b, `,"created_at":"`...)
-	b = at.UTC().AppendFormat(b, time.RFC3339)
-	b = append(b, `","note":"`...)
-	for len(b) < valueSize-2 {
-		b = append(b, 'x')
+	o := orders.Order{OrderID: Key(i), Customer: "cust-" + pad(i%1000, 3),
+		AmountCents: int64(100 + (i*7919)%99901), CreatedAt: at.UTC().Truncate(time.Second)}
+	if n := valueSize - len(o.JSON()) - len(`,"note":""`); n > 0 {
+		o.Note = strings.Repeat("x", n)
 	}
-	return append(b, `"}`...)
+	return o.JSON()
 }
 
 // valueSize is the length of every bench order value.

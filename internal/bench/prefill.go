@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/internal/topics"
 )
 
 // ErrTopicMismatch means an existing topic does not hold the records the
@@ -49,8 +51,8 @@ func Prefill(ctx context.Context, brokers []string, topic string, partitions int
 			return err
 		}
 	}
-	if _, err := adm.CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
-		return fmt.Errorf("bench: create topic %q: %w", topic, err)
+	if _, err := topics.Create(ctx, adm, topics.Spec{Name: topic, Partitions: partitions}); err != nil {
+		return fmt.Errorf("bench: %w", err)
 	}
 	return produce(ctx, brokers, topic, n, log)
 }

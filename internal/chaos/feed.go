@@ -16,49 +16,21 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/internal/orders"
+	"github.com/shardpipe/shardpipe/internal/topics"
 )
 
-// createTopics creates the source topic and its dead-letter topic.
+// createTopics creates the source topic and its dead-letter topic and waits
+// until the broker serves a leader for every partition of both, so the
+// consumers' start-up checks find them.
 func (r *runner) createTopics(ctx context.Context, adm *kadm.Client) error {
-	for _, t := range []struct {
-		name  string
-		parts int32
-	}{{r.topic, int32(r.cfg.Partitions)}, {DLQTopic(r.topic), 3}} {
-		resp, err := adm.CreateTopic(ctx, t.parts, 1, nil, t.name)
-		if err == nil {
-			err = resp.Err
-		}
-		if err != nil {
-			return fmt.Errorf("create topic %s: %w", t.name, err)
+	for _, s := range []topics.Spec{{Name: r.topic, Partitions: int32(r.cfg.Partitions)}, {Name: DLQTopic(r.topic), Partitions: 3}} {
+		if _, err := topics.Create(ctx, adm, s); err != nil {
+			return err
 		}
 	}
-	return waitTopics(ctx, adm, r.topic, DLQTopic(r.topic))
-}
-
-// waitTopics waits until the broker serves metadata with a leader for every
-// partition of topics, so the consumers' start-up checks find them.
-func waitTopics(ctx context.Context, adm *kadm.Client, topics ...string) error {
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		md, err := adm.Metadata(ctx, topics...)
-		ready := err == nil
-		for _, name := range topics {
-			td, ok := md.Topics[name]
-			ready = ready && ok && td.Err == nil && len(td.Partitions) > 0
-			for _, p := range td.Partitions {
-				ready = ready && p.Err == nil && p.Leader >= 0
-			}
-		}
-		if ready {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("topics %v have no leader for every partition: %w (last error %v)", topics, ctx.Err(), err)
-		case <-tick.C:
-		}
-	}
+	return nil
 }
 
 // startProducer starts `shardpipe produce` at the rate that spreads the
@@ -158,7 +130,9 @@ func logPath(r *runner, name string) string {
 }
 
 // poisonRecord returns the i-th poison record: something `run` with
-// --effect totals and the record key as business key cannot decode.
+// --effect totals and the record key as business key cannot decode. Only
+// the keyless one holds a well-formed order (orders.Order's JSON); the
+// others' values are malformed on purpose, so they are written by hand.
 func poisonRecord(seed uint64, i int) *kgo.Record {
 	key := fmt.Sprintf("poison-%d-%03d", seed, i)
 	switch i % 4 {
@@ -167,7 +141,7 @@ func poisonRecord(seed uint64, i int) *kgo.Record {
 	case 1:
 		return &kgo.Record{Key: []byte(key), Value: fmt.Appendf(nil, `{"order_id":%q,"customer":"cust-001","amount_cents":"12.50"}`, key)}
 	case 2:
-		return &kgo.Record{Value: fmt.Appendf(nil, `{"order_id":%q,"customer":"cust-001","amount_cents":1250}`, key)}
+		return &kgo.Record{Value: orders.Order{OrderID: key, Customer: "cust-001", AmountCents: 1250}.JSON()}
 	default:
 		return &kgo.Record{Key: []byte(key), Value: fmt.Appendf(nil, `{"order_id":%q,"amount_cents":1250}`, key)}
 	}

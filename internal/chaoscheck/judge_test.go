@@ -1,15 +1,16 @@
 package chaoscheck
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shardpipe/shardpipe/internal/orders"
 )
 
 func order(id, cust string, cents int) []byte {
-	return fmt.Appendf(nil, `{"order_id":%q,"customer":%q,"amount_cents":%d}`, id, cust, cents)
+	return orders.Order{OrderID: id, Customer: cust, AmountCents: int64(cents)}.JSON()
 }
 
 // sample is a two-partition topic: orders a, b, c (a re-sent) and one

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/internal/embedded"
-	"github.com/shardpipe/shardpipe/internal/scenario"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -19,8 +19,9 @@ import (
 // miniredis) and explains them on w: a consumer that crashes between effect
 // and commit and is resumed by another, and a rebalance of orders
 // (at least 30) while they arrive. It fails when the rebalance broke
-// exactly-once. Takes a few seconds.
-func Run(ctx context.Context, w io.Writer, proto pipeline.Protocol, orders int) error {
+// exactly-once. Takes a few seconds; each scenario may take up to timeout
+// (0: scenario.DefaultTimeout).
+func Run(ctx context.Context, w io.Writer, proto pipeline.Protocol, orders int, timeout time.Duration) error {
 	srv, err := embedded.Start()
 	if err != nil {
 		return err
@@ -30,30 +31,31 @@ func Run(ctx context.Context, w io.Writer, proto pipeline.Protocol, orders int) 
 		srv.Brokers()[0], srv.RedisAddr(), proto)
 
 	start := time.Now()
-	seed, err := scenario.SeedParity(ctx, scenario.Env{Brokers: srv.Brokers(), Redis: srv.Redis(),
-		Topic: "orders", Group: "demo-crash", Prefix: "demo:crash:", Protocol: proto})
+	seed, err := scenario.CrashBeforeCommit(ctx, scenario.Setup{Brokers: srv.Brokers(), Redis: srv.RedisAddr(),
+		Topic: "orders", Group: "demo-crash", Prefix: "demo:crash:", Protocol: proto, Timeout: timeout}, scenario.CrashConfig{})
 	if err != nil {
 		return fmt.Errorf("crash-and-resume scenario: %w", err)
 	}
 	explainSeed(w, seed, time.Since(start))
 
 	start = time.Now()
-	rb, err := scenario.Rebalance(ctx, scenario.Env{Brokers: srv.Brokers(), Redis: srv.Redis(),
-		Topic: "orders-rebalance", Group: "demo-rebalance", Prefix: "demo:rebalance:", Protocol: proto},
-		scenario.RebalanceConfig{Orders: orders, Partitions: 8, CommitEvery: 50})
+	rb, err := scenario.Rebalance(ctx, scenario.Setup{Brokers: srv.Brokers(), Redis: srv.RedisAddr(),
+		Topic: "orders-rebalance", Group: "demo-rebalance", Prefix: "demo:rebalance:", Protocol: proto, Timeout: timeout},
+		scenario.RebalanceConfig{Records: orders, Partitions: 8, CommitEvery: 50})
 	if err != nil {
 		return fmt.Errorf("rebalance scenario: %w", err)
 	}
 	explainRebalance(w, rb, time.Since(start))
-	if rb.Applied != int64(rb.Orders) || rb.LedgerKeys != rb.Orders || !rb.TotalsOK || rb.Decreases != 0 {
+	if f := rb.Rebalance; rb.Applied != int64(f.Records) || f.LedgerKeys != f.Records || !f.TotalsOK || f.OffsetDecreases != 0 {
 		return fmt.Errorf("rebalance broke exactly-once: %s", rb.Line())
 	}
 	return nil
 }
 
-func explainSeed(w io.Writer, r scenario.SeedResult, took time.Duration) {
+func explainSeed(w io.Writer, rep *scenario.Report, took time.Duration) {
+	r := rep.Crash
 	fmt.Fprintf(w, "1. Crash between effect and commit (%v)\n\n", took.Round(time.Millisecond))
-	fmt.Fprintf(w, "   %s\n\n", r.Line())
+	fmt.Fprintf(w, "   %s\n\n", rep.Line())
 	wrap(w, "   ", fmt.Sprintf(`%d orders went to %d partitions (%d each), keyed by order ID. A consumer applied each
 order's effect (a Redis SET NX of the order ID in the ledger) and committed a partition's
 offset every %d orders, only after the effects before it had landed.
@@ -64,13 +66,14 @@ orders again (replay=%d): the ledger already held their keys, so their effects w
 suppressed instead of applied twice. Every order landed exactly once: applied=%d,
 suppressed=%d.`, scenario.SeedPartitions*r.Shard0, scenario.SeedPartitions, r.Shard0, scenario.SeedCommitEvery,
 		r.CrashAttempts, r.CrashAttempts-1, r.Checkpoint, r.Checkpoint, r.Checkpoint, r.CrashAttempts-1,
-		r.Checkpoint, r.CrashAttempts-r.Checkpoint, r.Replay, r.Applied, r.Suppressed))
+		r.Checkpoint, r.CrashAttempts-r.Checkpoint, r.Replayed, rep.Applied, rep.Suppressed))
 	fmt.Fprintln(w)
 }
 
-func explainRebalance(w io.Writer, r scenario.RebalanceResult, took time.Duration) {
+func explainRebalance(w io.Writer, rep *scenario.Report, took time.Duration) {
+	r := rep.Rebalance
 	fmt.Fprintf(w, "2. Rebalance while orders arrive (%v)\n\n", took.Round(time.Millisecond))
-	fmt.Fprintf(w, "   %s\n\n", r.Line())
+	fmt.Fprintf(w, "   %s\n\n", rep.Line())
 	wrap(w, "   ", fmt.Sprintf(`%d orders arrived in three waves on 8 partitions. Two consumers shared them; a third
 joined during the second wave and the first left during the third, so partitions moved
 between consumers (%d assignments in all). On a revoke a consumer finished its batch and
@@ -79,7 +82,7 @@ longer commit its offset. Each effect added the order's amount to a per-customer
 in the same Redis script as its ledger entry.
 Result: %d effects applied for %d orders; %s; the ledger holds %d keys, the totals equal
 the sums computed from the orders (totals_ok=%t), and no committed offset ever went
-backwards (offset_decreases=%d).`, r.Orders, r.Assigned, r.Applied, r.Orders, replayWords(r), r.LedgerKeys, r.TotalsOK, r.Decreases))
+backwards (offset_decreases=%d).`, r.Records, r.Assignments, rep.Applied, r.Records, replayWords(rep), r.LedgerKeys, r.TotalsOK, r.OffsetDecreases))
 	fmt.Fprintln(w)
 	wrap(w, "", `What this shows: offsets are committed only past records whose effects have landed, and the
 ledger keyed by business key turns every replay (after a crash, a rebalance, or a consumer that
@@ -106,9 +109,10 @@ func wrap(w io.Writer, indent, text string) {
 }
 
 // replayWords says what happened to records seen again after a hand-over.
-func replayWords(r scenario.RebalanceResult) string {
+func replayWords(rep *scenario.Report) string {
+	r := rep.Rebalance
 	if r.Replays == 0 {
 		return "no record was seen twice (replays=0), because every consumer committed its finished batches before it handed a partition over; had one died instead, the ledger would have suppressed the replay as in part 1"
 	}
-	return fmt.Sprintf("%d records were seen again after a hand-over (replays=%d) and the ledger suppressed their effects (suppressed=%d)", r.Replays, r.Replays, r.Suppressed)
+	return fmt.Sprintf("%d records were seen again after a hand-over (replays=%d) and the ledger suppressed their effects (suppressed=%d)", r.Replays, r.Replays, rep.Suppressed)
 }

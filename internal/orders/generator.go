@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// GenConfig says what Generate makes.
+// GenConfig says what NewGenerator makes.
 type GenConfig struct {
 	Count      int     // unique orders
 	Duplicates float64 // re-sends, as a ratio of Count (0.1: 10% more records)

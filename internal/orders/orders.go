@@ -11,36 +11,44 @@ import (
 	"time"
 )
 
-// Order is one sample order. Its JSON is the record value; OrderID is the
-// record key and the business key.
+// Order is one sample order. Its JSON (AppendJSON, JSON, Encode) is the
+// record value; OrderID is the record key and the business key.
 type Order struct {
-	OrderID     string    `json:"order_id"`
-	Customer    string    `json:"customer"`
-	AmountCents int64     `json:"amount_cents"`
-	CreatedAt   time.Time `json:"created_at"`
+	// OrderID is the order's ID: the record key and the business key.
+	OrderID string `json:"order_id"`
+	// Customer names who pays; the totals effect sums AmountCents per
+	// customer.
+	Customer string `json:"customer"`
+	// AmountCents is the order's amount in cents (an integer, so sums are
+	// exact).
+	AmountCents int64 `json:"amount_cents"`
+	// CreatedAt is when the order was made, written in RFC 3339 with
+	// nanoseconds; the zero time leaves the field out.
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	// Note is free text, left out when empty; the bench pads its orders to
+	// a fixed size with it.
+	Note string `json:"note,omitempty"`
 }
 
 // ErrBadLine wraps a JSON line that is not an order.
 var ErrBadLine = errors.New("orders: bad line")
 
 // Line is one order as produced: its key and value bytes, and the fields the
-// summary needs. HasTotals is false when the value lacks customer or an
-// integer amount_cents.
+// summary needs.
 type Line struct {
-	Key       string
-	Value     []byte
-	Customer  string
-	Amount    int64
+	Key      string // the record key: the order ID
+	Value    []byte // the record value: the order's JSON, as produced
+	Customer string // the value's customer, set when HasTotals
+	Amount   int64  // the value's amount_cents, in cents, set when HasTotals
+	// HasTotals is false when the value lacks a customer or an integer
+	// amount_cents (the totals effect cannot sum it).
 	HasTotals bool
 }
 
-// Encode returns o as a Line.
+// Encode returns o as a Line: its JSON as the value (see JSON, which panics
+// for a CreatedAt outside years 0..9999).
 func (o Order) Encode() Line {
-	v, err := json.Marshal(o)
-	if err != nil { // only a time outside years 0..9999 fails
-		panic(fmt.Sprintf("orders: encode %s: %v", o.OrderID, err))
-	}
-	return Line{Key: o.OrderID, Value: v, Customer: o.Customer, Amount: o.AmountCents, HasTotals: true}
+	return Line{Key: o.OrderID, Value: o.JSON(), Customer: o.Customer, Amount: o.AmountCents, HasTotals: true}
 }
 
 // ParseLine reads one JSON object with a non-empty order_id (a string or a

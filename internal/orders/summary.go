@@ -4,15 +4,15 @@ package orders
 // give: each order ID counted once (its first record), and per customer the
 // sum of amount_cents over those first records.
 type Summary struct {
-	Topic      string           `json:"topic"`
-	Seed       uint64           `json:"seed,omitempty"`
-	Records    int              `json:"records"`
-	Unique     int              `json:"unique"`
-	Duplicates int              `json:"duplicates"`
-	NoTotals   int              `json:"without_totals_fields,omitempty"`
-	Totals     map[string]int64 `json:"totals"`
-	TotalCents int64            `json:"total_cents"`
-	Partitions map[int32]int    `json:"partitions"`
+	Topic      string           `json:"topic"`                           // the topic produced to
+	Seed       uint64           `json:"seed,omitempty"`                  // the generator's seed (left out for orders read from a file)
+	Records    int              `json:"records"`                         // records produced, re-sends included
+	Unique     int              `json:"unique"`                          // distinct order IDs
+	Duplicates int              `json:"duplicates"`                      // records whose order ID came before
+	NoTotals   int              `json:"without_totals_fields,omitempty"` // unique orders without customer or integer amount_cents
+	Totals     map[string]int64 `json:"totals"`                          // per customer, the sum of amount_cents (cents) over unique orders
+	TotalCents int64            `json:"total_cents"`                     // the sum of Totals, in cents
+	Partitions map[int32]int    `json:"partitions"`                      // records produced per partition
 
 	seen map[string]struct{}
 }

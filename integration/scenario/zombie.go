@@ -18,42 +18,53 @@ import (
 	"github.com/shardpipe/shardpipe/sink"
 )
 
-// ZombieConfig sizes the zombie scenario. Zero fields take the defaults.
+// ZombieConfig sizes Zombie. Zero fields take the defaults: 4 partitions of
+// 100 records, a commit every 10, a 2 s revoke timeout for the stalled member.
 type ZombieConfig struct {
-	Partitions    int32         // default 4
-	PerPartition  int           // default 100
-	CommitEvery   int           // default 10; env.Options may override it
-	RevokeTimeout time.Duration // how long A's stalled batch may delay a revoke, default 2s
+	Partitions   int32 // partitions of the topic, default 4
+	PerPartition int   // records per partition, default 100
+	// CommitEvery is the scenario's commit policy in records (default 10;
+	// no time-based commits); Setup.Options may override it.
+	CommitEvery int
+	// RevokeTimeout is how long the stalled member's batch may delay a
+	// revoke before it is fenced (pipeline.RevokeTimeout), default 2 s.
+	RevokeTimeout time.Duration
 }
 
-// ZombieResult is what the zombie scenario measured.
-type ZombieResult struct {
-	Moved []checkpoint.Partition // partitions that moved from A to B while A stalled
-	// ZombieApplied, ZombieSuppressed and ZombieFenced sum A's figures over
-	// the moved partitions: its late batch and its refused commits.
-	// ZombieApplied is the claims A wrote (PartitionStats.Claimed): effects
-	// its late batch performed, which it can never commit past.
-	ZombieAttempts, ZombieApplied, ZombieSuppressed, ZombieFenced int64
-	// Refusals holds A's refused commits on the moved partitions; each must
-	// wrap checkpoint.ErrStaleEpoch.
+// ZombieFigures are Zombie's own figures.
+type ZombieFigures struct {
+	// Moved lists the partitions that moved from the stalled member to the
+	// new one.
+	Moved []checkpoint.Partition
+	// Member is the zombie's group member ID.
+	Member string
+	// Epoch is the zombie's generation (classic) or member epoch (KIP-848)
+	// when it stalled.
+	Epoch int32
+	// The zombie's figures on the moved partitions after it woke:
+	ZombieAttempts int64 // records of its stale batches it attempted
+	// ZombieApplied counts the claims its stale batches wrote
+	// (pipeline.PartitionStats.Claimed, since a zombie never commits and so
+	// never counts Applied); must be 0.
+	ZombieApplied    int64
+	ZombieSuppressed int64 // its effects the ledger suppressed
+	ZombieFenced     int64 // its commits refused (see Refusals)
+	// Refusals holds the zombie's refused commits on the moved partitions;
+	// each must wrap checkpoint.ErrStaleEpoch.
 	Refusals []error
-	// BrokerRefusal is what shardpipe's own commit path (a checkpoint.Kafka
-	// over A's client) returned for a commit of a moved partition sent with
-	// A's member ID and the epoch A stalled at, past the local fence: the
-	// commit A's worker would have sent had it left before the rebalance and
-	// reached the broker after it (nil: it was accepted).
+	// BrokerRefusal is what shardpipe's commit path (a checkpoint.Kafka over
+	// the zombie's client) returns for a commit of a moved partition that
+	// carries the zombie's member ID and old epoch and passes the local
+	// fence: the commit the zombie's worker would have sent had it left
+	// before the rebalance and reached the broker after it. It is the
+	// broker's answer, as franz-go hands it over (nil would mean the broker
+	// accepted it).
 	BrokerRefusal error
-	// StaleEpochRetries holds franz-go's reports, on A's client, of a commit
-	// the broker answered with STALE_MEMBER_EPOCH (KIP-848): the epoch the
-	// commit carried, the epoch franz-go retried with, and how many
-	// partitions it dropped from the retry because A no longer owns them.
-	StaleEpochRetries  []StaleEpochRetry
-	ZombieMember       string
-	ZombieEpoch        int32
-	Applied            int64
-	Suppressed         int64
-	CommittedAfterWake map[checkpoint.Partition]int64 // broker's committed offsets of the moved partitions at the end
-	Outcome
+	// StaleEpochRetries lists franz-go's reports that the broker answered
+	// such a commit with STALE_MEMBER_EPOCH (KIP-848 groups): franz-go then
+	// retries with the member's new epoch, leaving out the partitions the
+	// member no longer owns, and answers REBALANCE_IN_PROGRESS for those.
+	StaleEpochRetries []StaleEpochRetry
 }
 
 func (c ZombieConfig) withDefaults() ZombieConfig {
@@ -72,19 +83,25 @@ func (c ZombieConfig) withDefaults() ZombieConfig {
 	return c
 }
 
-// Zombie: consumer A stalls while holding a batch on every partition; B joins
-// and the partitions that move to B are revoked from A past A's revoke
-// deadline, so A is fenced for them. B processes them to the end. Then A
-// wakes and finishes its stale batch: its effects must be suppressed and its
-// commits refused, locally and by the broker, and B's offsets must stay.
-func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error) {
+// Zombie runs a zombie commit after the partition moved: member A stalls in
+// the middle of a batch on every partition; member B joins and the
+// partitions that move to B are revoked from A past its revoke deadline, so
+// A is fenced for them; B processes them to the end. Then A wakes and
+// finishes its stale batches: its effects must be suppressed and its commits
+// refused, locally and by the broker, so B's committed offsets stay. A few
+// seconds on a local broker.
+func Zombie(ctx context.Context, s Setup, cfg ZombieConfig) (*Report, error) {
+	env, ctx, stop, err := start(ctx, s, "zombie")
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
 	cfg = cfg.withDefaults()
-	var res ZombieResult
+	var res ZombieFigures
 	keys, err := env.orders(ctx, cfg.Partitions, cfg.PerPartition)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	res.Keys = keys
 	end := int64(cfg.PerPartition)
 
 	release := make(chan struct{})
@@ -94,7 +111,7 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 	a, err := env.consumer("A", env.ledger, defaults,
 		pipeline.RevokeTimeout(cfg.RevokeTimeout), pipeline.KafkaOptions(kgo.WithLogger(staleLog)))
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	doneA := runAsync(faults.WithWorker(ctx, faults.Worker{BeforeApply: stall.hook}), a)
 	closed := false
@@ -108,14 +125,14 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 		select {
 		case <-stall.stalled:
 		case <-ctx.Done():
-			return res, fmt.Errorf("waiting for A to stall on every partition: %w", ctx.Err())
+			return nil, fmt.Errorf("waiting for A to stall on every partition: %w", ctx.Err())
 		}
 	}
-	res.ZombieMember, res.ZombieEpoch = a.Client().GroupMetadata()
+	res.Member, res.Epoch = a.Client().GroupMetadata()
 
 	b, err := env.consumer("B", env.ledger, defaults)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	doneB := runAsync(ctx, b)
 	defer func() {
@@ -140,7 +157,7 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 		return len(res.Moved) > 0
 	})
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 
 	close(release) // A wakes up holding its stale batches
@@ -153,20 +170,23 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 		return true
 	})
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	res.BrokerRefusal = staleCommit(ctx, a, res.ZombieMember, res.ZombieEpoch, res.Moved[0])
+	res.BrokerRefusal = staleCommit(ctx, a, res.Member, res.Epoch, res.Moved[0])
 	res.StaleEpochRetries = staleLog.retries()
 	closed = true
 	errA, errB := closeAndWait(a, doneA), closeAndWait(b, doneB)
 	if errA != nil {
-		return res, errA
+		return nil, errA
 	}
 	if errB != nil {
-		return res, errB
+		return nil, errB
 	}
-	res.collect(env, a, b)
-	for _, e := range res.Events {
+	r, err := env.finish(ctx, "zombie", keys, append(a.Stats(), b.Stats()...))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range env.Log.Events() {
 		if e.Tag == "A" && e.Kind == pipeline.CommitRefused {
 			res.Refusals = append(res.Refusals, e.Err)
 		}
@@ -183,10 +203,8 @@ func Zombie(ctx context.Context, env Env, cfg ZombieConfig) (ZombieResult, error
 			res.ZombieFenced += s.Fenced
 		}
 	}
-	tot := pipeline.Totals(res.Stats)
-	res.Applied, res.Suppressed = tot.Applied, tot.Suppressed
-	res.CommittedAfterWake, err = committed(ctx, env, res.Moved)
-	return res, err
+	r.Zombie = &res
+	return r, nil
 }
 
 // staller blocks the first batch of each partition until release closes.
@@ -233,11 +251,12 @@ func staleCommit(ctx context.Context, a *pipeline.Pipeline, member string, epoch
 	return store.Commit(ctx, p, int64(epoch), 5)
 }
 
-// StaleEpochRetry is franz-go's report of an OffsetCommit the broker answered
-// with STALE_MEMBER_EPOCH.
+// StaleEpochRetry is one franz-go report of an OffsetCommit the broker
+// answered with STALE_MEMBER_EPOCH.
 type StaleEpochRetry struct {
-	OldEpoch, NewEpoch int32
-	Dropped            int // partitions left out of the retry: no longer owned
+	OldEpoch int32 // the member epoch the commit carried
+	NewEpoch int32 // the member epoch franz-go retried it with
+	Dropped  int   // partitions left out of the retry: no longer owned
 }
 
 // staleEpochLog is a franz-go logger that keeps its "offset commit got stale
@@ -278,7 +297,7 @@ func (l *staleEpochLog) retries() []StaleEpochRetry {
 }
 
 // committed reads the group's committed offsets of parts from the broker.
-func committed(ctx context.Context, env Env, parts []checkpoint.Partition) (map[checkpoint.Partition]int64, error) {
+func committed(ctx context.Context, env runEnv, parts []checkpoint.Partition) (map[checkpoint.Partition]int64, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
 	if err != nil {
 		return nil, err

@@ -9,91 +9,103 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/orders"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
-// RebalanceConfig sizes the rebalance scenario.
+// RebalanceConfig sizes Rebalance. Zero fields take the defaults: 8
+// partitions, 20,000 records in three waves, a commit every 100 records or
+// 200 ms, 13 customers.
 type RebalanceConfig struct {
-	Partitions  int32 // default 8
-	Orders      int   // default 20,000, produced in three equal waves
-	CommitEvery int   // default 100
-	Customers   int   // distinct customers in the totals hash; default 13
-	// CrashLeave makes the first consumer leave as a crash would (no drain,
-	// no final commit) right after a batch of the third wave landed and
-	// before it was committed, instead of gracefully. Those records, and any
-	// others it landed but had not committed, are replayed by the others and
-	// must all be suppressed.
-	// (Without CrashLeave it leaves gracefully.)
-	// no final commit) instead of gracefully: its landed but uncommitted
-	// records are replayed by the others and must all be suppressed.
+	Partitions int32 // partitions of the topic, default 8
+	Records    int   // orders, produced in three equal waves; default 20,000
+	// CommitEvery is the scenario's commit policy in records (default 100,
+	// and at least every 200 ms); Setup.Options may override it.
+	CommitEvery int
+	// Customers is the number of distinct customers the orders' amounts
+	// are summed over in the totals hash; default 13.
+	Customers int
+	// CrashLeave makes the leaving member die (no drain, no final commit)
+	// right after a batch of the third wave landed and before it was
+	// committed, instead of leaving gracefully. Those records, and any others
+	// it landed but had not committed, are replayed by the others and must
+	// all be suppressed.
 	CrashLeave bool
 }
 
-// RebalanceResult is what the rebalance scenario measured.
-type RebalanceResult struct {
-	Orders     int
-	Attempts   int64 // effects attempted over all consumers
-	Applied    int64
-	Suppressed int64
-	// Replays counts the records the leaving consumer had landed past its
+// RebalanceFigures are Rebalance's own figures. They are read from Redis
+// and the broker, not from the pipelines' counts.
+type RebalanceFigures struct {
+	// Records is the number of orders produced (RebalanceConfig.Records).
+	Records int
+	// Replays counts the records the leaving member had landed past its
 	// last commit: its claims in the ledger (read from Redis at the end) at
 	// or past each partition's committed offset, read from the broker right
-	// after it left while the other consumers held their effects back (so
+	// after it left while the other members held their effects back (so
 	// they had committed nothing on its partitions yet). The others re-read
-	// exactly these, so Suppressed must equal Replays. It is not taken from
-	// the pipelines' counts.
-	Replays     int64
-	LedgerKeys  int  // keys under the ledger prefix at the end
-	TotalsOK    bool // the totals hash equals the sums computed from the orders
-	Decreases   int  // committed offsets seen going backwards (events and broker polls)
-	OffsetPolls int  // broker polls that read the group's committed offsets (at least one, or Rebalance fails)
-	Assigned    int  // partition assignments over the run
-	Outcome
+	// exactly these, so Report.Suppressed must equal Replays (0 after a
+	// graceful leave).
+	Replays int64
+	// Assignments counts partition assignments over the run.
+	Assignments int
+	// OffsetDecreases counts committed offsets seen going backwards, in the
+	// pipelines' commit events and in the broker's offsets polled every
+	// 20 ms during the run; it must be 0.
+	OffsetDecreases int
+	// OffsetPolls counts the broker polls that read the group's committed
+	// offsets: at least one, or Rebalance fails (a monitor that read nothing
+	// would report no decrease having checked nothing).
+	OffsetPolls int
+	// LedgerKeys counts the keys under the ledger prefix that name orders
+	// (Prefix + "order-*") at the end.
+	LedgerKeys int
+	// TotalsOK is set with the default sink only (a Ledger with the totals
+	// effect, no Setup.Effect or Setup.Sink): the totals hash equals the
+	// per-customer sums computed from the orders produced.
+	TotalsOK bool
 }
 
-// Line prints the result in one line.
-func (r RebalanceResult) Line() string {
-	return fmt.Sprintf("orders=%d applied=%d suppressed=%d replays=%d ledger=%d totals_ok=%t offset_decreases=%d offset_polls=%d assignments=%d",
-		r.Orders, r.Applied, r.Suppressed, r.Replays, r.LedgerKeys, r.TotalsOK, r.Decreases, r.OffsetPolls, r.Assigned)
-}
-
-// Rebalance runs two consumers over a topic while orders arrive in three
-// waves; a third consumer joins during the second wave and the first leaves
-// during the third. Every effect goes through the ledger with the totals
-// effect, so the end state can be checked by arithmetic.
-func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResult, error) {
-	cfg = cfg.withDefaults()
-	res := RebalanceResult{Orders: cfg.Orders}
-	if env.Log == nil {
-		env.Log = watch.New()
+// Rebalance runs members joining and leaving while records arrive: two
+// consumers start on the first wave, a third joins during the second, and
+// the first leaves during the third (gracefully, or as a crash with
+// CrashLeave). Partitions move twice under load. Without Setup.Effect or
+// Setup.Sink every effect goes through a Ledger with the totals effect, so
+// the end state can be checked by arithmetic (Report.Rebalance.TotalsOK).
+// About 10-20 seconds on a local broker with the defaults.
+func Rebalance(ctx context.Context, s Setup, cfg RebalanceConfig) (*Report, error) {
+	env, ctx, stop, err := start(ctx, s, "rebalance")
+	if err != nil {
+		return nil, err
 	}
-	if err := CreateTopic(ctx, env.Brokers, env.Topic, cfg.Partitions); err != nil {
-		return res, err
+	defer stop()
+	cfg = cfg.withDefaults()
+	res := RebalanceFigures{Records: cfg.Records}
+	var keys []string
+	if err := createTopic(ctx, env.Brokers, env.Topic, cfg.Partitions); err != nil {
+		return nil, err
 	}
 	prod, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.DefaultProduceTopic(env.Topic))
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	defer prod.Close()
 	want := map[string]int64{}
 	ends := map[int32]int64{}
 	wave := func(w int) error {
-		per := cfg.Orders / 3
+		per := cfg.Records / 3
 		from, to := w*per, (w+1)*per
 		if w == 2 {
-			to = cfg.Orders
+			to = cfg.Records
 		}
 		recs := make([]*kgo.Record, 0, to-from)
 		for i := from; i < to; i++ {
-			id := fmt.Sprintf("order-%06d", i)
-			cust := "c" + strconv.Itoa(i%cfg.Customers)
-			amount := int64(100 + i%997)
-			want[cust] += amount
-			res.Keys = append(res.Keys, id)
-			recs = append(recs, &kgo.Record{Key: []byte(id),
-				Value: fmt.Appendf(nil, `{"order_id":%q,"customer":%q,"amount_cents":%d}`, id, cust, amount)})
+			o := orders.Order{OrderID: fmt.Sprintf("order-%06d", i), Customer: "c" + strconv.Itoa(i%cfg.Customers),
+				AmountCents: int64(100 + i%997)}
+			want[o.Customer] += o.AmountCents
+			keys = append(keys, o.OrderID)
+			recs = append(recs, &kgo.Record{Key: []byte(o.OrderID), Value: o.JSON()})
 		}
 		results := prod.ProduceSync(ctx, recs...)
 		if err := results.FirstErr(); err != nil {
@@ -119,7 +131,7 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	mon := startMonitor(env)
 	defer func() { _ = mon.stop() }()
 	hash := env.totalsHash()
-	crash := newLandedGate(2 * (cfg.Orders / 3))
+	crash := newLandedGate(2 * (cfg.Records / 3))
 	pause := &pauseGate{}
 	start := func(tag string) (*pipeline.Pipeline, <-chan error, error) {
 		env := env
@@ -162,24 +174,24 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 	defer func() { _ = stopAll() }()
 
 	if err := wave(0); err != nil {
-		return res, err
+		return nil, err
 	}
 	for _, tag := range []string{"c1", "c2"} {
 		p, done, err := start(tag)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
 		consumers, dones = append(consumers, p), append(dones, done)
 	}
 	if err := env.Log.Wait(ctx, "wave 1 committed", committedAll); err != nil {
-		return res, err
+		return nil, err
 	}
 	if err := wave(1); err != nil {
-		return res, err
+		return nil, err
 	}
 	p3, done3, err := start("c3") // joins while c1 and c2 work on wave 2
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	consumers, dones = append(consumers, p3), append(dones, done3)
 	if err := env.Log.Wait(ctx, "c3 assigned and wave 2 committed", func(evs []watch.Tagged) bool {
@@ -190,10 +202,10 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 		}
 		return false
 	}); err != nil {
-		return res, err
+		return nil, err
 	}
 	if err := wave(2); err != nil {
-		return res, err
+		return nil, err
 	}
 	// From here until c1's committed offsets are read, c2 and c3 apply
 	// nothing: so they commit nothing on the partitions c1 leaves them, and
@@ -204,72 +216,76 @@ func Rebalance(ctx context.Context, env Env, cfg RebalanceConfig) (RebalanceResu
 		select {
 		case <-crash.landed:
 		case <-ctx.Done():
-			return res, fmt.Errorf("waiting for c1 to land a third-wave batch: %w", ctx.Err())
+			return nil, fmt.Errorf("waiting for c1 to land a third-wave batch: %w", ctx.Err())
 		}
 		consumers[0].Abort()
 		if err := <-dones[0]; err != nil {
-			return res, err
+			return nil, err
 		}
 	} else if err := closeAndWait(consumers[0], dones[0]); err != nil {
-		return res, err
+		return nil, err
 	}
 	dones[0] = nil
 	left, err := leftAt(ctx, env, cfg.Partitions)
 	pause.open()
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	if err := env.Log.Wait(ctx, "wave 3 committed", committedAll); err != nil {
-		return res, err
+		return nil, err
 	}
 	if err := stopAll(); err != nil {
-		return res, err
+		return nil, err
 	}
 	if err := mon.stop(); err != nil {
-		return res, err
+		return nil, err
 	}
 	res.OffsetPolls = mon.seen
 
-	res.collect(env, consumers...)
-	tot := pipeline.Totals(res.Stats)
-	res.Attempts, res.Applied, res.Suppressed = tot.Attempts, tot.Applied, tot.Suppressed
-	res.Decreases = mon.decreases + eventDecreases(env.Log.Events())
+	var stats []pipeline.PartitionStats
+	for _, p := range consumers {
+		stats = append(stats, p.Stats()...)
+	}
+	res.OffsetDecreases = mon.decreases + eventDecreases(env.Log.Events())
 	for _, e := range env.Log.Events() {
 		if e.Kind == pipeline.Assigned {
-			res.Assigned++
+			res.Assignments++
 		}
 	}
 	if res.LedgerKeys, err = countKeys(ctx, env, env.Prefix+"order-*"); err != nil {
-		return res, err
+		return nil, err
 	}
-	ledger, err := ReadLedger(ctx, env.Redis, env.Prefix, func(k string) bool { return !env.LedgerKey(k) })
+	r, err := env.finish(ctx, "rebalance", keys, stats)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	for _, c := range ledger.Claims {
+	for _, c := range r.Ledger {
 		if at, ok := left[checkpoint.Partition{Topic: c.Topic, Partition: c.Partition}]; ok && c.Member == leaver && c.Offset >= at {
 			res.Replays++
 		}
 	}
-	got, err := env.Redis.HGetAll(ctx, hash).Result()
-	if err != nil {
-		return res, fmt.Errorf("read totals %s: %w", hash, err)
-	}
-	res.TotalsOK = len(got) == len(want)
-	for cust, sum := range want {
-		if got[cust] != strconv.FormatInt(sum, 10) {
-			res.TotalsOK = false
+	if env.NewSink == nil { // the default sink: a Ledger with the totals effect
+		got, err := env.Redis.HGetAll(ctx, hash).Result()
+		if err != nil {
+			return nil, fmt.Errorf("read totals %s: %w", hash, err)
+		}
+		res.TotalsOK = len(got) == len(want)
+		for cust, sum := range want {
+			if got[cust] != strconv.FormatInt(sum, 10) {
+				res.TotalsOK = false
+			}
 		}
 	}
-	return res, nil
+	r.Rebalance = &res
+	return r, nil
 }
 
 func (c RebalanceConfig) withDefaults() RebalanceConfig {
 	if c.Partitions == 0 {
 		c.Partitions = 8
 	}
-	if c.Orders == 0 {
-		c.Orders = 20000
+	if c.Records == 0 {
+		c.Records = 20000
 	}
 	if c.CommitEvery == 0 {
 		c.CommitEvery = 100
@@ -280,12 +296,12 @@ func (c RebalanceConfig) withDefaults() RebalanceConfig {
 	return c
 }
 
-func (env Env) totals(hash string) (pipeline.Applier, error) {
+func (env runEnv) totals(hash string) (pipeline.Applier, error) {
 	return sink.NewLedger(env.Redis, sink.WithPrefix(env.Prefix),
 		sink.WithEffect(sink.Totals{Hash: hash, GroupField: "customer", AmountField: "amount_cents"}))
 }
 
-func countKeys(ctx context.Context, env Env, match string) (int, error) {
+func countKeys(ctx context.Context, env runEnv, match string) (int, error) {
 	n := 0
 	iter := env.Redis.Scan(ctx, 0, match, 1000).Iterator()
 	for iter.Next(ctx) {
@@ -299,7 +315,7 @@ func countKeys(ctx context.Context, env Env, match string) (int, error) {
 
 // leftAt reads the committed offset of every partition from the broker (0
 // for none).
-func leftAt(ctx context.Context, env Env, parts int32) (map[checkpoint.Partition]int64, error) {
+func leftAt(ctx context.Context, env runEnv, parts int32) (map[checkpoint.Partition]int64, error) {
 	all := make([]checkpoint.Partition, parts)
 	for n := range parts {
 		all[n] = checkpoint.Partition{Topic: env.Topic, Partition: n}

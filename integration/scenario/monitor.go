@@ -48,7 +48,7 @@ type monitor struct {
 	err       error
 }
 
-func startMonitor(env Env) *monitor {
+func startMonitor(env runEnv) *monitor {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &monitor{cancel: cancel}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))

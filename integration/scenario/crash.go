@@ -12,23 +12,26 @@ import (
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// CrashConfig sizes the crash-between-effect-and-commit scenario. Zero
-// fields take the seed chapter's values.
+// CrashConfig sizes CrashBeforeCommit. Zero fields take the seed chapter's
+// values: 4 partitions of 250 records, a commit every 10 records, partition
+// 0's worker dies after 37 attempts.
 type CrashConfig struct {
-	Partitions   int32 // default 4
+	Partitions   int32 // partitions of the topic, default 4
 	PerPartition int   // records per partition, default 250
-	CommitEvery  int   // default 10; env.Options may override it
-	Partition    int32 // the partition whose worker dies, default 0
-	CrashAfter   int   // attempts before it dies, default 37
+	// CommitEvery is the scenario's commit policy in records (default 10;
+	// no time-based commits); Setup.Options may override it.
+	CommitEvery int
+	Partition   int32 // the partition whose worker dies, default 0
+	CrashAfter  int   // records that worker attempts before it dies, default 37
 }
 
 // Seed parameters: 4 partitions x 250 orders, commit every 10, partition 0's
 // worker dies after 37 attempts.
 const (
-	SeedPartitions  = 4
-	SeedPerPart     = 250
-	SeedCommitEvery = 10
-	SeedCrashAfter  = 37
+	SeedPartitions  = 4   // CrashConfig.Partitions' default
+	SeedPerPart     = 250 // CrashConfig.PerPartition's default
+	SeedCommitEvery = 10  // CrashConfig.CommitEvery's default
+	SeedCrashAfter  = 37  // CrashConfig.CrashAfter's default
 )
 
 func (c CrashConfig) withDefaults() CrashConfig {
@@ -47,55 +50,54 @@ func (c CrashConfig) withDefaults() CrashConfig {
 	return c
 }
 
-// SeedResult is the seed chapter's test line, measured.
-type SeedResult struct {
-	Shard0        int   // records in the crashed partition
-	CrashAttempts int64 // attempts of its first worker before it died
+// CrashFigures are CrashBeforeCommit's own figures: with Report.Applied
+// and Report.Suppressed, the seed chapter's test line (Report.Line).
+type CrashFigures struct {
+	// Shard0 is the number of records in the crashed partition
+	// (CrashConfig.PerPartition).
+	Shard0 int
+	// CrashAttempts is the crashed worker's attempts before it died (its
+	// effects landed).
+	CrashAttempts int64
 	// Checkpoint is the crashed partition's committed offset after the
 	// crash, read from the broker before the second consumer starts.
 	Checkpoint int64
-	// Replay counts the crashed partition's records at or past Checkpoint
-	// whose keys the ledger in Redis held before the second consumer
-	// started: the landed records it re-reads, which it must suppress. It
-	// is computed from the broker and Redis, not from the pipelines' counts.
-	Replay     int64
-	Applied    int64 // effects applied over both consumers
-	Suppressed int64 // effects suppressed over both consumers
-	Outcome
+	// Replayed counts the crashed partition's records at or past Checkpoint
+	// whose ledger keys Redis held when the resuming consumer started: the
+	// landed records it re-reads, which it must suppress. It is read from
+	// the broker and Redis, not from the pipelines' counts, so
+	// Report.Suppressed must equal it.
+	Replayed int64
 }
 
-// Line prints the result as the seed's test does.
-func (r SeedResult) Line() string {
-	return fmt.Sprintf("shard0=%d crash_attempts=%d checkpoint=%d replay=%d applied=%d suppressed=%d",
-		r.Shard0, r.CrashAttempts, r.Checkpoint, r.Replay, r.Applied, r.Suppressed)
-}
-
-// SeedParity runs Crash with the seed chapter's numbers.
-func SeedParity(ctx context.Context, env Env) (SeedResult, error) {
-	return Crash(ctx, env, CrashConfig{})
-}
-
-// Crash runs the seed's crash-and-resume test on a consumer group: a first
-// consumer processes every partition; one partition's worker dies between
-// effect and commit after CrashAfter attempts (its landed effects stay, its
-// offset stays at the last commit). A fresh consumer in the same group
-// resumes that partition from the committed offset, and the records applied
-// before the crash come again: the sink must suppress them.
-func Crash(ctx context.Context, env Env, cfg CrashConfig) (SeedResult, error) {
+// CrashBeforeCommit runs the crash between effect and commit (the seed
+// chapter's test, any size and crash point): a consumer applies every
+// partition, but one partition's worker dies after CrashAfter attempts,
+// after their effects landed and before their offsets were committed (it
+// never commits again). A second consumer in the same group resumes that
+// partition from its last commit, so the records between the commit and the
+// crash come again. With a working ledger they are suppressed and each key's
+// effect lands once; Report.Crash.Replayed says how many came again. A few
+// seconds on a local broker.
+func CrashBeforeCommit(ctx context.Context, s Setup, cfg CrashConfig) (*Report, error) {
+	env, ctx, stop, err := start(ctx, s, "crash")
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
 	cfg = cfg.withDefaults()
-	var res SeedResult
+	res := CrashFigures{Shard0: cfg.PerPartition}
 	keys, err := env.orders(ctx, cfg.Partitions, cfg.PerPartition)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	res.Keys, res.Shard0 = keys, cfg.PerPartition
 	end := int64(cfg.PerPartition)
 	defaults := []pipeline.GroupOpt{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0)}
 
 	crashed := checkpoint.Partition{Topic: env.Topic, Partition: cfg.Partition}
 	first, err := env.consumer("first", env.ledger, defaults)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	done := runAsync(faults.WithWorker(ctx, faults.CrashAfter(env.Topic, cfg.Partition, cfg.CrashAfter,
 		env.Log.Crashes("first"))), first)
@@ -113,20 +115,20 @@ func Crash(ctx context.Context, env Env, cfg CrashConfig) (SeedResult, error) {
 		err = cerr
 	}
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	for _, s := range first.Stats() {
 		if s.Partition == crashed {
 			res.CrashAttempts = s.Attempts
 		}
 	}
-	if res.Checkpoint, res.Replay, err = landedPastCommit(ctx, env, crashed, cfg.PerPartition); err != nil {
-		return res, err
+	if res.Checkpoint, res.Replayed, err = landedPastCommit(ctx, env, crashed, cfg.PerPartition); err != nil {
+		return nil, err
 	}
 
 	second, err := env.consumer("second", env.ledger, defaults)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	done = runAsync(ctx, second)
 	err = env.Log.Wait(ctx, fmt.Sprintf("the second consumer to commit %s to its end", crashed),
@@ -135,18 +137,20 @@ func Crash(ctx context.Context, env Env, cfg CrashConfig) (SeedResult, error) {
 		err = cerr
 	}
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	res.collect(env, first, second)
-	tot := pipeline.Totals(res.Stats)
-	res.Applied, res.Suppressed = tot.Applied, tot.Suppressed
-	return res, nil
+	r, err := env.finish(ctx, "crash before commit", keys, append(first.Stats(), second.Stats()...))
+	if err != nil {
+		return nil, err
+	}
+	r.Crash = &res
+	return r, nil
 }
 
 // landedPastCommit reads p's committed offset from the broker and counts the
 // orders of p at or past it (ProduceOrders' keys) whose ledger keys exist in
 // Redis: what the next owner re-reads although its effect landed.
-func landedPastCommit(ctx context.Context, env Env, p checkpoint.Partition, perPart int) (committedAt, landed int64, err error) {
+func landedPastCommit(ctx context.Context, env runEnv, p checkpoint.Partition, perPart int) (committedAt, landed int64, err error) {
 	c, err := committed(ctx, env, []checkpoint.Partition{p})
 	if err != nil {
 		return 0, 0, err

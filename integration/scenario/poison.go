@@ -14,34 +14,41 @@ import (
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// PoisonConfig sizes the poison scenario. Zero fields take the defaults.
+// PoisonConfig sizes Poison. Zero fields take the defaults: 4 partitions of
+// 100 records, every 10th poison, partition 0's first worker dying after 25
+// records, before its first commit (a commit every 50).
 type PoisonConfig struct {
-	Partitions   int32 // default 4
-	PerPartition int   // records per partition, default 100
+	Partitions   int32 // partitions of the topic (and of its dead-letter topic), default 4
+	PerPartition int   // records per partition, poison ones included; default 100
 	// Every makes every Every-th record of each partition poison: no key
 	// and a value that is not JSON (default 10).
 	Every int
-	// CrashAfter is when partition 0's first worker dies, after its effects
-	// and dead-letter writes and before their commit (default 25).
+	// CrashAfter is when partition 0's first worker dies, in records
+	// attempted, after their effects and dead-letter writes and before
+	// their commit (default 25).
 	CrashAfter int
-	// CommitEvery is the scenario's commit policy (default 50: partition
-	// 0 dies before its first commit); env.Options may override it.
+	// CommitEvery is the scenario's commit policy in records (default 50:
+	// partition 0 dies before its first commit; no time-based commits);
+	// Setup.Options may override it.
 	CommitEvery int
 }
 
-// PoisonResult is what the poison scenario measured.
-type PoisonResult struct {
+// PoisonFigures are Poison's own figures, read from the dead-letter topic.
+type PoisonFigures struct {
+	// DLQTopic is the dead-letter topic: Setup.Topic + ".dlq".
 	DLQTopic string
-	// Poison lists the poison records produced; DLQ counts the dead-letter
-	// records found per source record (each must be 1), and Stray those
-	// naming no poison record.
-	Poison            []checkpoint.Partition // Topic/Partition with the offset in Offsets
-	Offsets           []int64
-	DLQ               map[string]int // "partition/offset" -> records in the DLQ
-	Stray             int
-	DeadLettered      int64 // dead-letter writes the pipelines counted
-	DeadLetterReplays int64 // poison records found already dead-lettered on a replay
-	Outcome
+	// Poison names each poison record produced as "partition/offset", in
+	// the order produced.
+	Poison []string
+	// DLQ counts the dead-letter records found per source record, keyed as
+	// Poison names them (each must be 1).
+	DLQ map[string]int
+	// Stray counts the dead-letter records naming another topic as their
+	// source (must be 0).
+	Stray int
+	// DeadLetterReplays counts poison records a consumer found already
+	// dead-lettered (after the crash) and did not write again.
+	DeadLetterReplays int64
 }
 
 func (c PoisonConfig) withDefaults() PoisonConfig {
@@ -63,30 +70,35 @@ func (c PoisonConfig) withDefaults() PoisonConfig {
 	return c
 }
 
-// PoisonSource names a source record in PoisonResult.DLQ.
-func PoisonSource(partition int32, offset int64) string {
+// poisonSource names a source record in PoisonFigures.Poison and DLQ.
+func poisonSource(partition int32, offset int64) string {
 	return strconv.Itoa(int(partition)) + "/" + strconv.FormatInt(offset, 10)
 }
 
-// Poison runs poison records through a crash: every Every-th record cannot
-// be decoded; each must be retried, written to the dead-letter topic
-// (<topic>.dlq) and committed past, so no partition stalls. Partition 0's
-// first worker dies after dead-lettering some and before committing them; a
-// second consumer resumes, and the dead-letter topic must still hold each
-// poison record exactly once.
-func Poison(ctx context.Context, env Env, cfg PoisonConfig) (PoisonResult, error) {
-	cfg = cfg.withDefaults()
-	res := PoisonResult{DLQTopic: env.Topic + ".dlq", DLQ: map[string]int{}}
-	if env.Log == nil {
-		env.Log = watch.New()
+// Poison runs poison records through a crash: every Every-th record has no
+// business key and a value that is not JSON. Each must be retried (twice),
+// written to the dead-letter topic Setup.Topic+".dlq" (which the scenario
+// creates) and committed past, so no partition stalls; partition 0's first
+// worker dies after dead-lettering some and before committing them, and a
+// second consumer resumes. Report.ExactlyOnce then also requires each
+// poison record in the dead-letter topic exactly once. A few seconds on a
+// local broker.
+func Poison(ctx context.Context, s Setup, cfg PoisonConfig) (*Report, error) {
+	env, ctx, stop, err := start(ctx, s, "poison")
+	if err != nil {
+		return nil, err
 	}
+	defer stop()
+	cfg = cfg.withDefaults()
+	res := PoisonFigures{DLQTopic: env.Topic + ".dlq", DLQ: map[string]int{}}
 	for _, t := range []string{env.Topic, res.DLQTopic} {
-		if err := CreateTopic(ctx, env.Brokers, t, cfg.Partitions); err != nil {
-			return res, err
+		if err := createTopic(ctx, env.Brokers, t, cfg.Partitions); err != nil {
+			return nil, err
 		}
 	}
-	if err := res.produce(ctx, env, cfg); err != nil {
-		return res, err
+	keys, err := res.produce(ctx, env, cfg)
+	if err != nil {
+		return nil, err
 	}
 	end := int64(cfg.PerPartition)
 	defaults := []pipeline.GroupOpt{pipeline.CommitEvery(cfg.CommitEvery), pipeline.CommitInterval(0),
@@ -96,7 +108,7 @@ func Poison(ctx context.Context, env Env, cfg PoisonConfig) (PoisonResult, error
 
 	first, err := env.consumer("first", env.ledger, defaults, dlq)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	done := runAsync(faults.WithWorker(ctx, faults.CrashAfter(env.Topic, 0, cfg.CrashAfter, env.Log.Crashes("first"))), first)
 	err = env.Log.Wait(ctx, "the first consumer's crash on partition 0 and full commits elsewhere", func(evs []watch.Tagged) bool {
@@ -112,11 +124,11 @@ func Poison(ctx context.Context, env Env, cfg PoisonConfig) (PoisonResult, error
 		err = cerr
 	}
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	second, err := env.consumer("second", env.ledger, defaults, dlq)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	done = runAsync(ctx, second)
 	err = env.Log.Wait(ctx, "the second consumer to commit partition 0 to its end", func(evs []watch.Tagged) bool {
@@ -126,49 +138,54 @@ func Poison(ctx context.Context, env Env, cfg PoisonConfig) (PoisonResult, error
 		err = cerr
 	}
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	res.collect(env, first, second)
-	for _, s := range res.Stats {
-		res.DeadLettered += s.DeadLettered
+	r, err := env.finish(ctx, "poison", keys, append(first.Stats(), second.Stats()...))
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range r.Stats {
 		res.DeadLetterReplays += s.DeadLetterReplays
 	}
-	return res, res.readDLQ(ctx, env)
+	if err := res.readDLQ(ctx, env); err != nil {
+		return nil, err
+	}
+	r.Poison = &res
+	return r, nil
 }
 
 // produce writes the orders and the poison records, partition by partition,
-// so a record's offset is its index.
-func (res *PoisonResult) produce(ctx context.Context, env Env, cfg PoisonConfig) error {
+// so a record's offset is its index, and returns the orders' keys.
+func (res *PoisonFigures) produce(ctx context.Context, env runEnv, cfg PoisonConfig) ([]string, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.DefaultProduceTopic(env.Topic))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer cl.Close()
+	var keys []string
 	for n := range cfg.Partitions {
 		recs := make([]*kgo.Record, 0, cfg.PerPartition)
 		for i := 0; i < cfg.PerPartition; i++ {
 			if (i+1)%cfg.Every == 0 {
 				recs = append(recs, &kgo.Record{Partition: n, Value: []byte("not an order {")})
-				res.Poison = append(res.Poison, checkpoint.Partition{Topic: env.Topic, Partition: n})
-				res.Offsets = append(res.Offsets, int64(i))
+				res.Poison = append(res.Poison, poisonSource(n, int64(i)))
 				continue
 			}
-			id := OrderKey(n, i)
-			v := fmt.Sprintf(`{"order_id":%q,"customer":"c%d","amount_cents":%d}`, id, i%7, 100+i)
-			recs = append(recs, &kgo.Record{Partition: n, Key: []byte(id), Value: []byte(v)})
-			res.Keys = append(res.Keys, id)
+			o := order(n, i)
+			recs = append(recs, &kgo.Record{Partition: n, Key: []byte(o.OrderID), Value: o.JSON()})
+			keys = append(keys, o.OrderID)
 		}
 		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			return fmt.Errorf("produce to %s/%d: %w", env.Topic, n, err)
+			return nil, fmt.Errorf("produce to %s/%d: %w", env.Topic, n, err)
 		}
 	}
-	return nil
+	return keys, nil
 }
 
 // readDLQ reads the dead-letter topic to its end and counts its records per
 // source record, by their source headers.
-func (res *PoisonResult) readDLQ(ctx context.Context, env Env) error {
+func (res *PoisonFigures) readDLQ(ctx context.Context, env runEnv) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.ConsumeTopics(res.DLQTopic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {

@@ -1,4 +1,4 @@
-package integration
+package scenario_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 )
 
 // TestReportEndIsLastStable: the end a Report compares committed offsets
@@ -17,11 +19,11 @@ import (
 // high watermark, "committed equals log end" could never hold there.
 func TestReportEndIsLastStable(t *testing.T) {
 	t.Parallel()
-	brokers := Kafka(t)
-	topic := CreateTopic(t, brokers, 1)
+	brokers := integration.Kafka(t)
+	topic := integration.CreateTopic(t, brokers, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl := NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic), kgo.TransactionalID(topic+"-txn"))
+	cl := integration.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic), kgo.TransactionalID(topic+"-txn"))
 	txn := func(n int, end bool) int64 {
 		if err := cl.BeginTransaction(); err != nil {
 			t.Fatal(err)
@@ -47,7 +49,7 @@ func TestReportEndIsLastStable(t *testing.T) {
 	open := txn(3, false) // left open until the test ends
 	p := checkpoint.Partition{Topic: topic}
 	for {
-		_, ends, err := offsets(ctx, NewAdmin(t, brokers), Group(t), topic)
+		_, ends, err := scenario.Offsets(ctx, integration.NewAdmin(t, brokers), integration.Group(t), topic)
 		if err != nil {
 			t.Fatal(err)
 		}

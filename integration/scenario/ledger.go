@@ -1,50 +1,30 @@
-package integration
+package scenario
 
 import (
 	"context"
 	"fmt"
-
-	"github.com/shardpipe/shardpipe/internal/scenario"
 )
-
-// LedgerClaim is a ledger entry as the kit reads it from Redis after a
-// scenario: the record whose attempt applied the business key (topic,
-// partition, offset, and the epoch and member of that term) and the claim's
-// state ("applied" for a Ledger, "done" for a Guard whose effect finished).
-// The kit parses the stored JSON itself, apart from the sink's code.
-type LedgerClaim struct {
-	Topic     string
-	Partition int32
-	Offset    int64
-	Epoch     int64
-	Member    string
-	State     string
-}
 
 // ledgerView is the ledger read back after a scenario and the topic it
 // must match.
 type ledgerView struct {
-	claims map[string]LedgerClaim
-	bad    map[string]string       // business key -> value that is not a claim
-	keys   map[scenario.Pos]string // the topic's records' keys by position
+	claims map[string]Claim
+	bad    map[string]string // business key -> value that is not a claim
+	keys   map[Pos]string    // the topic's records' keys by position
 }
 
 // readLedgerView reads every ledger key of env's prefix and every record
 // key of env's topic.
-func readLedgerView(ctx context.Context, env scenario.Env) (ledgerView, error) {
-	l, err := scenario.ReadLedger(ctx, env.Redis, env.Prefix, func(k string) bool { return !env.LedgerKey(k) })
+func readLedgerView(ctx context.Context, env runEnv) (ledgerView, error) {
+	l, err := ReadLedger(ctx, env.Redis, env.Prefix, func(k string) bool { return !env.LedgerKey(k) })
 	if err != nil {
 		return ledgerView{}, fmt.Errorf("read the ledger: %w", err)
 	}
-	keys, _, err := scenario.TopicKeys(ctx, env.Brokers, env.Topic)
+	keys, _, err := TopicKeys(ctx, env.Brokers, env.Topic)
 	if err != nil {
 		return ledgerView{}, fmt.Errorf("read the topic: %w", err)
 	}
-	v := ledgerView{claims: make(map[string]LedgerClaim, len(l.Claims)), bad: l.Bad, keys: keys}
-	for k, c := range l.Claims {
-		v.claims[k] = LedgerClaim(c)
-	}
-	return v, nil
+	return ledgerView{claims: l.Claims, bad: l.Bad, keys: keys}, nil
 }
 
 // ledgerFaults compares the ledger with the topic and the produced keys:
@@ -64,7 +44,7 @@ func (r *Report) ledgerFaults() []string {
 		}
 	}
 	for k, c := range r.Ledger {
-		at := scenario.Pos{Partition: c.Partition, Offset: c.Offset}
+		at := Pos{Partition: c.Partition, Offset: c.Offset}
 		switch {
 		case !produced[k]:
 			bad = append(bad, fmt.Sprintf("ledger key %q: no such record was produced", k))

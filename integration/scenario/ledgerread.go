@@ -12,29 +12,36 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Claim is a ledger value as the scenarios read it back: the record that
-// claimed the business key (topic, partition, offset, and the epoch and
-// member of the term that applied it) and the claim's state. It is parsed
-// from the documented JSON here, not with the sink's own decoder, so that a
-// bug there cannot hide here.
+// Claim is a ledger entry as the scenarios read it back from Redis: the
+// record whose attempt applied the business key (topic, partition, offset,
+// and the epoch and member of that term) and the claim's state ("applied"
+// for a Ledger, "done" for a Guard whose effect finished, "pending" for a
+// Guard whose effect is not known to have landed). It is parsed from the
+// documented JSON here, not with the sink's own decoder, so that a bug there
+// cannot hide here.
 type Claim struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
-	Offset    int64  `json:"offset"`
-	Epoch     int64  `json:"epoch"`
-	Member    string `json:"member"`
-	State     string `json:"state"`
+	Topic     string `json:"topic"`     // the record's topic
+	Partition int32  `json:"partition"` // the record's partition
+	Offset    int64  `json:"offset"`    // the record's offset
+	Epoch     int64  `json:"epoch"`     // the term's group generation or member epoch
+	Member    string `json:"member"`    // the term's group member ID
+	State     string `json:"state"`     // "applied", "done" or "pending"
 }
 
 // Ledger is what Redis holds under a ledger prefix.
 type Ledger struct {
-	Claims map[string]Claim  // business key (the Redis key less the prefix) -> claim
-	Bad    map[string]string // business key -> a value that is not a claim
+	// Claims maps each business key (the Redis key less the prefix) to its
+	// claim.
+	Claims map[string]Claim
+	// Bad maps each business key whose value is not a claim to that value
+	// (or to "unreadable: " and the error).
+	Bad map[string]string
 }
 
-// ReadLedger reads every key under prefix (SCAN, then GET in pipelines),
-// leaving out the keys skip names (a scenario's totals hash or dead-letter
-// markers).
+// ReadLedger reads every key under prefix (SCAN, then GET in pipelines of
+// 1,000), leaving out the keys skip names (a scenario's totals hash or
+// dead-letter markers; nil skips none). Keys that expire between the SCAN
+// and the GET are left out. It costs a round trip per 1,000 keys, twice.
 func ReadLedger(ctx context.Context, rdb redis.UniversalClient, prefix string, skip func(key string) bool) (Ledger, error) {
 	l := Ledger{Claims: map[string]Claim{}, Bad: map[string]string{}}
 	var keys []string
@@ -94,16 +101,18 @@ func escapeGlob(s string) string {
 
 // Pos is a record's place in its topic.
 type Pos struct {
-	Partition int32
-	Offset    int64
+	Partition int32 // the record's partition
+	Offset    int64 // the record's offset
 }
 
+// String prints p as partition@offset, "0@37".
 func (p Pos) String() string { return fmt.Sprintf("%d@%d", p.Partition, p.Offset) }
 
 // TopicKeys reads topic from its start to its end offsets as listed now and
-// returns each record's key by position, and the end offsets. The topic must
-// hold no transaction markers (the scenarios' topics do not): a partition
-// ending in one would never be read to its end.
+// returns each record's key by position, and the end offsets by partition.
+// The topic must hold no transaction markers (the scenarios' topics do not):
+// a partition ending in one would never be read to its end. Each fetch waits
+// at most 30 s; ctx bounds the whole read.
 func TopicKeys(ctx context.Context, brokers []string, topic string) (map[Pos]string, map[int32]int64, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {

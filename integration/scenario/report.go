@@ -1,42 +1,53 @@
-package integration
+package scenario
 
 import (
 	"context"
 	"fmt"
 	"sort"
 	"strings"
-	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
-	"github.com/shardpipe/shardpipe/internal/scenario"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// Report is what a scenario measured, for a test to assert on. Counts sum
-// every consumer the scenario ran.
+// Report is what a scenario measured, for a test (or the demo) to check.
+// Counts sum every consumer the scenario ran. Figures that a check compares
+// with the pipelines' counts are read from the broker and Redis, so the
+// check is not circular.
 type Report struct {
+	// Scenario names the scenario: "crash before commit", "rebalance",
+	// "zombie", "replay" or "poison".
 	Scenario string
+	// Protocol is the group protocol the consumers used.
 	Protocol pipeline.Protocol
-	Topic    string
-	Group    string
-	Prefix   string // the ledger's key prefix
-	// Keys is every business key the scenario produced, once each.
+	Topic    string // the topic the scenario created and produced to (Setup.Topic)
+	Group    string // the consumer group its consumers joined (Setup.Group)
+	Prefix   string // the Redis key prefix of its ledger (Setup.Prefix)
+	// Keys is every business key the scenario produced, once each, in the
+	// order produced.
 	Keys []string
-	// Attempts, Applied, Suppressed, DeadLettered and Fenced are the pipelines'
-	// own counters (pipeline.PartitionStats): records attempted, keys
-	// applied (each counted once over all consumers, by the one that
-	// committed past the record its claim names), effects suppressed as
-	// replays or re-sends, poison records written to the dead-letter topic,
-	// and commits refused because the partition had moved on.
-	Attempts, Applied, Suppressed, DeadLettered, Fenced int64
+	// Attempts, Applied, Suppressed, DeadLettered and Fenced sum the
+	// pipelines' own counters (pipeline.PartitionStats) over every consumer.
+	Attempts int64 // records whose effects were attempted
+	// Applied counts business keys applied, each once over all consumers,
+	// by the one that committed past the record its claim names.
+	Applied      int64
+	Suppressed   int64 // effects suppressed as replays or re-sends
+	DeadLettered int64 // poison records written to the dead-letter topic
+	Fenced       int64 // commits refused because the partition had moved on
+	// Stats holds every consumer's partition stats, consumers in the order
+	// they started.
+	Stats []pipeline.PartitionStats
 	// Committed is the group's committed offset per partition, read from the
-	// broker after the scenario; LogEnd is each partition's end as a
-	// read_committed consumer sees it, the last stable offset (the high
-	// watermark unless a transaction is still open).
+	// broker after the scenario.
 	Committed map[checkpoint.Partition]int64
-	LogEnd    map[checkpoint.Partition]int64
+	// LogEnd is each partition's end as a read_committed consumer sees it,
+	// the last stable offset (the high watermark unless a transaction is
+	// still open), read from the broker after the scenario.
+	LogEnd map[checkpoint.Partition]int64
 	// Applications counts, per business key, its applications by the sink's
 	// counting rule (sink.Outcome), per record: every Applied result, and one
 	// for a record no call reported Applied but one reported Redelivered (the
@@ -44,23 +55,24 @@ type Report struct {
 	// failed with its outcome unknown: a lost reply, a consumer that died
 	// mid-batch). A key applied once counts 1 however many consumers met its
 	// record; 2 means two claims were written for it (the ledger lost one, or
-	// there is none). EffectCalls counts Setup.Effect's successful calls per
-	// key (nil when the Setup has no Effect).
+	// there is none).
 	Applications map[string]int
-	EffectCalls  map[string]int
+	// EffectCalls counts Setup.Effect's successful calls per business key
+	// (nil when the Setup has no Effect).
+	EffectCalls map[string]int
 	// Ledger is what Redis holds under the scenario's ledger prefix at the
-	// end, read by the kit itself (SCAN and GET), per business key. It does
-	// not come from the sink's answers: ExactlyOnce checks it against the
-	// topic's records.
-	Ledger    map[string]LedgerClaim
+	// end, read by the scenario itself (SCAN and GET), per business key. It
+	// does not come from the sink's answers: ExactlyOnce checks it against
+	// the topic's records.
+	Ledger    map[string]Claim
 	ledgerBad map[string]string
-	records   map[scenario.Pos]string
+	records   map[Pos]string
 	// Scenario figures: exactly one is set, by the scenario that ran.
-	Crash     *CrashFigures
-	Rebalance *RebalanceFigures
-	Zombie    *ZombieFigures
-	Replay    *ReplayFigures
-	Poison    *PoisonFigures
+	Crash     *CrashFigures     // set by CrashBeforeCommit
+	Rebalance *RebalanceFigures // set by Rebalance
+	Zombie    *ZombieFigures    // set by Zombie
+	Replay    *ReplayFigures    // set by Replay
+	Poison    *PoisonFigures    // set by Poison
 }
 
 // ExactlyOnce returns nil when every produced business key was applied
@@ -151,37 +163,53 @@ func summarize(bad []string) string {
 	return s
 }
 
-// RequireExactlyOnce fails the test unless ExactlyOnce holds.
-func (r *Report) RequireExactlyOnce(t testing.TB) {
-	t.Helper()
-	if err := r.ExactlyOnce(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // String prints the report's counts in one line.
 func (r *Report) String() string {
 	return fmt.Sprintf("%s (%s): keys=%d attempts=%d applied=%d suppressed=%d dead_lettered=%d fenced=%d",
 		r.Scenario, r.Protocol, len(r.Keys), r.Attempts, r.Applied, r.Suppressed, r.DeadLettered, r.Fenced)
 }
 
-// finish fills the counts and the broker's offsets into a report.
-func (rn *run) finish(t testing.TB, name string, keys []string, stats []pipeline.PartitionStats) *Report {
-	t.Helper()
-	r := &Report{Scenario: name, Protocol: rn.env.Protocol, Topic: rn.env.Topic, Group: rn.env.Group,
-		Prefix: rn.env.Prefix, Keys: keys, Applications: rn.counts.snapshot(), EffectCalls: rn.effects.snapshot()}
+// Line prints the scenario's own figures in one line: for
+// CrashBeforeCommit the seed chapter's test line (with its defaults,
+// "shard0=250 crash_attempts=37 checkpoint=30 replay=7 applied=1000
+// suppressed=7"), for Rebalance "orders=... applied=... suppressed=...
+// replays=... ledger=... totals_ok=... offset_decreases=...
+// offset_polls=... assignments=...", and String for the others.
+func (r *Report) Line() string {
+	switch {
+	case r.Crash != nil:
+		f := r.Crash
+		return fmt.Sprintf("shard0=%d crash_attempts=%d checkpoint=%d replay=%d applied=%d suppressed=%d",
+			f.Shard0, f.CrashAttempts, f.Checkpoint, f.Replayed, r.Applied, r.Suppressed)
+	case r.Rebalance != nil:
+		f := r.Rebalance
+		return fmt.Sprintf("orders=%d applied=%d suppressed=%d replays=%d ledger=%d totals_ok=%t offset_decreases=%d offset_polls=%d assignments=%d",
+			f.Records, r.Applied, r.Suppressed, f.Replays, f.LedgerKeys, f.TotalsOK, f.OffsetDecreases, f.OffsetPolls, f.Assignments)
+	}
+	return r.String()
+}
+
+// finish makes the report of a run: the counts, the broker's offsets and the
+// ledger read back.
+func (env runEnv) finish(ctx context.Context, name string, keys []string, stats []pipeline.PartitionStats) (*Report, error) {
+	r := &Report{Scenario: name, Protocol: env.Protocol, Topic: env.Topic, Group: env.Group,
+		Prefix: env.Prefix, Keys: keys, Stats: stats, Applications: env.counts.snapshot(), EffectCalls: env.effects.snapshot()}
 	tot := pipeline.Totals(stats)
 	r.Attempts, r.Applied, r.Suppressed, r.DeadLettered, r.Fenced = tot.Attempts, tot.Applied, tot.Suppressed, tot.DeadLettered, tot.Fenced
-	var err error
-	if r.Committed, r.LogEnd, err = offsets(rn.ctx, NewAdmin(t, rn.env.Brokers), rn.env.Group, rn.env.Topic); err != nil {
-		t.Fatalf("integration: %s: %v", name, err)
-	}
-	v, err := readLedgerView(rn.ctx, rn.env)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
 	if err != nil {
-		t.Fatalf("integration: %s: %v", name, err)
+		return nil, err
+	}
+	defer cl.Close()
+	if r.Committed, r.LogEnd, err = offsets(ctx, kadm.NewClient(cl), env.Group, env.Topic); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	v, err := readLedgerView(ctx, env)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	r.Ledger, r.ledgerBad, r.records = v.claims, v.bad, v.keys
-	return r
+	return r, nil
 }
 
 // offsets reads group's committed offsets and topic's last stable offsets.

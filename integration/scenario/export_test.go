@@ -1,0 +1,4 @@
+package scenario
+
+// Offsets is offsets, for the external tests.
+var Offsets = offsets
