@@ -48,26 +48,43 @@ type DurableConfig struct {
 // before Redis replies, so the wait returns at once; under everysec it
 // returns once the next fsync ran. A Durable is safe for concurrent use.
 //
-// It works on a single Redis (a *redis.Client, also a Sentinel failover
-// client), not on Redis Cluster: there the keys of one batch live on
-// several primaries, and each would need a fence of its own.
+// On a single Redis (a *redis.Client, also a Sentinel failover client) it
+// fences and waits on that server. On Redis Cluster (a
+// *redis.ClusterClient) the writes of a batch live on several primaries,
+// each with its own replication stream: every call reads which primaries
+// serve slots (CLUSTER SLOTS, one more round trip) and fences and waits on
+// each of them at once, with a fence key of its own in one of that
+// primary's slots (FenceKey followed by a {hash tag} chosen for the slot),
+// so the call costs two round trips plus the slowest primary's wait.
 type Durable struct {
-	c   *redis.Client
-	cfg DurableConfig
+	single  *redis.Client
+	cluster *redis.ClusterClient
+	cfg     DurableConfig
+	tags    tagCache
 }
 
-// NewDurable returns a Durable for c (a single-node or Sentinel client). It
-// does no I/O; the caller has checked that the server has what cfg asks for
-// (WAITAOF, appendonly).
+// NewDurable returns a Durable for c: a single-node or Sentinel client, or a
+// cluster client. It does no I/O; the caller has checked that the servers
+// have what cfg asks for (WAITAOF, appendonly). On a cluster the fence key
+// must have no {hash tag} of its own: each primary's fence gets one.
 func NewDurable(c redis.UniversalClient, cfg DurableConfig) (*Durable, error) {
-	single, ok := c.(*redis.Client)
+	d := &Durable{cfg: cfg}
+	var readTimeout time.Duration
+	switch cl := c.(type) {
+	case *redis.Client:
+		d.single, readTimeout = cl, cl.Options().ReadTimeout
+	case *redis.ClusterClient:
+		d.cluster, readTimeout = cl, cl.Options().ReadTimeout
+	}
 	switch {
 	case c == nil:
 		return nil, errors.New("sink: NewDurable: nil client")
-	case !ok:
-		return nil, fmt.Errorf("sink: NewDurable: %T: only a single-node or Sentinel client (*redis.Client); a cluster would need a fence on every primary", c)
+	case d.single == nil && d.cluster == nil:
+		return nil, fmt.Errorf("sink: NewDurable: %T: want a single-node, Sentinel (*redis.Client) or cluster (*redis.ClusterClient) client", c)
 	case cfg.FenceKey == "":
 		return nil, errors.New("sink: NewDurable: empty fence key")
+	case d.cluster != nil && hasHashTag(cfg.FenceKey):
+		return nil, fmt.Errorf("sink: NewDurable: fence key %q has a {hash tag}: on Redis Cluster each primary's fence needs a tag of its own", cfg.FenceKey)
 	case cfg.Replicas < 0:
 		return nil, fmt.Errorf("sink: NewDurable: %d replicas", cfg.Replicas)
 	case cfg.UseWait && cfg.LocalFsync:
@@ -75,22 +92,23 @@ func NewDurable(c redis.UniversalClient, cfg DurableConfig) (*Durable, error) {
 	case !cfg.LocalFsync && cfg.Replicas == 0:
 		return nil, errors.New("sink: NewDurable: nothing to wait for (no local fsync, no replicas)")
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 2 * time.Second
+	if d.cfg.Timeout == 0 {
+		d.cfg.Timeout = 2 * time.Second
 	}
-	if cfg.Timeout < time.Millisecond {
-		return nil, fmt.Errorf("sink: NewDurable: timeout %v below 1ms", cfg.Timeout)
+	if d.cfg.Timeout < time.Millisecond {
+		return nil, fmt.Errorf("sink: NewDurable: timeout %v below 1ms", d.cfg.Timeout)
 	}
-	if rt := single.Options().ReadTimeout; rt > 0 && cfg.Timeout >= rt {
-		return nil, fmt.Errorf("sink: NewDurable: timeout %v is not below the client's read timeout %v", cfg.Timeout, rt)
+	if readTimeout > 0 && d.cfg.Timeout >= readTimeout {
+		return nil, fmt.Errorf("sink: NewDurable: timeout %v is not below the client's read timeout %v", d.cfg.Timeout, readTimeout)
 	}
-	return &Durable{c: single, cfg: cfg}, nil
+	return d, nil
 }
 
 // Wait returns nil once every write Redis ran before the call is fsynced
-// locally and held by the replicas cfg names; ErrNotDurable when the server
-// answered with fewer within Timeout; another error when Redis could not be
-// asked. Either error means: do not commit yet, try again later.
+// locally and held by the replicas cfg names (on a cluster: on every
+// primary); ErrNotDurable when a server answered with fewer within
+// Timeout; another error when Redis could not be asked. Either error means:
+// do not commit yet, try again later.
 //
 // The fence and the first wait go in one pipeline on one connection; the
 // wait is then repeated on that connection, every waitStep, until it holds
@@ -98,19 +116,39 @@ func NewDurable(c redis.UniversalClient, cfg DurableConfig) (*Durable, error) {
 // for a fresh acknowledgement, which a single long wait would otherwise get
 // only from the replicas' once-a-second report.
 func (d *Durable) Wait(ctx context.Context) error {
-	conn := d.c.Conn()
+	if d.cluster != nil {
+		return d.waitCluster(ctx)
+	}
+	return d.waitOn(ctx, d.single, d.cfg.FenceKey, "")
+}
+
+// waitOn fences key on one connection of node and waits there. id, when
+// set, is the cluster node ID the caller expects node to be.
+func (d *Durable) waitOn(ctx context.Context, node *redis.Client, key, id string) error {
+	conn := node.Conn()
 	defer conn.Close()
 	deadline := time.Now().Add(d.cfg.Timeout)
 	step := min(waitStep, d.cfg.Timeout)
 	p := conn.Pipeline()
-	p.Set(ctx, d.cfg.FenceKey, time.Now().UnixMilli(), 24*time.Hour)
+	p.Set(ctx, key, time.Now().UnixMilli(), 24*time.Hour)
 	wait := d.wait(ctx, p, step)
+	var myID *redis.StringCmd
+	if id != "" {
+		myID = p.ClusterMyID(ctx)
+	}
 	if _, err := p.Exec(ctx); err != nil {
-		return fmt.Errorf("sink: durability wait (fence %q): %w", d.cfg.FenceKey, err)
+		return fmt.Errorf("sink: durability wait (fence %q on %s): %w", key, node.Options().Addr, err)
+	}
+	if myID != nil && myID.Val() != id {
+		return fmt.Errorf("sink: durability wait: fence %q landed on node %s (%s), not on %s: the cluster changed; asking again",
+			key, myID.Val(), node.Options().Addr, id)
 	}
 	for {
 		err := d.judge(wait)
 		if err == nil || !errors.Is(err, ErrNotDurable) || !time.Now().Add(step).Before(deadline) {
+			if err != nil && id != "" {
+				err = fmt.Errorf("primary %s: %w", node.Options().Addr, err)
+			}
 			return err
 		}
 		if wait = d.wait(ctx, conn, step); wait.Err() != nil {

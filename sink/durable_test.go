@@ -21,7 +21,8 @@ func TestNewDurableRefuses(t *testing.T) {
 	}{
 		{"local", single, DurableConfig{FenceKey: "f", LocalFsync: true}, ""},
 		{"replicas with WAIT", single, DurableConfig{FenceKey: "f", Replicas: 1, UseWait: true}, ""},
-		{"cluster", cluster, DurableConfig{FenceKey: "f", LocalFsync: true}, "cluster"},
+		{"cluster", cluster, DurableConfig{FenceKey: "f", Replicas: 1, UseWait: true}, ""},
+		{"cluster fence with a hash tag", cluster, DurableConfig{FenceKey: "{x}f", Replicas: 1}, "hash tag"},
 		{"no fence", single, DurableConfig{LocalFsync: true}, "empty fence key"},
 		{"nothing to wait for", single, DurableConfig{FenceKey: "f"}, "nothing to wait for"},
 		{"local with WAIT", single, DurableConfig{FenceKey: "f", LocalFsync: true, UseWait: true}, "needs WAITAOF"},

@@ -26,7 +26,7 @@ const (
 func durabilityFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: fRedisReplicas, Sources: fromEnv(fRedisReplicas),
-			Usage: "commit an offset only once this many Redis replicas hold the ledger writes before it (WAITAOF: fsynced there; Redis before 7.2: WAIT, received), so a failover loses none; commits wait while fewer replicas answer (0: wait for none)"},
+			Usage: "commit an offset only once this many Redis replicas hold the ledger writes before it (WAITAOF: fsynced there; Redis before 7.2: WAIT, received; on Redis Cluster: replicas of every primary), so a failover loses none; commits wait while fewer replicas answer (0: wait for none)"},
 		&cli.BoolFlag{Name: fAllowEviction, Sources: fromEnv(fAllowEviction),
 			Usage: "start although the ledger Redis's maxmemory-policy may evict keys (anything but noeviction; ledger keys carry a TTL, so volatile-* evicts them too): RISK: a record whose ledger key was evicted applies its effect again"},
 		&cli.BoolFlag{Name: fAllowNoPersistence, Sources: fromEnv(fAllowNoPersistence),
@@ -41,14 +41,13 @@ type durabilityConfig struct {
 	allowNoPersistence bool
 }
 
-func loadDurabilityConfig(c *cli.Command, bad *problems, cluster bool) durabilityConfig {
+// loadDurabilityConfig reads the durability flags. Any deployment takes
+// them: on Redis Cluster the wait runs on every primary.
+func loadDurabilityConfig(c *cli.Command, bad *problems, _ bool) durabilityConfig {
 	dc := durabilityConfig{replicas: int(c.Int(fRedisReplicas)), allowEviction: c.Bool(fAllowEviction),
 		allowNoPersistence: c.Bool(fAllowNoPersistence)}
-	switch {
-	case dc.replicas < 0:
+	if dc.replicas < 0 {
 		bad.addf("%s %d: must be 0 or more", flagRef(fRedisReplicas), dc.replicas)
-	case dc.replicas > 0 && cluster:
-		bad.addf("%s %d: not supported on Redis Cluster (each primary would need its own wait); use 0", flagRef(fRedisReplicas), dc.replicas)
 	}
 	return dc
 }
@@ -93,7 +92,7 @@ func redisDurability(ctx context.Context, rdb redis.UniversalClient, desc string
 		return nil, nil
 	}
 	var usage []string
-	var single settings
+	var all []settings
 	for _, n := range nodes {
 		addr := n.Options().Addr
 		if len(nodes) == 1 {
@@ -104,17 +103,12 @@ func redisDurability(ctx context.Context, rdb redis.UniversalClient, desc string
 			return nil, unavailableErr(fmt.Sprintf("redis %s: reading its persistence settings: %v", addr, err))
 		}
 		usage = append(usage, s.judge(addr, dc, log)...)
-		single = s
+		all = append(all, s)
 	}
 	if len(usage) > 0 {
 		return nil, usageErr(usage...)
 	}
-	if _, ok := rdb.(*redis.ClusterClient); ok {
-		log.Warn("redis cluster: commits do not wait for the ledger writes' fsync or replicas (WAITAOF is per primary; not supported on a cluster yet)",
-			"redis", desc)
-		return nil, nil
-	}
-	return single.barrier(ctx, rdb, desc, dc, fence, log)
+	return weakest(all).barrier(ctx, rdb, desc, dc, fence, log)
 }
 
 // settings is what one server told about its persistence.
@@ -219,7 +213,7 @@ func (s settings) judge(addr string, dc durabilityConfig, log *slog.Logger) []st
 // barrier returns what commits wait for on this single server, logging it.
 func (s settings) barrier(ctx context.Context, rdb redis.UniversalClient, desc string, dc durabilityConfig, fence string, log *slog.Logger) (pipeline.Barrier, error) {
 	cfg := sink.DurableConfig{FenceKey: fence, Replicas: dc.replicas, Timeout: 2 * time.Second}
-	if rt := rdb.(*redis.Client).Options().ReadTimeout; rt > 0 && rt <= cfg.Timeout {
+	if rt := readTimeout(rdb); rt > 0 && rt <= cfg.Timeout {
 		cfg.Timeout = rt * 2 / 3 // the wait must end before the client stops reading
 	}
 	wait := "none"
@@ -238,7 +232,7 @@ func (s settings) barrier(ctx context.Context, rdb redis.UniversalClient, desc s
 		cfg.UseWait, wait = true, "WAIT"
 	}
 	if dc.replicas > 0 {
-		if n, err := connectedReplicas(ctx, rdb.(*redis.Client)); err == nil && n < dc.replicas {
+		if n, err := fewestReplicas(ctx, rdb); err == nil && n < dc.replicas {
 			log.Warn("fewer redis replicas connected than --redis-replicas: commits wait until enough of them hold the writes",
 				"redis", desc, "connected", n, "want", dc.replicas)
 		}
