@@ -89,4 +89,3 @@ func (c *tagCache) forSlot(want int) string {
 		}
 	}
 }
-
