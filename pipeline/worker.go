@@ -46,11 +46,12 @@ type worker struct {
 	failures   int       // commits failed in a row
 	attempts   int
 	buf        []sink.Record
-	lastWarn   time.Time // the last retry warning (rate limited by warn)
-	unlogged   int       // retries not logged since
-	lastCommit int64     // offset this term last committed, -1 for none
-	uncounted  []int64   // offsets landed that credit PartitionStats.Applied once committed past, ascending
-
+	lastWarn   time.Time     // the last retry warning (rate limited by warn)
+	unlogged   int           // retries not logged since
+	lastCommit int64         // offset this term last committed, -1 for none
+	uncounted  []int64       // offsets landed that credit PartitionStats.Applied once committed past, ascending
+	redo       []sink.Record // records landed since the last commit, with a LossReporter barrier (reapply.go)
+	lossSeen   uint64        // the barrier's loss count when the records of redo began to land
 }
 
 func newWorker(p *runner, part checkpoint.Partition, epoch int64, member string) *worker {
@@ -234,6 +235,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 		if h := w.p.cfg.hooks.BeforeApply; h != nil {
 			h(w.ctx, w.part, w.epoch, batch)
 		}
+		w.beforeApply()
 		results, err := w.apply(batch)
 		if ref := (*refused)(nil); errors.As(err, &ref) {
 			return w.landBefore(batch, results, ref)
@@ -249,6 +251,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 		if err := w.land(batch, results, tries); err != nil {
 			return err
 		}
+		w.keep(batch, results)
 	}
 	if err := w.landMarkers(markers); err != nil {
 		return err

@@ -14,6 +14,14 @@ import (
 // lost with the server, so no offset may be committed past them yet.
 var ErrNotDurable = errors.New("sink: ledger writes not durable yet")
 
+// ErrWritesLost means a Durable wait found that a primary the ledger writes
+// go to changed since its last wait (a replica took over, or the server
+// restarted): writes it acknowledged before may be gone. No offset may be
+// committed past them; the records since the last commit must be applied
+// again (the ledger suppresses those whose writes survived). Durable.Losses
+// counts these findings.
+var ErrWritesLost = errors.New("sink: the ledger's primary changed: acknowledged writes may be lost")
+
 // DurableConfig says what a Durable waits for before an offset commit.
 type DurableConfig struct {
 	// FenceKey is SET (with a one-day expiry) right before each wait, on the
@@ -61,6 +69,7 @@ type Durable struct {
 	cluster *redis.ClusterClient
 	cfg     DurableConfig
 	tags    tagCache
+	prim    primaries
 }
 
 // NewDurable returns a Durable for c: a single-node or Sentinel client, or a
@@ -107,8 +116,11 @@ func NewDurable(c redis.UniversalClient, cfg DurableConfig) (*Durable, error) {
 // Wait returns nil once every write Redis ran before the call is fsynced
 // locally and held by the replicas cfg names (on a cluster: on every
 // primary); ErrNotDurable when a server answered with fewer within
-// Timeout; another error when Redis could not be asked. Either error means:
-// do not commit yet, try again later.
+// Timeout; ErrWritesLost when a primary is another server, or another run
+// of it, than at the wait before (or Prime): a failover or a restart that
+// may have dropped acknowledged writes (see Losses); another error when
+// Redis could not be asked. Any error means: do not commit yet, try again
+// later.
 //
 // The fence and the first wait go in one pipeline on one connection; the
 // wait is then repeated on that connection, every waitStep, until it holds
@@ -119,12 +131,20 @@ func (d *Durable) Wait(ctx context.Context) error {
 	if d.cluster != nil {
 		return d.waitCluster(ctx)
 	}
-	return d.waitOn(ctx, d.single, d.cfg.FenceKey, "")
+	primed := d.prim.isPrimed()
+	seen, err := d.waitOn(ctx, d.single, d.cfg.FenceKey, "", primed)
+	if seen && !primed {
+		d.prim.setPrimed()
+	}
+	return err
 }
 
 // waitOn fences key on one connection of node and waits there. id, when
-// set, is the cluster node ID the caller expects node to be.
-func (d *Durable) waitOn(ctx context.Context, node *redis.Client, key, id string) error {
+// set, is the cluster node ID the caller expects node to be. In the same
+// round trip it reads the server's identity (run ID, replication ID) and
+// compares it with the last one seen for id when primed; seen says whether
+// it read one.
+func (d *Durable) waitOn(ctx context.Context, node *redis.Client, key, id string, primed bool) (seen bool, err error) {
 	conn := node.Conn()
 	defer conn.Close()
 	deadline := time.Now().Add(d.cfg.Timeout)
@@ -132,16 +152,25 @@ func (d *Durable) waitOn(ctx context.Context, node *redis.Client, key, id string
 	p := conn.Pipeline()
 	p.Set(ctx, key, time.Now().UnixMilli(), 24*time.Hour)
 	wait := d.wait(ctx, p, step)
+	info := p.Info(ctx, "server", "replication")
 	var myID *redis.StringCmd
 	if id != "" {
 		myID = p.ClusterMyID(ctx)
 	}
 	if _, err := p.Exec(ctx); err != nil {
-		return fmt.Errorf("sink: durability wait (fence %q on %s): %w", key, node.Options().Addr, err)
+		return false, fmt.Errorf("sink: durability wait (fence %q on %s): %w", key, node.Options().Addr, err)
 	}
 	if myID != nil && myID.Val() != id {
-		return fmt.Errorf("sink: durability wait: fence %q landed on node %s (%s), not on %s: the cluster changed; asking again",
+		return false, fmt.Errorf("sink: durability wait: fence %q landed on node %s (%s), not on %s: the cluster changed; asking again",
 			key, myID.Val(), node.Options().Addr, id)
+	}
+	ident, err := identity(info)
+	if err != nil {
+		return false, fmt.Errorf("sink: durability wait on %s: %w", node.Options().Addr, err)
+	}
+	if d.prim.observe(id, ident, primed) {
+		return true, fmt.Errorf("%w: %s is another server or another run of it than at the last wait (run ID/replication ID %s): a failover or a restart",
+			ErrWritesLost, node.Options().Addr, ident)
 	}
 	for {
 		err := d.judge(wait)
@@ -149,10 +178,10 @@ func (d *Durable) waitOn(ctx context.Context, node *redis.Client, key, id string
 			if err != nil && id != "" {
 				err = fmt.Errorf("primary %s: %w", node.Options().Addr, err)
 			}
-			return err
+			return true, err
 		}
 		if wait = d.wait(ctx, conn, step); wait.Err() != nil {
-			return fmt.Errorf("sink: durability wait: %w", wait.Err())
+			return true, fmt.Errorf("sink: durability wait: %w", wait.Err())
 		}
 	}
 }

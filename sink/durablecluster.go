@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -22,18 +23,20 @@ func (d *Durable) waitCluster(ctx context.Context) error {
 		slot int
 	}
 	var ps []primary
-	seen := map[string]bool{}
+	named := map[string]bool{}
 	for _, s := range slots {
-		if len(s.Nodes) == 0 || seen[s.Nodes[0].ID] {
+		if len(s.Nodes) == 0 || named[s.Nodes[0].ID] {
 			continue
 		}
-		seen[s.Nodes[0].ID] = true
+		named[s.Nodes[0].ID] = true
 		ps = append(ps, primary{id: s.Nodes[0].ID, slot: s.Start})
 	}
 	if len(ps) == 0 {
 		return errors.New("sink: durability wait: CLUSTER SLOTS names no primary")
 	}
 	errs := make([]error, len(ps))
+	seen := make([]bool, len(ps))
+	primed := d.prim.isPrimed()
 	var wg sync.WaitGroup
 	for i, p := range ps {
 		wg.Go(func() {
@@ -43,12 +46,15 @@ func (d *Durable) waitCluster(ctx context.Context) error {
 				errs[i] = fmt.Errorf("sink: durability wait: the primary of slot %d: %w", p.slot, err)
 				return
 			}
-			errs[i] = d.waitOn(ctx, node, key, p.id)
+			seen[i], errs[i] = d.waitOn(ctx, node, key, p.id, primed)
 		})
 	}
 	wg.Wait()
+	if !primed && !slices.Contains(seen, false) {
+		d.prim.setPrimed() // every primary's identity is the baseline now
+	}
 	err = errors.Join(errs...)
-	if err != nil && !onlyNotDurable(errs) {
+	if err != nil && !onlyNotDurable(errs) && !errors.Is(err, ErrWritesLost) {
 		d.cluster.ReloadState(ctx)
 	}
 	return err

@@ -255,6 +255,10 @@ func (s settings) barrier(ctx context.Context, rdb redis.UniversalClient, desc s
 	if err != nil {
 		return nil, failure(err)
 	}
+	if err := d.Prime(ctx); err != nil {
+		log.Warn("redis durability: could not read which primaries the ledger writes go to; the first wait will, and a failover before it goes unnoticed",
+			"redis", desc, "err", err)
+	}
 	return d, nil
 }
 

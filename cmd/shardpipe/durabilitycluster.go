@@ -6,7 +6,27 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/shardpipe/shardpipe/pipeline"
 )
+
+// effectBarrier is the barrier for run's effect. Guard mode (--effect
+// http) gets it without its loss count: after a failover the pipeline
+// would apply the records since the last commit again, and with effects
+// outside Redis that runs again those whose done claims were lost
+// (pipeline.LossReporter). The per-topic key space wraps the guarded
+// appliers, so the pipeline cannot see that itself.
+func effectBarrier(external bool, b pipeline.Barrier) pipeline.Barrier {
+	if external {
+		return barrierOnly{b}
+	}
+	return b
+}
+
+// barrierOnly hides every method of a Barrier but Wait.
+type barrierOnly struct{ b pipeline.Barrier }
+
+func (o barrierOnly) Wait(ctx context.Context) error { return o.b.Wait(ctx) }
 
 // weakest merges the settings of a cluster's primaries into what a wait on
 // all of them can ask: WAITAOF only when every primary answers it, a local

@@ -123,7 +123,7 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 		popts = append(popts, pipeline.StartAtLatest())
 	}
 	if barrier != nil {
-		popts = append(popts, pipeline.BeforeCommit(barrier))
+		popts = append(popts, pipeline.BeforeCommit(effectBarrier(rc.httpEffect, barrier)))
 	}
 	popts = append(popts, rc.poisonConfig.options(rdb, rc.ledgerConfig)...)
 	p, err := pipeline.New(popts...)
