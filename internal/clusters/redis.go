@@ -219,35 +219,32 @@ func (r *Redis) Reshard(ctx context.Context, from, to Shard, slots, pipeline int
 	return nil
 }
 
-// ErrorStats sums the MOVED and ASK error replies every live master has
-// sent (INFO errorstats), so a test can show that redirections happened.
-func (r *Redis) ErrorStats(ctx context.Context) (moved, ask int64, err error) {
+// ErrorStats sums, per error code (MOVED, ASK, TRYAGAIN, ...), the error
+// replies every live node has sent (INFO errorstats), so a test can show
+// that redirections happened.
+func (r *Redis) ErrorStats(ctx context.Context) (map[string]int64, error) {
+	out := map[string]int64{}
 	var errs []error
 	for n := 1; n <= len(r.Addrs); n++ {
 		c := r.node(n)
-		info, ierr := c.Info(ctx, "errorstats").Result()
+		info, err := c.Info(ctx, "errorstats").Result()
 		_ = c.Close()
-		if ierr != nil {
-			errs = append(errs, ierr)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		moved += errorStat(info, "MOVED")
-		ask += errorStat(info, "ASK")
-	}
-	if len(errs) == len(r.Addrs) {
-		return 0, 0, errors.Join(errs...)
-	}
-	return moved, ask, nil
-}
-
-func errorStat(info, name string) int64 {
-	for _, l := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "errorstat_"+name+":count="); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
+		for _, l := range strings.Split(info, "\n") {
+			k, v, ok := strings.Cut(strings.TrimSpace(l), ":count=")
+			if name, isStat := strings.CutPrefix(k, "errorstat_"); ok && isStat {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				out[name] += n
+			}
 		}
 	}
-	return 0
+	if len(errs) == len(r.Addrs) {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
 }
 
 // Slot is the Redis Cluster hash slot of key (CRC16 of its {hash tag} or
