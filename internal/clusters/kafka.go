@@ -91,6 +91,30 @@ func BusiestLeader(leaders map[int32]int32) (node int32, parts []int32) {
 	return node, parts
 }
 
+// Victim picks the node to kill: the group's coordinator when it leads at
+// least two partitions of topic (so the kill moves both the group's
+// coordinator and several leaderships), else the busiest leader. It returns
+// the node, the partitions it leads and whether it is the coordinator.
+func Victim(ctx context.Context, adm *kadm.Client, group, topic string) (int32, []int32, bool, error) {
+	leaders, err := Leaders(ctx, adm, topic)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	if co, ok := adm.FindGroupCoordinators(ctx, group)[group]; ok && co.Err == nil {
+		var led []int32
+		for p, l := range leaders {
+			if l == co.NodeID {
+				led = append(led, p)
+			}
+		}
+		if len(led) >= 2 {
+			return co.NodeID, led, true, nil
+		}
+	}
+	n, parts := BusiestLeader(leaders)
+	return n, parts, false, nil
+}
+
 // AwaitLeadersOff waits, at most d, until no partition of topic has node as
 // its leader (the controller moved them after the node was killed) and
 // returns the new leaders. A fresh client per poll reads the controller's
