@@ -24,7 +24,7 @@ func (r *runner) createTopics(ctx context.Context, adm *kadm.Client) error {
 		name  string
 		parts int32
 	}{{r.topic, int32(r.cfg.Partitions)}, {DLQTopic(r.topic), 3}} {
-		resp, err := adm.CreateTopic(ctx, t.parts, 1, nil, t.name)
+		resp, err := adm.CreateTopic(ctx, t.parts, r.cfg.replication(), nil, t.name)
 		if err == nil {
 			err = resp.Err
 		}
@@ -131,7 +131,7 @@ func (r *runner) produce(name string, count int, dups float64, seed uint64, rate
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd := exec.Command(r.cfg.Bin, "produce", "--brokers", r.cfg.Services.Brokers(), "--topic", r.topic,
+	cmd := exec.Command(r.cfg.Bin, "produce", "--brokers", strings.Join(r.cfg.brokers(), ","), "--topic", r.topic,
 		"--count", strconv.Itoa(count), "--duplicates", strconv.FormatFloat(dups, 'f', -1, 64),
 		"--partitions", strconv.Itoa(r.cfg.Partitions), "--seed", strconv.FormatUint(seed, 10),
 		"--rate", strconv.Itoa(rate), "--delivery-timeout", "10m", "--connect-timeout", "1m")
@@ -192,7 +192,7 @@ func (r *runner) injectPoison(ctx context.Context, rng *rand.Rand) <-chan error 
 }
 
 func (r *runner) writePoison(ctx context.Context, at []time.Duration) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(r.cfg.Services.Brokers()), kgo.DefaultProduceTopic(r.topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(r.cfg.brokers()...), kgo.DefaultProduceTopic(r.topic),
 		kgo.RecordDeliveryTimeout(10*time.Minute), kgo.AlwaysRetryEOF())
 	if err != nil {
 		return err

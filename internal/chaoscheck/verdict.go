@@ -118,11 +118,21 @@ type Faults struct {
 	BrokerOutagesSeen int
 	// RedisOutages counts Redis kept down past the sink's retry budget while
 	// guard-mode effects were in flight (guard pass).
-	RedisOutages  int
-	Rebalances    int
-	FencedCommits int64
-	Suppressed    int64
-	Protocols     []string
+	RedisOutages int
+	// Cluster says the run was on a Redis Cluster and a three-broker Kafka:
+	// Redis faults were master failovers (a master SIGKILLed, its replica
+	// took over and kept what was replicated before, the consumers wrote on)
+	// and broker faults SIGKILLs (leaderships moved to the others, the
+	// commit watcher read on while the broker was down).
+	Cluster         bool
+	Failovers       int
+	FailoversSeen   int
+	BrokerKills     int
+	BrokerKillsSeen int
+	Rebalances      int
+	FencedCommits   int64
+	Suppressed      int64
+	Protocols       []string
 }
 
 // OK reports whether the run kept every promise.
@@ -141,6 +151,9 @@ func (r Report) Line() string {
 		prefix, r.Orders, r.Unique, r.Poison, r.DLQ, strings.Join(f.Protocols, "+"), f.KillsHolding, f.Kills,
 		f.ZombiesFenced, f.ZombiePauses, f.RedisRecovered, f.RedisRestarts, f.BrokerOutagesSeen, f.BrokerRestarts,
 		f.Rebalances, f.FencedCommits, f.Suppressed, r.Replayed(), r.Watch.Seen, r.Decreases, r.Lost, r.Doubled)
+	if f.Cluster {
+		s += fmt.Sprintf(" redis_failovers=%d/%d broker_kills=%d/%d", f.FailoversSeen, f.Failovers, f.BrokerKillsSeen, f.BrokerKills)
+	}
 	if r.Effects != nil {
 		s += fmt.Sprintf(" redis_outages=%d %s", f.RedisOutages, r.Effects.Line())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -13,7 +14,7 @@ import (
 // Config names what Verify reads.
 type Config struct {
 	Brokers      []string
-	Redis        string // host:port
+	Redis        string // host:port, or a comma-separated list of Redis Cluster nodes
 	Topic        string
 	DLQTopic     string // empty: no DLQ check; poison records in the topic are then violations
 	Group        string
@@ -54,7 +55,7 @@ func Verify(ctx context.Context, cfg Config, w *Watcher, faults Faults) (Report,
 			return Report{}, err
 		}
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis})
+	rdb := NewRedis(cfg.Redis)
 	defer rdb.Close()
 	l, err := ReadLedger(ctx, rdb, cfg.LedgerPrefix, cfg.TotalsHash)
 	if err != nil {
@@ -78,6 +79,15 @@ func Verify(ctx context.Context, cfg Config, w *Watcher, faults Faults) (Report,
 		fs.decreases, fs.polls = w.Decreases()
 	}
 	return judge(fs), nil
+}
+
+// NewRedis returns a client of spec: one server (host:port), or a Redis
+// Cluster (a comma-separated list of its nodes).
+func NewRedis(spec string) redis.UniversalClient {
+	if strings.Contains(spec, ",") {
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(spec, ",")})
+	}
+	return redis.NewClient(&redis.Options{Addr: spec})
 }
 
 // facts are what Verify read, for judge.

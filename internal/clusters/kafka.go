@@ -25,7 +25,7 @@ func StartKafka(ctx context.Context, root, dir string) (*Kafka, error) {
 	if err := k.s.start(ctx, "kafka-cluster"); err != nil {
 		return nil, err
 	}
-	b, err := k.s.env(ctx, "KAFKA_CLUSTER_BROKERS")
+	b, err := k.s.variable(ctx, "KAFKA_CLUSTER_BROKERS")
 	if err != nil {
 		return nil, err
 	}

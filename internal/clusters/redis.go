@@ -22,13 +22,14 @@ type Redis struct {
 }
 
 // StartRedis starts a Redis Cluster with its state in dir (a directory of
-// its own) and waits until every node reports the cluster ok.
-func StartRedis(ctx context.Context, root, dir string) (*Redis, error) {
-	r := &Redis{s: script{root: root, dir: dir}}
+// its own) and waits until every node reports the cluster ok. env holds
+// services.sh settings (KEY=VALUE), e.g. SHARDPIPE_REDIS_APPENDFSYNC=always.
+func StartRedis(ctx context.Context, root, dir string, env ...string) (*Redis, error) {
+	r := &Redis{s: script{root: root, dir: dir, env: env}}
 	if err := r.s.start(ctx, "redis-cluster"); err != nil {
 		return nil, err
 	}
-	addrs, err := r.s.env(ctx, "REDIS_CLUSTER_ADDRS")
+	addrs, err := r.s.variable(ctx, "REDIS_CLUSTER_ADDRS")
 	if err != nil {
 		return nil, err
 	}

@@ -14,9 +14,10 @@ import (
 )
 
 // script runs scripts/services.sh of the repository at root with its state
-// in dir.
+// in dir, and env (KEY=VALUE: services.sh settings) in its environment.
 type script struct {
 	root, dir string
+	env       []string
 }
 
 // run runs services.sh with args; its output goes into the error on failure.
@@ -30,7 +31,7 @@ func (s script) run(ctx context.Context, args ...string) (string, error) {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, "SHARDPIPE_SERVICES_DIR="+s.dir)
+	cmd.Env = append(append(env, s.env...), "SHARDPIPE_SERVICES_DIR="+s.dir)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -39,8 +40,8 @@ func (s script) run(ctx context.Context, args ...string) (string, error) {
 	return out.String(), nil
 }
 
-// env reads one variable of `services.sh env`.
-func (s script) env(ctx context.Context, name string) (string, error) {
+// variable reads one variable of `services.sh env`.
+func (s script) variable(ctx context.Context, name string) (string, error) {
 	out, err := s.run(ctx, "env")
 	if err != nil {
 		return "", err
