@@ -132,7 +132,7 @@ func runPass(ctx context.Context, cfg Config, adm *kadm.Client, guard bool, star
 	if err := r.createTopics(ctx, adm); err != nil {
 		return chaoscheck.Report{}, err
 	}
-	vcfg := chaoscheck.Config{Brokers: cfg.brokers(), Redis: cfg.redis(),
+	vcfg := chaoscheck.Config{Brokers: cfg.brokers(), Redis: cfg.redis(), ReplicatedOffsets: cfg.Cluster != nil,
 		Topic: r.topic, DLQTopic: DLQTopic(r.topic), Group: r.group, LedgerPrefix: r.prefix, TotalsHash: r.totals}
 	if guard {
 		var err error

@@ -88,7 +88,11 @@ type Report struct {
 	Unique    int   // unique order IDs
 	Poison    int   // poison records in the topic
 	DLQ       int   // records in the DLQ topic
-	Decreases int   // committed offsets that went backwards while watched
+	Decreases int   // committed offsets that went backwards: in the commit log, or while watched
+	// StaleReads are decreases the watcher saw that the commit log does not
+	// hold: a new group coordinator served an older offset for a moment
+	// after a failover (replicated offsets topic only).
+	StaleReads int
 	Watch     Polls // the watcher's polls of the committed offsets
 	Lost      int
 	Doubled   int
@@ -152,7 +156,8 @@ func (r Report) Line() string {
 		f.ZombiesFenced, f.ZombiePauses, f.RedisRecovered, f.RedisRestarts, f.BrokerOutagesSeen, f.BrokerRestarts,
 		f.Rebalances, f.FencedCommits, f.Suppressed, r.Replayed(), r.Watch.Seen, r.Decreases, r.Lost, r.Doubled)
 	if f.Cluster {
-		s += fmt.Sprintf(" redis_failovers=%d/%d broker_kills=%d/%d", f.FailoversSeen, f.Failovers, f.BrokerKillsSeen, f.BrokerKills)
+		s += fmt.Sprintf(" redis_failovers=%d/%d broker_kills=%d/%d offset_stale_reads=%d", f.FailoversSeen, f.Failovers,
+			f.BrokerKillsSeen, f.BrokerKills, r.StaleReads)
 	}
 	if r.Effects != nil {
 		s += fmt.Sprintf(" redis_outages=%d %s", f.RedisOutages, r.Effects.Line())
