@@ -84,18 +84,18 @@ func explain(diff int64, amounts []int64) int {
 
 // Report is the outcome of Verify.
 type Report struct {
-	Orders    int   // records in the topic that are orders (with re-sends)
-	Unique    int   // unique order IDs
-	Poison    int   // poison records in the topic
-	DLQ       int   // records in the DLQ topic
-	Decreases int   // committed offsets that went backwards: in the commit log, or while watched
+	Orders    int // records in the topic that are orders (with re-sends)
+	Unique    int // unique order IDs
+	Poison    int // poison records in the topic
+	DLQ       int // records in the DLQ topic
+	Decreases int // committed offsets that went backwards: in the commit log, or while watched
 	// StaleReads are decreases the watcher saw that the commit log does not
 	// hold: a new group coordinator served an older offset for a moment
 	// after a failover (replicated offsets topic only).
 	StaleReads int
-	Watch     Polls // the watcher's polls of the committed offsets
-	Lost      int
-	Doubled   int
+	Watch      Polls // the watcher's polls of the committed offsets
+	Lost       int
+	Doubled    int
 	// Effects are the external effect's runs (guard mode), nil for a run
 	// with --effect totals.
 	Effects    *EffectRuns

@@ -116,9 +116,9 @@ type facts struct {
 	// after a failover, until its high watermark catches up with the log.
 	history    map[int32][]int64
 	replicated bool
-	polls     Polls
-	effects   *effectFacts // guard mode; nil for --effect totals
-	faults    Faults
+	polls      Polls
+	effects    *effectFacts // guard mode; nil for --effect totals
+	faults     Faults
 }
 
 // effectFacts are a guard-mode run's effect calls and what may excuse a
