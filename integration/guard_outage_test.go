@@ -38,6 +38,10 @@ func (a *failingApplier) Apply(ctx context.Context, b []sink.Record) ([]sink.Res
 	return res, err
 }
 
+func (a *failingApplier) Finish(ctx context.Context, b []sink.Record) (int, int, error) {
+	return forwardFinish(ctx, a.Applier, b)
+}
+
 // TestGuardRedisOutageAfterEffect runs guard mode through the pipeline on the
 // real broker with a private redis-server (AOF, fsync always) that is
 // SIGKILLed right after an external effect ran, before its claim is marked

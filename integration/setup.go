@@ -191,6 +191,15 @@ func (a countingApplier) Apply(ctx context.Context, batch []sink.Record) ([]sink
 	return res, err
 }
 
+// Finish forwards to the wrapped Applier when it is a pipeline.Finisher
+// (guard mode), so the kit's consumers finish as run's do.
+func (a countingApplier) Finish(ctx context.Context, batch []sink.Record) (int, int, error) {
+	if f, ok := a.Applier.(pipeline.Finisher); ok {
+		return f.Finish(ctx, batch)
+	}
+	return 0, 0, nil
+}
+
 // countingEffect counts the effect's successful calls per business key.
 func countingEffect(e pipeline.ExternalEffect, c *counter) pipeline.ExternalEffect {
 	return func(ctx context.Context, key string, r *sink.Record) error {

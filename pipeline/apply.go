@@ -17,8 +17,15 @@ import (
 // partition; the commit point stays before the batch meanwhile. Once the
 // worker is asked to stop (revoke or shutdown) a failed batch is not retried
 // again: apply returns errStopped, so that the worker commits what landed
-// before the batch instead of retrying until its time is up.
-func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
+// before the batch instead of retrying until its time is up. A batch it
+// returns an error for is the worker's unknown batch, finished at its exit
+// (finishUnknown).
+func (w *worker) apply(batch []sink.Record) (_ []sink.Result, err error) {
+	defer func() {
+		if err != nil {
+			w.unknown = batch
+		}
+	}()
 	backoff := 100 * time.Millisecond
 	for {
 		results, err := w.p.cfg.applier.Apply(w.ctx, batch)

@@ -28,7 +28,11 @@
 //
 // While the sink cannot reach Redis, the partition's batch is retried with a
 // backoff capped at 5s and a warning at most every 5s; nothing is committed
-// past it, and the partition resumes by itself when Redis answers.
+// past it, and the partition resumes by itself when Redis answers. When the
+// worker's term ends first (a revoke, a loss, a stop), it commits what
+// landed before the batch and, with a Finisher sink (Guarded), marks done
+// the batch's effects that ran, within the revoke or shutdown timeout, so
+// that the next owner does not run them again.
 //
 // Replay runs the same workers outside any consumer group: it reads fixed
 // offset ranges (PlanReplay: by offset or time, the end fixed at planning) by

@@ -55,7 +55,8 @@ func (p *Pipeline) onLost(_ context.Context, _ *kgo.Client, lost map[string][]in
 func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 	<-p.ready
 	p.mu.Lock()
-	lost = lost || p.aborted
+	aborted := p.aborted
+	lost = lost || aborted
 	var ws []*worker
 	for topic, ns := range parts {
 		for _, n := range ns {
@@ -76,8 +77,17 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 	}
 	deadline, cancel := context.WithTimeout(context.Background(), p.cfg.revokeTimeout)
 	defer cancel()
+	by, _ := deadline.Deadline()
 	var wg sync.WaitGroup
 	for _, w := range ws {
+		// A worker killed before (abandoned at the shutdown timeout, or by
+		// Abort) is not waited for again: what it still does, finishing
+		// its unknown batch, it does without holding up the rebalance or
+		// the client's Close.
+		abandoned := w.ctx.Err() != nil
+		if !aborted && !abandoned {
+			w.grant(by) // an unknown batch's effects are marked done within the wait
+		}
 		if lost {
 			// Fence first, so not even an in-flight commit of the old
 			// term can land after this returns.
@@ -89,12 +99,14 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case <-w.done:
-			case <-deadline.Done():
-				p.cfg.logger.Warn("revoke timeout: fencing a worker still holding a batch",
-					"partition", w.part.String(), "epoch", w.epoch)
-				w.fence() // also ends a dead-letter write waiting or under way
+			if !abandoned {
+				select {
+				case <-w.done:
+				case <-deadline.Done():
+					p.cfg.logger.Warn("revoke timeout: fencing a worker still holding a batch",
+						"partition", w.part.String(), "epoch", w.epoch)
+					w.fence() // also ends a dead-letter write waiting or under way
+				}
 			}
 			p.store.Release(w.part, w.epoch)
 			p.stats.update(w.part, func(s *PartitionStats) { s.Held = false })

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -24,10 +26,19 @@ type ExternalEffect func(ctx context.Context, key string, r *sink.Record) error
 // it are not attempted, and the pipeline stops there after committing the
 // ones before it. Any other failure (the effect's error, Redis, a lost
 // lease) makes the batch's outcome unknown: the pipeline applies it again,
-// and records already done are recognised as this term's own work.
+// and records already done are recognised as this term's own work; an
+// effect that ran is not run again, only marked done.
+//
+// The Applier is a Finisher: when the term ends before such a retry (the
+// partition moved, the pipeline stopping), the worker marks done the
+// records whose effects ran in this process, without running any (see
+// sink.Guard.Finish), within the time the pipeline waits for it or, if
+// later, before their pending claims' leases would lapse.
 func Guarded(g *sink.Guard, effect ExternalEffect) Applier {
 	return guarded{g: g, effect: effect}
 }
+
+var _ Finisher = guarded{}
 
 type guarded struct {
 	g      *sink.Guard
@@ -62,3 +73,41 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 	}
 	return results, nil
 }
+
+// Finish marks done, in order, each record of batch whose effect ran in
+// this process under the record's term and is not marked done yet
+// (sink.Guard.Finish: retried until ctx's deadline or, if later, until the
+// record's lease would lapse; a cancel of ctx stops it). It runs no effect
+// and costs one round trip per record it marks (none for the others). The
+// error names the offsets left, with the first one's cause.
+func (a guarded) Finish(ctx context.Context, batch []sink.Record) (finished, left int, err error) {
+	var first error
+	var offsets []string
+	for i := range batch {
+		ok, ferr := a.g.Finish(ctx, &batch[i])
+		switch {
+		case ok:
+			finished++
+		case ferr != nil:
+			left++
+			if first == nil {
+				first = ferr
+			}
+			if len(offsets) < maxNamed {
+				offsets = append(offsets, strconv.FormatInt(batch[i].Offset, 10))
+			}
+		}
+	}
+	if left == 0 {
+		return finished, 0, nil
+	}
+	more := ""
+	if left > len(offsets) {
+		more = fmt.Sprintf(" and %d more", left-len(offsets))
+	}
+	return finished, left, fmt.Errorf("%s/%d offsets %s%s: effects ran but are not marked done: %w",
+		batch[0].Topic, batch[0].Partition, strings.Join(offsets, ","), more, first)
+}
+
+// maxNamed is how many offsets an error names at most.
+const maxNamed = 10

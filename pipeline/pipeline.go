@@ -104,7 +104,10 @@ func New(opts ...Option) (*Pipeline, error) {
 // (no DeadLetters configured), or the broker refuses the client's principal
 // (an authorization error joining the group, fetching or committing). It then drains every partition's queue within the
 // shutdown timeout, commits, and leaves the group. It returns nil after a
-// requested stop and the first fatal error otherwise. Call it once.
+// requested stop and the first fatal error otherwise. Call it once. A
+// worker still marking done a guarded batch whose outcome was unknown when
+// the timeout ran out goes on in the background until the claims' leases
+// lapse (see Finisher).
 func (p *Pipeline) Run(ctx context.Context) error {
 	if !p.started.CompareAndSwap(false, true) {
 		return errors.New("pipeline: Run called twice, or after Close or Abort")
@@ -164,6 +167,7 @@ func (p *Pipeline) dispatch(ft kgo.FetchTopicPartition) {
 func (p *Pipeline) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.shutdown)
 	defer cancel()
+	deadline, _ := ctx.Deadline()
 	p.mu.Lock()
 	ws := make([]*worker, 0, len(p.workers))
 	for _, w := range p.workers {
@@ -173,8 +177,9 @@ func (p *Pipeline) shutdown() {
 	p.mu.Unlock()
 	for _, w := range ws {
 		if aborted {
-			w.kill()
+			w.abort()
 		} else {
+			w.grant(deadline)
 			w.stop(draining)
 		}
 	}
@@ -219,7 +224,7 @@ func (p *Pipeline) Abort() {
 	p.aborted = true
 	for _, w := range p.workers { // fence first: not one more commit
 		p.store.Release(w.part, w.epoch)
-		w.kill()
+		w.abort()
 	}
 	p.mu.Unlock()
 	p.requestStop()

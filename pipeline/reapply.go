@@ -22,8 +22,9 @@ import (
 // dead-lettered since the commit are not written again; their markers may
 // be gone, so a later replay of them writes the dead letter again.
 //
-// Guard mode (Guarded) is left alone: its effects ran outside Redis, and
-// applying again would run those whose done claims were lost a second time.
+// Guard mode (Guarded, also inside ByTopic or Paced) is left alone: its
+// effects ran outside Redis, and applying again would run those whose done
+// claims were lost a second time.
 // A lost done claim there leaves the effect run once; only a replay of the
 // record could run it again. The worker logs the loss.
 type LossReporter interface {
@@ -95,7 +96,7 @@ func (w *worker) reapplyLost() error {
 		w.lossSeen = n
 		return nil
 	}
-	if _, guard := w.p.cfg.applier.(guarded); guard {
+	if external(w.p.cfg.applier) {
 		w.p.cfg.logger.Warn("ledger writes since the last commit may be lost (the ledger's Redis failed over); guard mode does not run the effects again: a claim that was lost lets a later replay of its record run the effect again",
 			"partition", w.part.String(), "epoch", w.epoch, "records", len(w.redo), "committed", w.committed())
 		w.lossSeen = n
@@ -112,4 +113,22 @@ func (w *worker) reapplyLost() error {
 	}
 	w.lossSeen = n
 	return nil
+}
+
+// external reports whether a's effects happen outside Redis: Guarded, or a
+// ByTopic or Paced around one.
+func external(a Applier) bool {
+	switch a := a.(type) {
+	case guarded:
+		return true
+	case *paced:
+		return external(a.a)
+	case byTopic:
+		for _, l := range a {
+			if external(l) {
+				return true
+			}
+		}
+	}
+	return false
 }

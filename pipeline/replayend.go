@@ -11,11 +11,13 @@ import (
 // with no commit, so its offset stays before the records it had not landed.
 // It returns when every worker has ended.
 func (r *Replay) stopWorkers(ws []*worker) {
-	for _, w := range ws {
-		w.stop(revoking)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.shutdown)
 	defer cancel()
+	deadline, _ := ctx.Deadline()
+	for _, w := range ws {
+		w.grant(deadline)
+		w.stop(revoking)
+	}
 	for _, w := range ws {
 		select {
 		case <-w.done:

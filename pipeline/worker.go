@@ -39,6 +39,11 @@ type worker struct {
 
 	mode   atomic.Int32
 	fenced atomic.Bool // the term ended without this worker: no commit may land
+	// finishBy is when, in Unix ns, the time granted to finish the unknown
+	// batch at exit ends (grant); 0: none (Abort, a kill nobody waits for).
+	finishBy atomic.Int64
+	halt     context.Context // ended by Abort: not even finishing goes on
+	haltNow  context.CancelFunc
 
 	tr         *checkpoint.Tracker
 	since      time.Time // when the oldest uncommitted record landed
@@ -52,6 +57,10 @@ type worker struct {
 	uncounted  []int64       // offsets landed that credit PartitionStats.Applied once committed past, ascending
 	redo       []sink.Record // records landed since the last commit, with a LossReporter barrier (reapply.go)
 	lossSeen   uint64        // the barrier's loss count when the records of redo began to land
+
+	// unknown is the last batch whose Apply failed: its outcome is
+	// unknown, and finishUnknown finishes it at exit.
+	unknown []sink.Record
 }
 
 func newWorker(p *runner, part checkpoint.Partition, epoch int64, member string) *worker {
@@ -61,8 +70,10 @@ func newWorker(p *runner, part checkpoint.Partition, epoch int64, member string)
 	q := newQueue(p.cfg.queueRecords,
 		func() { p.cl.PauseFetchPartitions(tps) },
 		func() { p.cl.ResumeFetchPartitions(tps) })
+	halt, haltNow := context.WithCancel(context.Background())
 	return &worker{p: p, part: part, epoch: epoch, member: member, q: q,
-		ctx: ctx, cancel: cancel, term: term, endTerm: endTerm, wake: make(chan struct{}), done: make(chan struct{}), lastCommit: -1}
+		ctx: ctx, cancel: cancel, term: term, endTerm: endTerm, wake: make(chan struct{}), done: make(chan struct{}), lastCommit: -1,
+		halt: halt, haltNow: haltNow}
 }
 
 // stop asks the worker to exit in mode; a stronger mode wins.
@@ -96,9 +107,18 @@ func (w *worker) kill() {
 	w.stop(revoking)
 }
 
+// abort ends the worker as a process death would: no commit, and no
+// finishing of an unknown batch (Abort).
+func (w *worker) abort() {
+	w.finishBy.Store(0)
+	w.haltNow()
+	w.kill()
+}
+
 func (w *worker) run() {
 	defer close(w.done)
 	defer w.cancel()
+	defer w.haltNow()
 	err := w.loop()
 	if w.ctx.Err() == nil && !errors.Is(err, errFenced) {
 		// The final commit of a revoke, a drain or a stop on error: what
@@ -114,6 +134,10 @@ func (w *worker) run() {
 			err = cerr
 		}
 	}
+	// The effects that ran in a batch left unknown are marked done now,
+	// or the next owner runs them again: after the final commit, within
+	// the time granted.
+	w.finishUnknown()
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errFenced) && !errors.Is(err, errStopped) {
 		w.p.fail(err)
 	}

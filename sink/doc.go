@@ -35,11 +35,14 @@
 // record and term: the Guard remembers, per record and term, its claim and
 // whether the effect ran, so a retry after Redis failed the done write (or
 // after the effect ended with its context, its outcome unknown) only marks
-// the claim done.
+// the claim done. When no retry will come (the record's partition moved,
+// the process is stopping), Guard.Finish marks it done without running
+// anything; it never writes over another owner's claim.
 //
 // One window remains: a process that stops after the effect but before done
-// (a crash, a kill, its partition moving before a retry). The lease then
-// expires and the next owner runs the effect a second time. Close it by
+// without marking it (a crash, a kill, Redis unreachable until its term's
+// time is up). The lease then expires and the next owner runs the effect a
+// second time. Close it by
 // passing the business key (Do hands it to the effect) to the external
 // system as its idempotency key, so that it drops the second call.
 //

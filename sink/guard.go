@@ -22,9 +22,10 @@ import (
 // term (the pipeline applying a batch again after ErrUnknown) recognises its
 // own pending claim instead of waiting for it as another owner's, and a
 // retry after the effect ran only marks the claim done: an effect that ran
-// in this process is never run again for the same record and term. The
-// memory costs about 250 bytes per unfinished record, none once Do
-// finishes, and is bounded at 10,000 records: past that the oldest is
+// in this process is never run again for the same record and term; and
+// Finish can mark it done when no retry will come. The memory costs about
+// 275 bytes per unfinished record, none once Do or Finish marks it done,
+// and is bounded at 10,000 records: past that the oldest is
 // forgotten (logged at Warn when its effect had run, since a retry of it
 // could then run the effect again once its lease lapsed).
 type Guard struct {
@@ -85,17 +86,18 @@ func NewGuard(c redis.UniversalClient, opts ...Option) (*Guard, error) {
 //     error once the effect's context ended: the effect may have happened
 //     (the call went out, the answer did not come back). The claim is kept
 //     pending, not released, and Do returns the error wrapping ErrUnknown;
-//     a retry of r in the same term marks it done without running it. If
-//     no retry comes (the partition moved), the lease lapses and the next
+//     a retry of r in the same term marks it done without running it, as
+//     does Finish when no retry will come (the partition moved, the
+//     process stopping). If neither comes, the lease lapses and the next
 //     owner runs it: the window below.
 //   - any other error: the effect did not happen. The claim is released
 //     and the error returned; a retry runs the effect again.
 //
 // What remains is the window of a process that stops between the effect
-// and done (a crash, a kill, a partition moved before a retry, a memory
-// bound reached): the pending claim lapses and the next owner runs the
-// effect again. Pass key to the external system as its idempotency key to
-// close it.
+// and done without marking it (a crash, a kill, a Finish that Redis did not
+// answer in time, a memory bound reached): the pending claim lapses and the
+// next owner runs the effect again. Pass key to the external system as its
+// idempotency key to close it.
 //
 // Redis errors are retried with the backoff.
 func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Context, key string) error) (Outcome, error) {
@@ -128,7 +130,8 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 		m.forget = true // as a crash forgets
 		return 0, err
 	}
-	uncertain, err := g.runEffect(ctx, r, key, lk, m.pending, claimedAt, effect)
+	m.leaseEnd = claimedAt.Add(g.cfg.lease)
+	uncertain, err := g.runEffect(ctx, r, key, lk, m, claimedAt, effect)
 	switch {
 	case err != nil && !uncertain:
 		m.forget = true
@@ -152,23 +155,16 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 // waited for and its outcome reported (the lease was lost earlier, and
 // ErrLeaseLost returned then), instead of ErrLeaseLost again.
 func (g *Guard) finish(ctx context.Context, r *Record, key, lk string, m *memo, retry bool) (Outcome, error) {
-	done, err := DecodeClaim(m.pending)
-	if err != nil {
-		return 0, fmt.Errorf("sink: %s key %q: own pending claim: %w", r.at(), key, err)
-	}
-	done.State, done.At = ClaimDone, time.Now().UTC()
 	for poll := 1; ; poll++ {
 		// Marking done is attempted even if ctx ended meanwhile: the effect ran.
-		v, err := g.eval(context.WithoutCancel(ctx), r, key, g.done, lk, m.pending, done.Encode(),
-			g.cfg.ttl.Milliseconds(), `"owner":"`+m.owner+`"`)
+		cur, written, err := g.writeDone(context.WithoutCancel(ctx), r, key, lk, m)
 		if err != nil {
 			if !errors.Is(err, ErrUnknown) {
 				err = fmt.Errorf("%w: %w", ErrUnknown, err)
 			}
 			return 0, fmt.Errorf("%w (the effect ran; it is not marked done: a retry in this term marks it done without running it)", err)
 		}
-		cur, taken := v.(string)
-		if !taken {
+		if written {
 			m.forget = true
 			return Applied, nil
 		}
@@ -190,6 +186,24 @@ func (g *Guard) finish(ctx context.Context, r *Record, key, lk string, m *memo, 
 				r.at(), key, c.Topic, c.Partition, c.Offset, err)
 		}
 	}
+}
+
+// writeDone writes m's claim done, the effect having run: over our own
+// pending or done claim, or over nothing (the lease lapsed and nobody
+// claimed since), never over another owner's claim, which it returns
+// instead (written false).
+func (g *Guard) writeDone(ctx context.Context, r *Record, key, lk string, m *memo) (cur string, written bool, err error) {
+	done, err := DecodeClaim(m.pending)
+	if err != nil {
+		return "", false, fmt.Errorf("sink: %s key %q: own pending claim: %w", r.at(), key, err)
+	}
+	done.State, done.At = ClaimDone, time.Now().UTC()
+	v, err := g.eval(ctx, r, key, g.done, lk, m.pending, done.Encode(), g.cfg.ttl.Milliseconds(), `"owner":"`+m.owner+`"`)
+	if err != nil {
+		return "", false, err
+	}
+	cur, taken := v.(string)
+	return cur, !taken, nil
 }
 
 // doneOutcome is what a done claim c means for r: Applied when it is r's own

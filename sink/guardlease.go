@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,18 +21,23 @@ func (g *Guard) leaseMargin() time.Duration { return g.cfg.lease / 5 }
 // the lease, so no other owner can claim the key before it returns unless
 // Redis is unreachable for a whole lease. uncertain reports an error with
 // which the effect may still have happened: one wrapping a context error, or
-// any once its context ended.
-func (g *Guard) runEffect(ctx context.Context, r *Record, key, lk, pending string, claimedAt time.Time,
+// any once its context ended. m.leaseEnd moves to the end of the last
+// renewal's lease.
+func (g *Guard) runEffect(ctx context.Context, r *Record, key, lk string, m *memo, claimedAt time.Time,
 	effect func(context.Context, string) error) (uncertain bool, err error) {
 	lctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
 	ectx, cancel := context.WithDeadline(lctx, claimedAt.Add(g.cfg.lease-g.leaseMargin()))
 	defer cancel()
 	stop := make(chan struct{})
-	go g.keepLease(context.WithoutCancel(ctx), stop, r, lk, pending, lost)
+	var renewed atomic.Int64
+	go g.keepLease(context.WithoutCancel(ctx), stop, r, lk, m.pending, lost, &renewed)
 	err = effect(ectx, key)
 	ended := ectx.Err() != nil
 	close(stop)
+	if at := renewed.Load(); at != 0 {
+		m.leaseEnd = time.Unix(0, at).Add(g.cfg.lease)
+	}
 	if err == nil {
 		return false, nil
 	}
@@ -39,11 +45,12 @@ func (g *Guard) runEffect(ctx context.Context, r *Record, key, lk, pending strin
 }
 
 // keepLease renews the pending claim every third of the lease until stop
-// closes. A claim found gone or another owner's cancels the effect's
-// context with ErrLeaseLost; a failed renewal (Redis unreachable) is only
-// logged.
+// closes, storing in renewed when (Unix ns) the last renewal that
+// succeeded was sent. A claim found gone or another owner's cancels the
+// effect's context with ErrLeaseLost; a failed renewal (Redis unreachable)
+// is only logged.
 func (g *Guard) keepLease(ctx context.Context, stop <-chan struct{}, r *Record, lk, pending string,
-	cancel context.CancelCauseFunc) {
+	cancel context.CancelCauseFunc, renewed *atomic.Int64) {
 	every := max(g.cfg.lease/3, time.Millisecond)
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -54,6 +61,7 @@ func (g *Guard) keepLease(ctx context.Context, stop <-chan struct{}, r *Record, 
 		case <-t.C:
 		}
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), every)
+		sent := time.Now()
 		v, err := g.renew.Run(rctx, g.c, []string{lk}, pending, g.cfg.lease.Milliseconds()).Int64()
 		rcancel()
 		switch {
@@ -62,6 +70,8 @@ func (g *Guard) keepLease(ctx context.Context, stop <-chan struct{}, r *Record, 
 		case v != 1:
 			cancel(fmt.Errorf("%w at %s: the pending claim is gone or another owner's while the effect runs", ErrLeaseLost, r.at()))
 			return
+		default:
+			renewed.Store(sent.UnixNano())
 		}
 	}
 }

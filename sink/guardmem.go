@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // defaultRemember bounds how many unfinished records a Guard remembers.
@@ -22,6 +23,10 @@ type memo struct {
 	busy    bool   // a Do holds it
 	forget  bool   // drop it when the Do returns
 	elem    *list.Element
+	// leaseEnd is when the pending claim's lease lapses at the earliest,
+	// as far as this process knows: when the claim or its last renewal
+	// was sent, plus the lease.
+	leaseEnd time.Time
 }
 
 // memory holds the memos of unfinished records, at most max of them; past
@@ -75,6 +80,23 @@ func (mm *memory) take(r *Record, newMemo func() memo) (*memo, error) {
 			mm.onEvict(old.id)
 		}
 	}
+	return m, nil
+}
+
+// takeRan returns r's memo, marked busy, when r's effect ran; nil when
+// there is no memo or its effect did not run. A memo already busy is an
+// error, as in take.
+func (mm *memory) takeRan(r *Record) (*memo, error) {
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	m, ok := mm.m[recordTerm(r)]
+	if !ok || !m.ran {
+		return nil, nil
+	}
+	if m.busy {
+		return nil, fmt.Errorf("sink: %s: Guard.Do already running for this record and term", r.at())
+	}
+	m.busy = true
 	return m, nil
 }
 

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v3"
 )
@@ -62,6 +65,9 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		demoCommand(), versionCommand()}
 	for _, c := range cmds {
 		c.OnUsageError = onUsage
+		if c.Name != "demo" && c.Name != "version" && !c.Hidden {
+			c.Action = noArgs(c.Name, c.Action)
+		}
 	}
 	return &cli.Command{
 		Name:  "shardpipe",
@@ -99,3 +105,24 @@ func fromEnv(flag string) cli.ValueSourceChain { return cli.EnvVars(envName(flag
 
 // flagRef names a flag and its variable for messages: "--ttl (SHARDPIPE_TTL)".
 func flagRef(flag string) string { return "--" + flag + " (" + envName(flag) + ")" }
+
+// noArgs refuses arguments (exit 2) before action runs.
+func noArgs(name string, action cli.ActionFunc) cli.ActionFunc {
+	return func(ctx context.Context, c *cli.Command) error {
+		if c.Args().Len() > 0 {
+			return usageErr(fmt.Sprintf("%s takes no arguments, got %q", name, c.Args().Slice()))
+		}
+		return action(ctx, c)
+	}
+}
+
+// untilSignal returns ctx ended by the first SIGINT or SIGTERM; a second
+// one kills at once (the default handling is restored when ctx ends).
+func untilSignal(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}

@@ -70,9 +70,6 @@ Examples:
 }
 
 func benchAction(ctx context.Context, c *cli.Command) error {
-	if c.Args().Len() > 0 {
-		return usageErr(fmt.Sprintf("bench takes no arguments, got %q", c.Args().Slice()))
-	}
 	var bad problems
 	cfg := bench.Config{
 		Brokers: brokerList(&bad, c.StringSlice(fBrokers)), Redis: strings.TrimSpace(c.String(fRedis)),

@@ -17,6 +17,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/internal/orders"
 )
@@ -199,7 +200,7 @@ func TestRunProduceStatusOnFakes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status: exit %d: %s", code, stderr)
 	}
-	var st groupStatus
+	var st admin.GroupStatus
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}

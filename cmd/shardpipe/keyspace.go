@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/pipeline"
-	"github.com/shardpipe/shardpipe/sink"
 )
 
 // fKeySpace names the flag that says whether topics share business keys.
@@ -50,7 +47,7 @@ func newApplier(lc ledgerConfig, topics []string, rdb redis.UniversalClient, log
 	if lc.keySpace != keySpacePerTopic {
 		return newLedger(lc, "", rdb, log)
 	}
-	ls := make(topicLedgers, len(topics))
+	ls := make(map[string]pipeline.Applier, len(topics))
 	for _, t := range topics {
 		l, err := newLedger(lc, t, rdb, log)
 		if err != nil {
@@ -58,27 +55,5 @@ func newApplier(lc ledgerConfig, topics []string, rdb redis.UniversalClient, log
 		}
 		ls[t] = l
 	}
-	return ls, nil
-}
-
-// topicLedgers applies each batch through its topic's Ledger (or guard
-// mode's Guarded, for --effect http). A batch holds one partition's
-// records, so one topic's.
-type topicLedgers map[string]pipeline.Applier
-
-func (ls topicLedgers) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
-	if len(batch) == 0 {
-		return nil, nil
-	}
-	topic := batch[0].Topic
-	l, ok := ls[topic]
-	if !ok {
-		return nil, fmt.Errorf("ledger: no key space for topic %q", topic)
-	}
-	for i := range batch {
-		if batch[i].Topic != topic {
-			return nil, fmt.Errorf("ledger: one batch holds topics %q and %q", topic, batch[i].Topic)
-		}
-	}
-	return l.Apply(ctx, batch)
+	return pipeline.ByTopic(ls), nil
 }

@@ -7,109 +7,22 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/shardpipe/shardpipe/metrics"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// statsCollector exports the pipeline's per-partition counters to
-// Prometheus. It reads a snapshot on each scrape, so the hot path pays
-// nothing for metrics.
-type statsCollector struct {
-	stats func() []pipeline.PartitionStats
-	defs  []metricDef
-	descs []*prometheus.Desc
-}
-
-// metricDef is one exported metric: name, help, type and how to read it.
-type metricDef struct {
-	name, help string
-	typ        prometheus.ValueType
-	value      func(pipeline.PartitionStats) float64
-}
-
-// metricDefs lists the metrics, in the order they are exported.
-func metricDefs() []metricDef {
-	return []metricDef{
-		{"shardpipe_records_attempted_total", "Records whose effects were attempted.", prometheus.CounterValue,
-			func(s pipeline.PartitionStats) float64 { return float64(s.Attempts) }},
-		{"shardpipe_effects_applied_total", "Effects applied (the business key was new to the ledger).", prometheus.CounterValue,
-			func(s pipeline.PartitionStats) float64 { return float64(s.Applied) }},
-		{"shardpipe_effects_suppressed_total", "Effects suppressed by the ledger (replays and duplicates).", prometheus.CounterValue,
-			func(s pipeline.PartitionStats) float64 { return float64(s.Suppressed) }},
-		{"shardpipe_records_dead_lettered_total", "Poison records written to the dead-letter topic.", prometheus.CounterValue,
-			func(s pipeline.PartitionStats) float64 { return float64(s.DeadLettered) }},
-		{"shardpipe_dead_letter_replays_total", "Poison records replayed after a crash or rebalance and found already in the dead-letter topic (not written again).", prometheus.CounterValue,
-			func(s pipeline.PartitionStats) float64 { return float64(s.DeadLetterReplays) }},
-		{"shardpipe_commits_fenced_total", "Commits refused as stale, by the local fence or the broker.", prometheus.CounterValue,
-			func(s pipeline.PartitionStats) float64 { return float64(s.Fenced) }},
-		{"shardpipe_landed_offset", "Offset below which every effect has landed (-1: none yet).", prometheus.GaugeValue,
-			func(s pipeline.PartitionStats) float64 { return float64(s.Landed) }},
-		{"shardpipe_committed_offset", "Last offset this process committed (-1: none yet).", prometheus.GaugeValue,
-			func(s pipeline.PartitionStats) float64 { return float64(s.Committed) }},
-		{"shardpipe_uncommitted_records", "Offsets landed in this term but not yet committed: what a crash now would replay (0 when not held).", prometheus.GaugeValue,
-			func(s pipeline.PartitionStats) float64 { return float64(uncommitted(s)) }},
-		{"shardpipe_partition_epoch", "Fencing epoch of the latest term (generation or member epoch).", prometheus.GaugeValue,
-			func(s pipeline.PartitionStats) float64 { return float64(s.Epoch) }},
-		{"shardpipe_partition_held", "1 while the partition is assigned to this process.", prometheus.GaugeValue,
-			func(s pipeline.PartitionStats) float64 { return b2f(s.Held) }},
-	}
-}
-
-// uncommitted is how many offsets of the current term have landed past the
-// last commit: Landed minus the later of the last commit and the term's
-// start. A term that began at a high offset after a restart or a
-// reassignment counts from its start, not from 0; a partition this process
-// no longer holds has nothing of its own to replay.
-func uncommitted(s pipeline.PartitionStats) int64 {
-	if !s.Held || s.Landed < 0 {
-		return 0
-	}
-	return max(s.Landed-max(s.Committed, s.Start), 0)
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func newStatsCollector(stats func() []pipeline.PartitionStats) *statsCollector {
-	c := &statsCollector{stats: stats, defs: metricDefs()}
-	for _, d := range c.defs {
-		c.descs = append(c.descs, prometheus.NewDesc(d.name, d.help, []string{"topic", "partition"}, nil))
-	}
-	return c
-}
-
-// Describe implements prometheus.Collector.
-func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range c.descs {
-		ch <- d
-	}
-}
-
-// Collect implements prometheus.Collector.
-func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range c.stats() {
-		part := strconv.Itoa(int(s.Partition.Partition))
-		for i, d := range c.defs {
-			ch <- prometheus.MustNewConstMetric(c.descs[i], d.typ, d.value(s), s.Partition.Topic, part)
-		}
-	}
-}
-
-// serveMetrics listens on addr and serves /metrics until ctx ends. It returns
+// serveMetrics listens on addr and serves /metrics (a metrics.Collector
+// over stats) until ctx ends. It returns
 // once the listener is bound, so a bad or busy address fails at start, with
 // the bound address and a channel closed when the server has stopped.
 func serveMetrics(ctx context.Context, addr string, stats func() []pipeline.PartitionStats, log *slog.Logger) (string, <-chan struct{}, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newStatsCollector(stats))
+	reg.MustRegister(metrics.NewCollector(stats))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)

@@ -54,32 +54,6 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 }
 
-// TestUncommitted: uncommitted work counts from the later of the last commit
-// and the start of the current term, and is 0 for a partition not held.
-func TestUncommitted(t *testing.T) {
-	tests := []struct {
-		name string
-		s    pipeline.PartitionStats
-		want int64
-	}{
-		{"nothing landed", pipeline.PartitionStats{Held: true, Start: -1, Landed: -1, Committed: -1}, 0},
-		{"first term from 0, no commit", pipeline.PartitionStats{Held: true, Start: 0, Landed: 40, Committed: -1}, 40},
-		{"fresh term at a high offset, no commit yet", pipeline.PartitionStats{Held: true, Start: 1_000_000, Landed: 1_000_025, Committed: -1}, 25},
-		{"after a commit", pipeline.PartitionStats{Held: true, Start: 1_000_000, Landed: 1_000_025, Committed: 1_000_020}, 5},
-		{"all committed", pipeline.PartitionStats{Held: true, Start: 0, Landed: 40, Committed: 40}, 0},
-		{"commit of an earlier term", pipeline.PartitionStats{Held: true, Start: 500, Landed: 510, Committed: 300}, 10},
-		{"not held", pipeline.PartitionStats{Held: false, Start: 0, Landed: 40, Committed: 30}, 0},
-		{"not held, never committed", pipeline.PartitionStats{Held: false, Start: 1_000_000, Landed: 1_000_025, Committed: -1}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := uncommitted(tt.s); got != tt.want {
-				t.Fatalf("uncommitted(%+v) = %d, want %d", tt.s, got, tt.want)
-			}
-		})
-	}
-}
-
 // scrape returns the text of http://addr/metrics.
 func scrape(t *testing.T, addr string) string {
 	t.Helper()

@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -93,19 +94,9 @@ func (pc poisonConfig) checkDeadLetterTopics(ctx context.Context, brokers, sourc
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	_, missing, err := topicPartitions(ctx, brokers, deadLetterTopics(pc.dlqTopic, sources))
-	if err != nil {
-		return unavailableErr(brokerProblem(brokers, timeout, err))
-	}
-	var lines []string
-	for _, t := range missing {
-		lines = append(lines, fmt.Sprintf("kafka: dead-letter topic %q does not exist (create it with as many partitions as its source topic, or let 'shardpipe produce --partitions N' create it; or pass %s stop)",
-			t, flagRef(fOnPoison)))
-	}
-	if len(lines) > 0 {
-		return unavailableErr(lines...)
-	}
-	return nil
+	return exitFor(withAdmin(brokers, func(adm *kadm.Client) error {
+		return admin.CheckDeadLetterTopics(ctx, adm, pc.dlqTopic, sources)
+	}), brokers, timeout)
 }
 
 // overlap reports whether one key namespace holds the other.

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -136,9 +133,6 @@ func loadProduceConfig(c *cli.Command) (produceConfig, error) {
 }
 
 func produceAction(ctx context.Context, c *cli.Command) error {
-	if c.Args().Len() > 0 {
-		return usageErr(fmt.Sprintf("produce takes no arguments, got %q", c.Args().Slice()))
-	}
 	pc, err := loadProduceConfig(c)
 	if err != nil {
 		return err
@@ -152,14 +146,10 @@ func produceAction(ctx context.Context, c *cli.Command) error {
 	if err := ensureTopic(ctx, pc, stderr); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilSignal(ctx)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second signal kills at once
-	}()
 	start := time.Now()
-	sum, err := produce(ctx, pc, next, total, stderr, stop)
+	sum, err := sendAll(ctx, pc, next, total, stderr, stop)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,28 +8,24 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/orders"
+	"github.com/shardpipe/shardpipe/internal/produce"
+	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
 // source returns the record source: the generator or JSON lines.
-func (pc produceConfig) source(stdin io.Reader) (next func() (orders.Line, error), total int64, closeFn func(), err error) {
+func (pc produceConfig) source(stdin io.Reader) (next produce.Next, total int64, closeFn func(), err error) {
 	if pc.from == "" {
-		g := orders.NewGenerator(pc.gen)
-		return func() (orders.Line, error) {
-			l, _, ok := g.Next()
-			if !ok {
-				return l, io.EOF
-			}
-			return l, nil
-		}, int64(g.Total()), func() {}, nil
+		next, total := produce.Generated(pc.gen)
+		return next, total, func() {}, nil
 	}
 	r, closeFn := stdin, func() {}
 	if pc.from != "-" {
@@ -40,26 +35,7 @@ func (pc produceConfig) source(stdin io.Reader) (next func() (orders.Line, error
 		}
 		r, closeFn = f, func() { _ = f.Close() }
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	line := 0
-	return func() (orders.Line, error) {
-		for sc.Scan() {
-			line++
-			if len(sc.Bytes()) == 0 {
-				continue
-			}
-			l, err := orders.ParseLine(sc.Bytes())
-			if err != nil {
-				return l, fmt.Errorf("%s line %d: %w", pc.from, line, err)
-			}
-			return l, nil
-		}
-		if err := sc.Err(); err != nil {
-			return orders.Line{}, fmt.Errorf("%s: %w", pc.from, err)
-		}
-		return orders.Line{}, io.EOF
-	}, -1, closeFn, nil
+	return produce.Lines(r, pc.from), -1, closeFn, nil
 }
 
 // ensureTopic checks the topic exists. With --partitions it creates it when
@@ -72,9 +48,14 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 	if pc.partitions > 0 && !strings.HasSuffix(pc.topic, ".dlq") {
 		names = append(names, pipeline.DeadLetterTopic("", pc.topic))
 	}
-	found, missing, err := topicPartitions(ctx, pc.brokers, names)
+	var found map[string]int
+	var missing []string
+	err := withAdmin(pc.brokers, func(adm *kadm.Client) (err error) {
+		found, missing, err = admin.TopicPartitions(ctx, adm, names...)
+		return err
+	})
 	if err != nil {
-		return unavailableErr(brokerProblem(pc.brokers, pc.connect, err))
+		return exitFor(err, pc.brokers, pc.connect)
 	}
 	if n, ok := found[pc.topic]; ok && pc.partitions > 0 && int32(n) != pc.partitions {
 		fmt.Fprintf(stderr, "produce: topic %s exists with %d partitions (not changed to %d)\n", pc.topic, n, pc.partitions)
@@ -106,131 +87,46 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 	return nil
 }
 
-// produce sends every record of next, paced to pc.rate, and returns what
-// was acknowledged. It stops at the first failed record, and at the first
-// bad input line: a usage error when nothing was sent before it, a failure
-// saying how much was sent otherwise. A record not acknowledged within
-// pc.delivery fails. When ctx ends it stops sending, calls interrupted (so
-// that a second signal kills at once) and waits for the records in flight.
-func produce(ctx context.Context, pc produceConfig, next func() (orders.Line, error), total int64, stderr io.Writer,
+// sendAll sends every record of next (produce.Send), paced to pc.rate,
+// with a progress display, and returns what was acknowledged. A bad input
+// line is a usage error when nothing was sent before it, a failure saying
+// how much was sent otherwise. When ctx ends it stops sending, calls
+// interrupted (so that a second signal kills at once) and waits for the
+// records in flight.
+func sendAll(ctx context.Context, pc produceConfig, next produce.Next, total int64, stderr io.Writer,
 	interrupted func()) (orders.Summary, error) {
-	var sum orders.Summary
-	// The delivery timeout also fails records in flight to a broker that
-	// went away: their fate is unknown, so a failed run may have written
-	// some of them. produce never re-sends a failed record itself.
-	//
-	// AlwaysRetryEOF: a broker shutting down (a rolling restart) accepts
-	// connections and closes them during the handshake; franz-go would take
-	// that for a TLS or SASL mismatch and fail every buffered record at
-	// once. ensureTopic has just talked to these brokers, so the
-	// configuration is known good: retry until the delivery timeout.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(pc.brokers...), kgo.DefaultProduceTopic(pc.topic),
-		kgo.RecordDeliveryTimeout(pc.delivery), kgo.AllowIdempotentProduceCancellation(), kgo.AlwaysRetryEOF())
+	prog := termui.NewProgress(stderr, total, time.Second)
+	res, err := produce.Send(ctx, produce.Config{Brokers: pc.brokers, Topic: pc.topic, Rate: pc.rate, Delivery: pc.delivery,
+		OnAck: prog.Add, OnInterrupt: func() {
+			interrupted()
+			prog.Printf("produce: interrupted: no more records are sent; waiting up to %v for those in flight; interrupt again to quit at once\n",
+				pc.delivery)
+		}}, next)
+	prog.Close(context.Background())
 	if err != nil {
-		return sum, failure(fmt.Errorf("kafka client: %w", err))
+		return res.Summary, failure(err)
 	}
-	defer cl.Close()
-	prog := newProgress(stderr, total, time.Second)
-	var (
-		mu      sync.Mutex
-		sendErr error // the first failed record; under mu
-		lineErr error // a bad input line; only this goroutine
-		sent    int   // records handed to the client
-		dropped int   // records cancelled by an interrupt; under mu
-	)
-	start := time.Now()
-	var timer *time.Timer
-	for i := 0; ; i++ {
-		l, err := next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			lineErr = err
-			break
-		}
-		if pc.rate > 0 {
-			if err := pace(ctx, &timer, start.Add(time.Duration(i)*time.Second/time.Duration(pc.rate))); err != nil {
-				break
-			}
-		}
-		mu.Lock()
-		failed := sendErr != nil
-		mu.Unlock()
-		if failed || ctx.Err() != nil {
-			break
-		}
-		sent++
-		cl.Produce(ctx, &kgo.Record{Key: []byte(l.Key), Value: l.Value}, func(r *kgo.Record, err error) {
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				switch {
-				case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-					dropped++ // interrupted: not a failure of its own
-				case sendErr != nil:
-				case errors.Is(err, kgo.ErrRecordTimeout):
-					sendErr = fmt.Errorf("produce order %s: not acknowledged within %s %v (brokers down or unreachable?): %w",
-						l.Key, flagRef(fDelivery), pc.delivery, err)
-				default:
-					sendErr = fmt.Errorf("produce order %s: %w", l.Key, err)
-				}
-				return
-			}
-			sum.Add(l, r.Partition)
-			prog.add()
-		})
-	}
-	if ctx.Err() != nil {
-		interrupted()
-		prog.printf("produce: interrupted: no more records are sent; waiting up to %v for those in flight; interrupt again to quit at once\n",
-			pc.delivery)
-	}
-	// Records fail after pc.delivery at the latest; the margin covers a
-	// batch in flight when that expires.
-	flushCtx, cancel := context.WithTimeout(context.Background(), pc.delivery+10*time.Second)
-	defer cancel()
-	flushErr := cl.Flush(flushCtx)
-	prog.close(flushCtx)
-	mu.Lock()
-	defer mu.Unlock()
-	if sendErr == nil && flushErr != nil {
-		sendErr = fmt.Errorf("flush: %w", flushErr)
+	sendErr := res.SendErr
+	var re *produce.RecordError
+	if errors.As(sendErr, &re) && errors.Is(re.Err, kgo.ErrRecordTimeout) {
+		sendErr = fmt.Errorf("produce order %s: not acknowledged within %s %v (brokers down or unreachable?): %w",
+			re.Key, flagRef(fDelivery), pc.delivery, re.Err)
 	}
 	switch {
-	case lineErr != nil && sent == 0 && sendErr == nil:
-		return sum, usageErr(lineErr.Error())
-	case lineErr != nil:
-		lines := []string{fmt.Sprintf("%v; stopped at this line after sending %d records (%d acknowledged)", lineErr, sent, sum.Records)}
+	case res.LineErr != nil && res.Sent == 0 && sendErr == nil:
+		return res.Summary, usageErr(res.LineErr.Error())
+	case res.LineErr != nil:
+		lines := []string{fmt.Sprintf("%v; stopped at this line after sending %d records (%d acknowledged)", res.LineErr, res.Sent, res.Summary.Records)}
 		if sendErr != nil {
 			lines = append(lines, sendErr.Error())
 		}
-		return sum, &exitError{code: exitFailure, lines: lines}
+		return res.Summary, &exitError{code: exitFailure, lines: lines}
 	case sendErr != nil:
-		return sum, failure(sendErr)
+		return res.Summary, failure(sendErr)
 	case ctx.Err() != nil:
-		return sum, failure(fmt.Errorf("interrupted after %d acknowledged records (%d more cancelled, unsent or unconfirmed)", sum.Records, dropped))
+		return res.Summary, failure(fmt.Errorf("interrupted after %d acknowledged records (%d more cancelled, unsent or unconfirmed)", res.Summary.Records, res.Dropped))
 	}
-	return sum, nil
-}
-
-// pace waits until at, or until ctx ends.
-func pace(ctx context.Context, timer **time.Timer, at time.Time) error {
-	d := time.Until(at)
-	if d <= 0 {
-		return nil
-	}
-	if *timer == nil {
-		*timer = time.NewTimer(d)
-	} else {
-		(*timer).Reset(d)
-	}
-	select {
-	case <-(*timer).C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return res.Summary, nil
 }
 
 // writeSummary writes sum as JSON to path ("-": stdout; "": nowhere).

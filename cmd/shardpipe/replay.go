@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -48,9 +46,6 @@ Examples:
 }
 
 func replayAction(ctx context.Context, c *cli.Command) error {
-	if c.Args().Len() > 0 {
-		return usageErr(fmt.Sprintf("replay takes no arguments, got %q", c.Args().Slice()))
-	}
 	now := time.Now()
 	rc, err := loadReplayConfig(c, now)
 	if err != nil {
@@ -87,7 +82,7 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	var applier pipeline.Applier = ledger
 	maxBatch := rc.commitConfig.maxBatch
 	if rc.rate > 0 {
-		applier = newPaced(ledger, rc.rate)
+		applier = pipeline.Paced(ledger, rc.rate)
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
 	opts := append([]pipeline.Option{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier),
@@ -101,19 +96,15 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	if err != nil {
 		return failure(err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilSignal(ctx)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second signal kills at once
-	}()
-	view := newReplayView(stderr, r.Progress, rc.dryRun, rc.reportInterval, log)
+	view := termui.NewReplayView(stderr, r.Progress, rc.dryRun, rc.reportInterval, log)
 	if rc.dryRun {
 		err = r.DryRun(ctx, ledger)
 	} else {
 		err = r.Run(ctx)
 	}
-	view.close()
+	view.Close()
 	prog := r.Progress()
 	logReplaySummary(log, rc, prog)
 	if werr := printReplaySummary(c.Root().Writer, rc, prog); werr != nil && err == nil {

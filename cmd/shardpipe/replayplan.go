@@ -2,16 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// storedPlan returns the ranges the first run of --id stored, when there was
+// storedPlan returns (admin.ResumePlan) the ranges the first run of --id stored, when there was
 // one and this run gives the same range flags: a rerun reads those ranges
 // again, even when --from or --to is a duration ago (which would plan other
 // ranges now), so records between the checkpoint and a later start are not
@@ -21,19 +23,18 @@ import (
 func storedPlan(ctx context.Context, rc replayConfig, rdb redis.UniversalClient, log *slog.Logger) ([]pipeline.Range, error) {
 	lctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
-	p, ok, err := pipeline.LoadPlan(lctx, rdb, rc.checkpointPrefix, rc.id, rc.topic)
-	if err != nil {
-		return nil, unavailableErr(err.Error())
-	}
-	if !ok {
-		return nil, nil
-	}
+	p, ok, err := admin.ResumePlan(lctx, rdb, rc.checkpointPrefix, rc.id, rc.topic, rc.given)
 	at := p.At.UTC().Format(time.RFC3339)
-	if p.Given != rc.given {
+	switch {
+	case errors.Is(err, pipeline.ErrPlanChanged):
 		return nil, usageErr(
 			fmt.Sprintf("%s %q was first run at %s with %s, which planned the ranges (partition:from-to) %s; this run gives %s",
 				flagRef(fID), rc.id, at, orUnknown(p.Given), p, rc.given),
 			"a rerun of an id continues its stored ranges and needs the same --from, --to and --partitions; use a new --id to replay another range")
+	case err != nil:
+		return nil, unavailableErr(err.Error())
+	case !ok:
+		return nil, nil
 	}
 	log.Info("replay id used before: reusing the ranges its first run planned", "id", rc.id, "topic", rc.topic,
 		"stored_at", at, "given", p.Given, "ranges", p.String())

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -63,7 +64,7 @@ func (r *reporter) report(ctx context.Context, interval time.Duration) {
 	}
 	attrs := []any{"records_per_sec", int64(rate + 0.5)}
 	lctx, cancel := context.WithTimeout(ctx, max(interval, time.Second))
-	lags, err := groupLag(lctx, r.adm, r.group, r.topics)
+	lags, err := admin.GroupLag(lctx, r.adm, r.group, r.topics...)
 	cancel()
 	if errors.Is(err, kgo.ErrClientClosed) || ctx.Err() != nil {
 		return // shutting down
@@ -71,7 +72,7 @@ func (r *reporter) report(ctx context.Context, interval time.Duration) {
 	if err != nil {
 		attrs = append(attrs, "lag", -1, "lag_err", err.Error())
 	} else {
-		attrs = append(attrs, "lag", totalLag(lags))
+		attrs = append(attrs, "lag", admin.TotalLag(lags))
 	}
 	attrs = append(attrs, "applied", applied, "claimed", claimed, "suppressed", suppressed, "dead_lettered", deadLettered,
 		"fenced_commits", fenced, "partitions", held)

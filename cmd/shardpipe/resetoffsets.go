@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -51,16 +52,7 @@ Examples:
 	}
 }
 
-// offsetMove is one partition's committed offset before and after.
-type offsetMove struct {
-	partition     int32
-	before, after int64 // before -1: nothing committed
-}
-
 func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
-	if c.Args().Len() > 0 {
-		return usageErr(fmt.Sprintf("reset-offsets takes no arguments, got %q", c.Args().Slice()))
-	}
 	var bad problems
 	brokers := brokerList(&bad, c.StringSlice(fBrokers))
 	group := strings.TrimSpace(c.String(fGroup))
@@ -73,20 +65,20 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 	} else if msg := topicProblem(topic); msg != "" {
 		bad.addf("%s %q: %s", flagRef(fTopic), topic, msg)
 	}
-	var to pipeline.Bound
-	latest := false
+	var to admin.Target
 	switch s := strings.TrimSpace(c.String(fTo)); s {
 	case "":
 		bad.addf("%s: empty; want earliest, latest, an offset, an RFC 3339 time or a duration ago", flagRef(fTo))
 	case "earliest":
-		to = pipeline.AtOffset(0) // clamped to the log start
+		to = admin.Earliest() // clamped to the log start
 	case "latest":
-		latest = true
+		to = admin.Latest()
 	default:
-		var err error
-		if to, err = parseBound(s, time.Now()); err != nil {
+		b, err := parseBound(s, time.Now())
+		if err != nil {
 			bad.addf("%s %q: %v, or earliest or latest", flagRef(fTo), s, err)
 		}
+		to = admin.ToBound(b)
 	}
 	var parts []int32
 	if s := c.String(fReplayPartitions); s != "" {
@@ -113,41 +105,18 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	if err := checkTopics(ctx, brokers, []string{topic}, timeout); len(err) > 0 {
-		return unavailableErr(err...)
+	if err := admin.CheckTopics(ctx, adm, topic); err != nil {
+		return exitFor(err, brokers, timeout)
 	}
-	if err := requireNoMembers(ctx, adm, group); err != nil {
-		return err
+	if err := admin.RequireNoMembers(ctx, adm, group); err != nil {
+		return exitFor(err, brokers, timeout)
 	}
-	// The target per partition is the From of a one-bound plan: an offset or
-	// a time clamped to [log start, end]; latest is the end.
-	from := to
-	if latest {
-		from = pipeline.Bound{}
-	}
-	ranges, err := pipeline.PlanReplay(ctx, adm, topic, parts, from, pipeline.Bound{})
+	moves, err := admin.PlanReset(ctx, adm, group, topic, to, parts...)
 	if errors.Is(err, pipeline.ErrUnknownPartition) {
 		return usageErr(fmt.Sprintf("%s: %v", flagRef(fReplayPartitions), err))
 	}
 	if err != nil {
-		return unavailableErr(err.Error())
-	}
-	committed, err := adm.FetchOffsets(ctx, group)
-	if err != nil {
-		return unavailableErr(fmt.Sprintf("committed offsets of group %q: %v", group, err))
-	}
-	var moves []offsetMove
-	offs := kadm.Offsets{}
-	for _, rg := range ranges {
-		m := offsetMove{partition: rg.Partition, before: -1, after: rg.From}
-		if latest {
-			m.after = rg.To
-		}
-		if o, ok := committed.Lookup(topic, rg.Partition); ok && o.Err == nil {
-			m.before = o.At
-		}
-		moves = append(moves, m)
-		offs.AddOffset(topic, rg.Partition, m.after, -1)
+		return exitFor(err, brokers, timeout)
 	}
 	if err := resetRisk(ctx, c, lc, brokers, topic, adm, moves, now); err != nil {
 		return err
@@ -155,16 +124,8 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 	if c.Bool(fDryRun) {
 		return printMoves(c.Root().Writer, group, topic, moves, true)
 	}
-	// Check again right before the commit: a consumer may have joined.
-	if err := requireNoMembers(ctx, adm, group); err != nil {
-		return err
-	}
-	resp, err := adm.CommitOffsets(ctx, group, offs)
-	if err == nil {
-		err = resp.Error()
-	}
-	if err != nil {
-		return failure(fmt.Errorf("commit offsets of group %q on %s: %w", group, topic, err))
+	if err := admin.ResetOffsets(ctx, adm, group, topic, moves); err != nil {
+		return exitFor(err, brokers, timeout)
 	}
 	return printMoves(c.Root().Writer, group, topic, moves, false)
 }
@@ -172,13 +133,8 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 // resetRisk applies the TTL rule (ttlRisk) to the records the group would
 // read again: from each partition's new offset up to its committed one.
 func resetRisk(ctx context.Context, c *cli.Command, lc ledgerConfig, brokers []string, topic string, adm *kadm.Client,
-	moves []offsetMove, now time.Time) error {
-	var back []pipeline.Range
-	for _, m := range moves {
-		if m.before > m.after {
-			back = append(back, pipeline.Range{Partition: m.partition, From: m.after, To: m.before})
-		}
-	}
+	moves []admin.Move, now time.Time) error {
+	back := admin.ReadAgain(moves)
 	if len(back) == 0 {
 		return nil
 	}
@@ -213,39 +169,7 @@ func resetRisk(ctx context.Context, c *cli.Command, lc ledgerConfig, brokers []s
 	return usageErr(append(lines, "pass --force to move the offsets anyway (they apply again), or move them to a later --to")...)
 }
 
-// requireNoMembers refuses when the group has active members, of either
-// protocol. A group that does not exist yet has none.
-func requireNoMembers(ctx context.Context, adm *kadm.Client, group string) error {
-	listed, err := adm.ListGroups(ctx)
-	if err != nil {
-		return unavailableErr(fmt.Sprintf("list groups: %v", err))
-	}
-	lg, ok := listed[group]
-	if !ok {
-		return nil
-	}
-	st := groupStatus{Group: group}
-	owners := map[string]map[int32]string{}
-	if lg.GroupType == "consumer" {
-		err = describeConsumer(ctx, adm, &st, owners)
-	} else {
-		err = describeClassic(ctx, adm, &st, owners)
-	}
-	if err != nil {
-		return unavailableErr(err.Error())
-	}
-	if n := len(st.Members); n > 0 {
-		ids := make([]string, 0, n)
-		for _, m := range st.Members {
-			ids = append(ids, m.ID)
-		}
-		return failure(fmt.Errorf("group %q has %d active member(s) (state %s: %s): stop every consumer of the group first; offsets are not moved under a live group",
-			group, n, st.State, strings.Join(ids, ", ")))
-	}
-	return nil
-}
-
-func printMoves(out io.Writer, group, topic string, moves []offsetMove, dry bool) error {
+func printMoves(out io.Writer, group, topic string, moves []admin.Move, dry bool) error {
 	w := &stickyWriter{w: out}
 	if dry {
 		fmt.Fprintf(w, "dry run: group %s topic %s (nothing committed)\n", group, topic)
@@ -256,10 +180,10 @@ func printMoves(out io.Writer, group, topic string, moves []offsetMove, dry bool
 	fmt.Fprintln(tw, "PARTITION\tBEFORE\tAFTER\t")
 	for _, m := range moves {
 		before := "-"
-		if m.before >= 0 {
-			before = strconv.FormatInt(m.before, 10)
+		if m.Before >= 0 {
+			before = strconv.FormatInt(m.Before, 10)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t\n", m.partition, before, m.after)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t\n", m.Partition, before, m.After)
 	}
 	_ = tw.Flush()
 	return w.err

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
@@ -41,9 +38,6 @@ Examples:
 }
 
 func runAction(ctx context.Context, c *cli.Command) error {
-	if c.Args().Len() > 0 {
-		return usageErr(fmt.Sprintf("run takes no arguments, got %q", c.Args().Slice()))
-	}
 	rc, err := loadRunConfig(c)
 	if err != nil {
 		return err
@@ -53,12 +47,8 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	defer rdb.Close()
 	// Signals are handled from here on: one during the start-up checks ends
 	// run cleanly (exit 0), since nothing is held yet.
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilSignal(ctx)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second signal kills at once
-	}()
 	if err := preflight(ctx, rc.brokers, rc.topics, rdb, rc.redis.desc, rc.connectTimeout); err != nil {
 		return interruptedOr(ctx, log, err)
 	}
@@ -123,7 +113,7 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 		popts = append(popts, pipeline.StartAtLatest())
 	}
 	if barrier != nil {
-		popts = append(popts, pipeline.BeforeCommit(effectBarrier(rc.httpEffect, barrier)))
+		popts = append(popts, pipeline.BeforeCommit(barrier))
 	}
 	popts = append(popts, rc.poisonConfig.options(rdb, rc.ledgerConfig)...)
 	p, err := pipeline.New(popts...)

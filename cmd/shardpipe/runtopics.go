@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/admin"
 )
 
 // checkRunTopics runs after preflight: with --on-poison dlq every
@@ -30,51 +29,25 @@ func checkRunTopics(ctx context.Context, rc runConfig, log *slog.Logger) error {
 	return nil
 }
 
-// deadLetterTopics returns the dead-letter topic of each source, once each.
-func deadLetterTopics(dlq string, sources []string) []string {
-	seen := make(map[string]bool)
-	var out []string
-	for _, s := range sources {
-		if t := pipeline.DeadLetterTopic(dlq, s); !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // warnRetention logs one warning per topic whose retention.ms is longer
-// than ttl, or infinite (-1): a record replayed after its ledger entry
-// expired (a group reset to earliest, a consumer far behind) would apply its
-// effect a second time. A topic whose configuration cannot be read is
-// logged at debug and not checked.
+// than ttl, or infinite (admin.CheckRetention). A topic whose configuration
+// cannot be read is logged at debug and not checked.
 func warnRetention(ctx context.Context, adm *kadm.Client, topics []string, ttl time.Duration, log *slog.Logger) {
-	rcs, err := adm.DescribeTopicConfigs(ctx, topics...)
+	rs, err := admin.CheckRetention(ctx, adm, ttl, topics...)
 	if err != nil {
 		log.Debug("cannot read topic configs; retention not checked", "err", err)
 		return
 	}
-	for _, rc := range rcs {
-		if rc.Err != nil {
-			log.Debug("cannot read topic config; retention not checked", "topic", rc.Name, "err", rc.Err)
-			continue
-		}
-		for _, c := range rc.Configs {
-			if c.Key != "retention.ms" || c.Value == nil {
-				continue
-			}
-			ms, err := strconv.ParseInt(*c.Value, 10, 64)
-			if err != nil {
-				continue
-			}
-			switch {
-			case ms < 0:
-				log.Warn("topic retention is infinite, longer than the ledger TTL: a record replayed after its ledger entry expired applies again",
-					"topic", rc.Name, "retention", "infinite", "ttl", ttl)
-			case time.Duration(ms)*time.Millisecond > ttl:
-				log.Warn("topic retention is longer than the ledger TTL: a record replayed after its ledger entry expired applies again",
-					"topic", rc.Name, "retention", time.Duration(ms)*time.Millisecond, "ttl", ttl)
-			}
+	for _, r := range rs {
+		switch {
+		case r.Err != nil:
+			log.Debug("cannot read topic config; retention not checked", "topic", r.Topic, "err", r.Err)
+		case r.Infinite():
+			log.Warn("topic retention is infinite, longer than the ledger TTL: a record replayed after its ledger entry expired applies again",
+				"topic", r.Topic, "retention", "infinite", "ttl", ttl)
+		default:
+			log.Warn("topic retention is longer than the ledger TTL: a record replayed after its ledger entry expired applies again",
+				"topic", r.Topic, "retention", r.Retention, "ttl", ttl)
 		}
 	}
 }

@@ -3,15 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/admin"
 )
 
 const fJSON = "json"
@@ -43,29 +45,7 @@ Examples:
 	}
 }
 
-// groupStatus is what status prints.
-type groupStatus struct {
-	Group      string         `json:"group"`
-	Type       string         `json:"type"` // classic or consumer
-	State      string         `json:"state"`
-	Epoch      *int32         `json:"epoch"` // group epoch (consumer protocol); null for classic
-	EpochNote  string         `json:"epoch_note,omitempty"`
-	Members    []memberStatus `json:"members"`
-	Partitions []partitionLag `json:"partitions"`
-	Lag        int64          `json:"lag"`
-}
-
-type memberStatus struct {
-	ID       string `json:"id"`
-	ClientID string `json:"client_id"`
-	Host     string `json:"host"`
-	Epoch    *int32 `json:"epoch,omitempty"` // member epoch (consumer protocol)
-}
-
 func statusAction(ctx context.Context, c *cli.Command) error {
-	if c.Args().Len() > 0 {
-		return usageErr(fmt.Sprintf("status takes no arguments, got %q", c.Args().Slice()))
-	}
 	var bad problems
 	brokers := brokerList(&bad, c.StringSlice(fBrokers))
 	topics := splitList(c.StringSlice(fTopic))
@@ -104,128 +84,30 @@ func statusAction(ctx context.Context, c *cli.Command) error {
 	return nil
 }
 
-// describe gathers the group's status.
-func describe(ctx context.Context, brokers []string, group string, topics []string, timeout time.Duration) (groupStatus, error) {
-	st := groupStatus{Group: group}
+// describe gathers the group's status (admin.DescribeGroup).
+func describe(ctx context.Context, brokers []string, group string, topics []string, timeout time.Duration) (admin.GroupStatus, error) {
 	cl, err := adminClient(brokers)
 	if err != nil {
-		return st, failure(err)
+		return admin.GroupStatus{Group: group}, failure(err)
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	listed, err := adm.ListGroups(ctx)
-	if err != nil {
-		return st, unavailableErr(brokerProblem(brokers, timeout, err))
-	}
-	lg, ok := listed[group]
-	if !ok {
-		return st, unavailableErr(fmt.Sprintf("kafka: group %q does not exist", group))
-	}
-	st.Type, st.State = lg.GroupType, lg.State
-	owners := map[string]map[int32]string{}
-	switch st.Type {
-	case "consumer":
-		err = describeConsumer(ctx, adm, &st, owners)
-	default:
-		if st.Type == "" {
-			st.Type = "classic"
+	st, err := admin.DescribeGroup(ctx, kadm.NewClient(cl), group, topics...)
+	if errors.Is(err, admin.ErrGroupMissing) || errors.Is(err, admin.ErrTopicMissing) {
+		var lines []string
+		for _, e := range leaves(err) {
+			lines = append(lines, e.Error())
 		}
-		err = describeClassic(ctx, adm, &st, owners)
+		return st, unavailableErr(lines...)
 	}
 	if err != nil {
-		return st, failure(err)
+		return st, exitFor(err, brokers, timeout)
 	}
-	if len(topics) == 0 {
-		offs, err := adm.FetchOffsets(ctx, group)
-		if err != nil {
-			return st, failure(fmt.Errorf("committed offsets of group %q: %w", group, err))
-		}
-		topics = offs.Partitions().Topics()
-		sort.Strings(topics)
-	} else {
-		_, missing, err := topicPartitions(ctx, brokers, topics)
-		if err != nil {
-			return st, unavailableErr(brokerProblem(brokers, timeout, err))
-		}
-		if len(missing) > 0 {
-			var lines []string
-			for _, t := range missing {
-				lines = append(lines, fmt.Sprintf("kafka: topic %q does not exist", t))
-			}
-			return st, unavailableErr(lines...)
-		}
-	}
-	if len(topics) > 0 {
-		if st.Partitions, err = groupLag(ctx, adm, group, topics); err != nil {
-			return st, failure(err)
-		}
-	}
-	for i := range st.Partitions {
-		p := &st.Partitions[i]
-		p.Member = owners[p.Topic][p.Partition]
-	}
-	st.Lag = totalLag(st.Partitions)
 	return st, nil
-}
-
-func describeClassic(ctx context.Context, adm *kadm.Client, st *groupStatus, owners map[string]map[int32]string) error {
-	ds, err := adm.DescribeGroups(ctx, st.Group)
-	if err != nil {
-		return fmt.Errorf("describe group %q: %w", st.Group, err)
-	}
-	d := ds[st.Group]
-	if d.Err != nil {
-		return fmt.Errorf("describe group %q: %w", st.Group, d.Err)
-	}
-	st.State = d.State
-	st.EpochNote = "classic groups do not report their generation (DescribeGroups has no such field)"
-	for _, m := range d.Members {
-		st.Members = append(st.Members, memberStatus{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost})
-		if a, ok := m.Assigned.AsConsumer(); ok {
-			for _, t := range a.Topics {
-				for _, p := range t.Partitions {
-					own(owners, t.Topic, p, m.MemberID)
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func describeConsumer(ctx context.Context, adm *kadm.Client, st *groupStatus, owners map[string]map[int32]string) error {
-	ds, err := adm.DescribeConsumerGroups(ctx, st.Group)
-	if err != nil {
-		return fmt.Errorf("describe consumer group %q: %w", st.Group, err)
-	}
-	d := ds[st.Group]
-	if d.Err != nil {
-		return fmt.Errorf("describe consumer group %q: %w", st.Group, d.Err)
-	}
-	st.State = d.State
-	epoch := d.Epoch
-	st.Epoch = &epoch
-	for _, m := range d.Members {
-		me := m.MemberEpoch
-		st.Members = append(st.Members, memberStatus{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, Epoch: &me})
-		for t, ps := range m.Assignment {
-			for p := range ps {
-				own(owners, t, p, m.MemberID)
-			}
-		}
-	}
-	return nil
-}
-
-func own(owners map[string]map[int32]string, topic string, p int32, member string) {
-	if owners[topic] == nil {
-		owners[topic] = map[int32]string{}
-	}
-	owners[topic][p] = member
 }
 
 // printStatus writes st as a header and a table, and returns the first
 // write error.
-func printStatus(out io.Writer, st groupStatus) error {
+func printStatus(out io.Writer, st admin.GroupStatus) error {
 	w := &stickyWriter{w: out}
 	epoch := "n/a (classic groups do not report their generation)"
 	if st.Epoch != nil {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -17,8 +19,9 @@ import (
 // the ones whose key the ledger lacks now would apply again. It counts the
 // old records of ranges (cheap: an offset lookup by time); when there are
 // any and check is set, it reads them and asks the ledger (EXISTS), and
-// returns one line per partition holding records that would apply again.
-// With check false (--force) it only logs the old records.
+// returns one line per partition holding records that would apply again
+// (admin.ExpiryCheck). With check false (--force) it only logs the old
+// records.
 type ttlRisk struct {
 	brokers []string
 	topic   string
@@ -34,46 +37,38 @@ type ttlRisk struct {
 // chk is called only when some records are older than the TTL.
 func (r ttlRisk) lines(ctx context.Context, adm *kadm.Client, ranges []pipeline.Range, check bool,
 	chk func() (pipeline.Checker, error)) ([]string, error) {
-	cutoff := r.now.Add(-r.ttl)
-	old, err := pipeline.RecordsBefore(ctx, adm, r.topic, ranges, cutoff)
-	if err != nil {
+	ec := admin.ExpiryCheck{Brokers: r.brokers, Topic: r.topic, TTL: r.ttl, Now: r.now}
+	if check {
+		ec.Ledger = chk
+	}
+	e, err := ec.Check(ctx, adm, ranges)
+	var ue *admin.UnreachableError
+	switch {
+	case errors.As(err, &ue) && ue.Request == "ledger check":
+		return nil, unavailableErr(fmt.Sprintf("checking the ledger for records older than --ttl %v: %v", r.ttl, ue.Err))
+	case errors.As(err, &ue):
 		return nil, unavailableErr(err.Error())
-	}
-	var olds []pipeline.Range
-	for _, rg := range ranges {
-		if n := old[rg.Partition]; n > 0 {
-			olds = append(olds, pipeline.Range{Partition: rg.Partition, From: rg.From, To: rg.From + n})
-		}
-	}
-	if len(olds) == 0 {
-		return nil, nil
+	case err != nil:
+		return nil, err
 	}
 	if !check {
-		for _, rg := range olds {
+		for _, rg := range e.Old {
 			r.log.Warn("records older than the ledger TTL: not checked against the ledger (--force); any whose entry expired applies again",
 				"topic", r.topic, "partition", rg.Partition, "from", rg.From, "to", rg.To, "ttl", r.ttl)
 		}
 		return nil, nil
 	}
-	c, err := chk()
-	if err != nil {
-		return nil, err
-	}
-	found, err := pipeline.CheckExpired(ctx, r.brokers, r.topic, olds, cutoff, c, 500)
-	if err != nil {
-		return nil, unavailableErr(fmt.Sprintf("checking the ledger for records older than --ttl %v: %v", r.ttl, err))
-	}
 	var lines []string
-	for _, e := range found {
-		if e.Missing == 0 {
-			if e.Old > 0 {
+	for _, x := range e.Partitions {
+		if x.Missing == 0 {
+			if x.Old > 0 {
 				r.log.Info("records older than the ledger TTL all have their ledger entries: none would apply again",
-					"topic", r.topic, "partition", e.Partition, "old_records", e.Old, "ttl", r.ttl)
+					"topic", r.topic, "partition", x.Partition, "old_records", x.Old, "ttl", r.ttl)
 			}
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("partition %d: %d of the %d records older than --ttl %v that %s would read have no ledger entry (first at offset %d, last at %d): their entries may have expired, so their effects would apply again",
-			e.Partition, e.Missing, e.Old, r.ttl, r.what, e.First, e.Last))
+			x.Partition, x.Missing, x.Old, r.ttl, r.what, x.First, x.Last))
 	}
 	return lines, nil
 }

@@ -40,6 +40,11 @@ func (a gated) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, e
 	return nil, ctx.Err()
 }
 
+// Finish forwards to the wrapped Applier when it is a pipeline.Finisher.
+func (a gated) Finish(ctx context.Context, batch []sink.Record) (int, int, error) {
+	return finish(ctx, a.Applier, batch)
+}
+
 // reached reports whether batch holds an order numbered g.from or later
 // (keys as Rebalance writes them: order-NNNNNN).
 func (g *landedGate) reached(batch []sink.Record) bool {
@@ -96,4 +101,18 @@ func (a paused) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, 
 		}
 	}
 	return a.Applier.Apply(ctx, batch)
+}
+
+// Finish forwards to the wrapped Applier when it is a pipeline.Finisher.
+func (a paused) Finish(ctx context.Context, batch []sink.Record) (int, int, error) {
+	return finish(ctx, a.Applier, batch)
+}
+
+// finish calls a's Finish, if it has one: a wrapper that hid it would lose
+// the finishing of a guarded batch whose outcome is unknown at a term's end.
+func finish(ctx context.Context, a pipeline.Applier, batch []sink.Record) (int, int, error) {
+	if f, ok := a.(pipeline.Finisher); ok {
+		return f.Finish(ctx, batch)
+	}
+	return 0, 0, nil
 }

@@ -1,4 +1,7 @@
-package main
+// Package termui holds the command's progress displays: produce's count of
+// acknowledged records and replay's bars per partition, on a terminal or as
+// plain lines.
+package termui
 
 import (
 	"context"
@@ -13,9 +16,9 @@ import (
 	"golang.org/x/term"
 )
 
-// progress shows produce's acknowledged records: a bar on a terminal, a
+// Progress shows produce's acknowledged records: a bar on a terminal, a
 // plain line every interval otherwise.
-type progress struct {
+type Progress struct {
 	bar   *progressbar.ProgressBar // nil: plain lines
 	w     io.Writer
 	total int64 // -1: unknown
@@ -25,16 +28,16 @@ type progress struct {
 	done  chan struct{}
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// newProgress starts showing progress on w for total records (-1: unknown).
-func newProgress(w io.Writer, total int64, interval time.Duration) *progress {
-	p := &progress{w: w, total: total, stop: make(chan struct{}), done: make(chan struct{})}
-	if isTerminal(w) {
+// NewProgress starts showing progress on w for total records (-1: unknown).
+func NewProgress(w io.Writer, total int64, interval time.Duration) *Progress {
+	p := &Progress{w: w, total: total, stop: make(chan struct{}), done: make(chan struct{})}
+	if IsTerminal(w) {
 		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
 			progressbar.OptionSetDescription("producing"), progressbar.OptionShowCount(),
 			progressbar.OptionShowIts(), progressbar.OptionSetItsString("records"),
@@ -46,7 +49,7 @@ func newProgress(w io.Writer, total int64, interval time.Duration) *progress {
 	return p
 }
 
-func (p *progress) lines(interval time.Duration) {
+func (p *Progress) lines(interval time.Duration) {
 	defer close(p.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -56,16 +59,16 @@ func (p *progress) lines(interval time.Duration) {
 			return
 		case <-t.C:
 			if p.total >= 0 {
-				p.printf("produce: %d/%d records acknowledged\n", p.acked.Load(), p.total)
+				p.Printf("produce: %d/%d records acknowledged\n", p.acked.Load(), p.total)
 			} else {
-				p.printf("produce: %d records acknowledged\n", p.acked.Load())
+				p.Printf("produce: %d records acknowledged\n", p.acked.Load())
 			}
 		}
 	}
 }
 
-// printf writes a line on w, not interleaved with the progress lines.
-func (p *progress) printf(format string, args ...any) {
+// Printf writes a line on w, not interleaved with the progress lines.
+func (p *Progress) Printf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar != nil {
@@ -74,16 +77,16 @@ func (p *progress) printf(format string, args ...any) {
 	fmt.Fprintf(p.w, format, args...)
 }
 
-// add counts one acknowledged record. Safe for concurrent use.
-func (p *progress) add() {
+// Add counts one acknowledged record. Safe for concurrent use.
+func (p *Progress) Add() {
 	p.acked.Add(1)
 	if p.bar != nil {
 		_ = p.bar.Add(1)
 	}
 }
 
-// close stops the display.
-func (p *progress) close(ctx context.Context) {
+// Close stops the display, waiting for the last line until ctx ends.
+func (p *Progress) Close(ctx context.Context) {
 	if p.bar != nil {
 		_ = p.bar.Exit()
 		fmt.Fprintln(p.w)

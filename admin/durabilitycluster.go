@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"context"
@@ -6,47 +6,23 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/shardpipe/shardpipe/pipeline"
 )
-
-// effectBarrier is the barrier for run's effect. Guard mode (--effect
-// http) gets it without its loss count: after a failover the pipeline
-// would apply the records since the last commit again, and with effects
-// outside Redis that runs again those whose done claims were lost
-// (pipeline.LossReporter). The per-topic key space wraps the guarded
-// appliers, so the pipeline cannot see that itself.
-func effectBarrier(external bool, b pipeline.Barrier) pipeline.Barrier {
-	if external {
-		return barrierOnly{b}
-	}
-	return b
-}
-
-// barrierOnly hides every method of a Barrier but Wait.
-type barrierOnly struct{ b pipeline.Barrier }
-
-func (o barrierOnly) Wait(ctx context.Context) error { return o.b.Wait(ctx) }
 
 // weakest merges the settings of a cluster's primaries into what a wait on
 // all of them can ask: WAITAOF only when every primary answers it, a local
 // fsync only when none has appendfsync no. One server's settings are kept
 // as they are.
-func weakest(all []settings) settings {
+func weakest(all []NodeSettings) NodeSettings {
 	w := all[0]
 	for _, s := range all[1:] {
-		if s.waitAOF != waitAOFOn {
-			w.waitAOF, w.probeErr = s.waitAOF, s.probeErr
+		if s.WaitAOF != WaitAOFOn {
+			w.WaitAOF, w.ProbeErr = s.WaitAOF, s.ProbeErr
 		}
-		if s.config == nil {
+		if s.Config == nil {
 			continue
 		}
-		if w.config == nil {
-			w.config = s.config
-			continue
-		}
-		if s.config["appendfsync"] == "no" {
-			w.config = s.config
+		if w.Config == nil || s.Config["appendfsync"] == "no" {
+			w.Config = s.Config
 		}
 	}
 	return w

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shardpipe/shardpipe/admin"
+)
+
+// leaves returns the errors joined in err (errors.Join, nested too), or
+// err alone.
+func leaves(err error) []error {
+	if err == nil {
+		return nil
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if _, single := err.(*admin.UnreachableError); !ok || single {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, leaves(e)...)
+	}
+	return out
+}
+
+// problemLine words one error of package admin for the command: a request
+// that timed out says within --connect-timeout, the Kafka brokers are named,
+// and a problem a flag can accept or fix names the flag.
+func problemLine(err error, brokers []string, timeout time.Duration) string {
+	var ue *admin.UnreachableError
+	if errors.As(err, &ue) {
+		switch {
+		case ue.Server == "kafka" && strings.HasPrefix(ue.Error(), "kafka: cannot reach a broker: "):
+			return brokerProblem(brokers, timeout, ue.Err)
+		case errors.Is(ue.Err, context.DeadlineExceeded) && (ue.Request == "PING" || strings.HasPrefix(ue.Request, "INFO ")):
+			return fmt.Sprintf("%s: no answer to %s within %v", ue.Server, ue.Request, timeout)
+		}
+		return err.Error()
+	}
+	var ce *admin.CheckError
+	if !errors.As(err, &ce) {
+		return err.Error()
+	}
+	switch {
+	case errors.Is(err, admin.ErrClusterNode):
+		return fmt.Sprintf("%s: the server is a Redis Cluster node (cluster_enabled:1); pass %s or list the nodes, or writes to keys on other nodes fail with MOVED",
+			ce.Server, flagRef(fRedisCluster))
+	case errors.Is(err, admin.ErrEviction):
+		return fmt.Sprintf("%s, or pass %s to accept that", err, flagRef(fAllowEviction))
+	case errors.Is(err, admin.ErrNoPersistence):
+		return fmt.Sprintf("%s, or pass %s to accept that", err, flagRef(fAllowNoPersistence))
+	case errors.Is(err, admin.ErrTopicMissing) && ce.Setting == "topic":
+		return err.Error() + " (create it, or let 'shardpipe produce --partitions N' create it)"
+	case errors.Is(err, admin.ErrTopicMissing) && ce.Setting == "dead-letter topic":
+		return fmt.Sprintf("%s (create it with as many partitions as its source topic, or let 'shardpipe produce --partitions N' create it; or pass %s stop)",
+			err, flagRef(fOnPoison))
+	}
+	return err.Error()
+}
+
+// brokerProblem words a failure to reach the brokers.
+func brokerProblem(brokers []string, timeout time.Duration, err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("kafka %s: no broker answered within %v", strings.Join(brokers, ","), timeout)
+	}
+	return fmt.Sprintf("kafka %s: cannot reach a broker: %v", strings.Join(brokers, ","), err)
+}
+
+// exitFor maps an error of package admin to the command's exit error: a
+// problem a flag fixes (a Redis Cluster node given as one node, settings
+// that break the ledger) is a usage error (exit 2), a server that does not
+// answer or a topic or group that does not exist is unavailable (exit 3),
+// anything else a failure (exit 1).
+func exitFor(err error, brokers []string, timeout time.Duration) error {
+	var unav, usage, fail []string
+	for _, e := range leaves(err) {
+		l := problemLine(e, brokers, timeout)
+		switch {
+		case errors.Is(e, admin.ErrClusterNode), errors.Is(e, admin.ErrEviction), errors.Is(e, admin.ErrNoPersistence):
+			usage = append(usage, l)
+		case errors.Is(e, admin.ErrUnreachable), errors.Is(e, admin.ErrTopicMissing), errors.Is(e, admin.ErrGroupMissing),
+			errors.Is(e, admin.ErrRedisVersion):
+			unav = append(unav, l)
+		default:
+			fail = append(fail, l)
+		}
+	}
+	switch {
+	case len(fail) > 0:
+		return &exitError{code: exitFailure, lines: fail}
+	case len(unav) > 0:
+		return unavailableErr(append(unav, usage...)...)
+	case len(usage) > 0:
+		return usageErr(usage...)
+	}
+	return nil
+}

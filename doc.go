@@ -1,0 +1,51 @@
+// Package shardpipe consumes Kafka topics with effects that land exactly
+// once: a Redis SET NX ledger keyed by business key suppresses replays,
+// and each partition's offset is committed only after every earlier
+// record's effect landed, fenced by the group generation or member epoch.
+// This root package holds no code; it is the map of the module.
+//
+// # Code map
+//
+// Each package, what it owns, and what it may import (arrows point down;
+// TestImportArrows enforces them):
+//
+//	checkpoint        per-partition tracker and fenced commit (Kafka, Redis, memory stores);
+//	                  imports no shardpipe package
+//	sink              the Redis ledger (record mode), the claim/done guard (guard mode), the
+//	                  durability barrier; imports no shardpipe package
+//	pipeline          group consumer, one worker per partition, epochs, poison records and
+//	                  dead letters, replay; imports checkpoint and sink
+//	admin             operational checks and actions: Redis preflight and durability, topic
+//	                  and retention checks, group status and lag, offset resets, replay rules;
+//	                  imports pipeline, sink, checkpoint
+//	metrics           Prometheus collector over pipeline stats; imports pipeline
+//	httpeffect        an HTTP POST as guard mode's external effect; imports sink
+//	cmd/shardpipe     the command: flags, config, rendering, exit codes and wiring of the
+//	                  packages above; imports any of them and internal/...
+//	integration       the test kit on real Kafka and Redis (servers, names, fault scenarios);
+//	                  imports pipeline, sink, checkpoint, internal/...
+//	integration/embedded
+//	                  in-process Kafka (kfake) and Redis (miniredis) for the kit's users
+//	internal/embedded in-process Kafka and Redis for the demo
+//	internal/demo     the demo command's two scenarios on them, explained; imports internal/scenario
+//	internal/scenario fault scenarios (crash, rebalance, zombie, poison, replay) behind the
+//	                  kit and the demo; imports pipeline, sink, checkpoint, internal/watch
+//	internal/watch    polls a group's committed offsets (the monotonicity check)
+//	internal/orders   synthetic orders, JSON lines, expected totals
+//	internal/produce  produce's sending loop: paced, acknowledged, interruptible
+//	internal/termui   progress displays of produce and replay (terminal bars or log lines)
+//	internal/bench    the bench command's modes and report; imports pipeline, sink
+//	internal/kafkainfo
+//	                  the broker's version, for bench and kafkaready
+//	internal/chaos    the fault suite driver (make chaos); imports internal/chaoscheck only
+//	internal/chaoscheck
+//	                  the suite's independent checker: imports no shardpipe package
+//	internal/cmd/chaos, internal/cmd/chaoscheck, internal/cmd/kafkaready, internal/cmd/receiver
+//	                  small commands of the fault suite and the services script
+//
+// Rules: checkpoint and sink import neither pipeline nor each other;
+// pipeline, checkpoint and sink import none of admin, metrics, httpeffect;
+// no library package (checkpoint, sink, pipeline, admin, metrics,
+// httpeffect) imports kfake, miniredis, internal/embedded, integration or
+// cmd; admin and metrics import no cmd.
+package shardpipe

@@ -1,0 +1,171 @@
+package httpeffect
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// Request headers. Values (and Kafka header names after the prefix) are
+// percent-encoded where HTTP would refuse or mangle them.
+const (
+	HeaderIdempotencyKey = "Idempotency-Key"     // the business key
+	HeaderKafkaKey       = "Kafka-Key"           // the record key; absent when the record has none
+	HeaderKafkaPrefix    = "Kafka-Header-"       // + each Kafka header's name
+	HeaderTopic          = "Shardpipe-Topic"     // source topic
+	HeaderPartition      = "Shardpipe-Partition" // source partition
+	HeaderOffset         = "Shardpipe-Offset"    // source offset
+	HeaderEpoch          = "Shardpipe-Epoch"     // the fencing epoch of the assignment
+	HeaderMember         = "Shardpipe-Member"    // the consumer group member ID
+	HeaderConsumer       = "Shardpipe-Consumer"  // host/pid of the calling process
+)
+
+// DefaultTimeout bounds one call unless Timeout says otherwise.
+const DefaultTimeout = 10 * time.Second
+
+// Opt configures New, as kgo.Opt configures a franz-go client.
+type Opt interface{ apply(*Effect) }
+
+type opt func(*Effect)
+
+func (o opt) apply(e *Effect) { o(e) }
+
+// Timeout bounds one call (default DefaultTimeout). Keep it below the
+// guard's lease (sink.WithLease, 30s by default): the call's context ends
+// with the lease.
+func Timeout(d time.Duration) Opt { return opt(func(e *Effect) { e.timeout = d }) }
+
+// Effect POSTs each record's value to one URL. It is safe for concurrent
+// use; connections are kept alive and reused (up to 64 idle per host, one
+// per partition worker calling at once).
+type Effect struct {
+	url      string // as given
+	redacted string // for errors and logs: no password
+	timeout  time.Duration
+	client   *http.Client
+	consumer string
+}
+
+// New returns an Effect that POSTs to rawURL, an absolute http:// or
+// https:// URL with a host. It does no I/O.
+func New(rawURL string, opts ...Opt) (*Effect, error) {
+	u, err := url.Parse(rawURL)
+	switch {
+	case err != nil:
+		return nil, errors.New("httpeffect: not a valid URL")
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return nil, fmt.Errorf("httpeffect: %q: want an absolute http:// or https:// URL with a host", u.Redacted())
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// One connection per partition worker calling at once; the default of 2
+	// idle connections per host would close and redial the others.
+	tr.MaxIdleConnsPerHost = 64
+	host, _ := os.Hostname()
+	e := &Effect{url: u.String(), redacted: u.Redacted(), timeout: DefaultTimeout,
+		client: &http.Client{Transport: tr}, consumer: host + "/" + strconv.Itoa(os.Getpid())}
+	for _, o := range opts {
+		o.apply(e)
+	}
+	if e.timeout <= 0 {
+		return nil, fmt.Errorf("httpeffect: timeout %v: must be positive", e.timeout)
+	}
+	return e, nil
+}
+
+// Do sends one record whose business key is key: a 2xx reply is success;
+// any other status, a network error or the timeout is an error (the
+// effect's outcome is then unknown to the caller, and the batch is applied
+// again). Its signature is pipeline.ExternalEffect's. It costs one HTTP
+// round trip; at most 256 bytes of a failed reply's body go into the error.
+func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(r.Value))
+	if err != nil {
+		return fmt.Errorf("http effect: %w", err)
+	}
+	e.headers(req.Header, key, r)
+	resp, err := e.client.Do(req)
+	if err != nil {
+		// A *url.Error: it names the method and the URL, without its password.
+		return fmt.Errorf("http effect: %w", err)
+	}
+	defer resp.Body.Close()
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	// Drain a bounded rest so the connection can be reused.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("http effect: POST %s: %s: %q", e.redacted, resp.Status, bytes.TrimSpace(head))
+	}
+	return nil
+}
+
+// headers sets the request headers for r with business key key.
+func (e *Effect) headers(h http.Header, key string, r *sink.Record) {
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set(HeaderIdempotencyKey, headerValue([]byte(key)))
+	if r.Key != nil {
+		h.Set(HeaderKafkaKey, headerValue(r.Key))
+	}
+	for _, kh := range r.Headers {
+		h.Add(HeaderKafkaPrefix+headerName(kh.Key), headerValue(kh.Value))
+	}
+	h.Set(HeaderTopic, r.Topic)
+	h.Set(HeaderPartition, strconv.FormatInt(int64(r.Partition), 10))
+	h.Set(HeaderOffset, strconv.FormatInt(r.Offset, 10))
+	h.Set(HeaderEpoch, strconv.FormatInt(r.Epoch, 10))
+	if r.Member != "" {
+		h.Set(HeaderMember, headerValue([]byte(r.Member)))
+	}
+	h.Set(HeaderConsumer, headerValue([]byte(e.consumer)))
+}
+
+// headerValue percent-encodes '%' and every byte outside visible ASCII
+// (0x21-0x7E), so any bytes travel as a valid header value; the receiver
+// gets them back with url.PathUnescape. Typical keys (order-42, a UUID)
+// are sent as they are.
+func headerValue(b []byte) string {
+	return percentEncode(b, func(c byte) bool { return c > 0x20 && c < 0x7f && c != '%' })
+}
+
+// headerName percent-encodes '%' and every byte that is not an HTTP token
+// character, so any Kafka header name makes a valid header name. HTTP
+// header names are case-insensitive: Kafka headers differing only in case
+// arrive under one name.
+func headerName(s string) string {
+	return percentEncode([]byte(s), func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c != '%' && strings.IndexByte("!#$&'*+-.^_`|~", c) >= 0
+	})
+}
+
+func percentEncode(b []byte, keep func(byte) bool) string {
+	n := 0
+	for _, c := range b {
+		if !keep(c) {
+			n++
+		}
+	}
+	if n == 0 {
+		return string(b)
+	}
+	const hex = "0123456789ABCDEF"
+	out := make([]byte, 0, len(b)+2*n)
+	for _, c := range b {
+		if keep(c) {
+			out = append(out, c)
+		} else {
+			out = append(out, '%', hex[c>>4], hex[c&15])
+		}
+	}
+	return string(out)
+}

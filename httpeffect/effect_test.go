@@ -1,0 +1,182 @@
+package httpeffect_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shardpipe/shardpipe/httpeffect"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// receiver is an httptest server that records each request and counts
+// the connections it accepted.
+type receiver struct {
+	srv   *httptest.Server
+	conns atomic.Int64
+	mu    sync.Mutex
+	reqs  []*http.Request
+	body  []string
+	reply func(w http.ResponseWriter, r *http.Request)
+}
+
+func newReceiver(t *testing.T, reply func(w http.ResponseWriter, r *http.Request)) *receiver {
+	rc := &receiver{reply: reply}
+	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		rc.reqs, rc.body = append(rc.reqs, r), append(rc.body, string(b))
+		rc.mu.Unlock()
+		rc.reply(w, r)
+	}))
+	rc.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			rc.conns.Add(1)
+		}
+	}
+	rc.srv.Start()
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func testEffect(t *testing.T, rawURL string, timeout time.Duration) *httpeffect.Effect {
+	e, err := httpeffect.New(rawURL, httpeffect.Timeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestHTTPEffectRequest: one POST per call with the value as body, the
+// business key as Idempotency-Key, the record's key, headers and position,
+// and the caller's identity; calls reuse one connection.
+func TestHTTPEffectRequest(t *testing.T) {
+	rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusCreated) })
+	e := testEffect(t, rc.srv.URL+"/effects", 5*time.Second)
+	r := &sink.Record{Topic: "orders", Partition: 3, Offset: 41, Epoch: 7, Member: "m-1", Key: []byte("order 42"),
+		Value:   []byte(`{"order_id":"order 42"}`),
+		Headers: []sink.Header{{Key: "trace", Value: []byte("abc")}, {Key: "trace", Value: []byte("def")}, {Key: "x y", Value: []byte("\n")}}}
+	const calls = 20
+	for range calls {
+		if err := e.Do(context.Background(), "order 42", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if len(rc.reqs) != calls {
+		t.Fatalf("%d requests, want %d", len(rc.reqs), calls)
+	}
+	if n := rc.conns.Load(); n != 1 {
+		t.Errorf("%d connections for %d sequential calls, want 1 (kept alive)", n, calls)
+	}
+	req := rc.reqs[0]
+	host, _ := os.Hostname()
+	want := map[string][]string{
+		"Idempotency-Key":     {"order%2042"},
+		"Kafka-Key":           {"order%2042"},
+		"Kafka-Header-Trace":  {"abc", "def"},
+		"Kafka-Header-X%20y":  {"%0A"},
+		"Shardpipe-Topic":     {"orders"},
+		"Shardpipe-Partition": {"3"},
+		"Shardpipe-Offset":    {"41"},
+		"Shardpipe-Epoch":     {"7"},
+		"Shardpipe-Member":    {"m-1"},
+		"Shardpipe-Consumer":  {host + "/" + strconv.Itoa(os.Getpid())},
+		"Content-Type":        {"application/octet-stream"},
+	}
+	for k, v := range want {
+		if got := req.Header.Values(k); strings.Join(got, ",") != strings.Join(v, ",") {
+			t.Errorf("header %s = %q, want %q", k, got, v)
+		}
+	}
+	if req.Method != http.MethodPost || req.URL.Path != "/effects" || rc.body[0] != string(r.Value) {
+		t.Errorf("%s %s body %q, want POST /effects with the record value", req.Method, req.URL.Path, rc.body[0])
+	}
+}
+
+// TestHTTPEffectFailures: a status other than 2xx, a timeout and a refused
+// connection are errors naming what happened; a keyless record sends no
+// Kafka-Key.
+func TestHTTPEffectFailures(t *testing.T) {
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.Header.Get(httpeffect.HeaderOffset) {
+		case "1":
+			http.Error(w, "card declined", http.StatusPaymentRequired)
+		case "2":
+			http.Error(w, "try later", http.StatusServiceUnavailable)
+		case "3":
+			<-r.Context().Done() // the caller's timeout ends it
+		case "4":
+			w.WriteHeader(http.StatusMultipleChoices)
+		default:
+			w.WriteHeader(http.StatusOK)
+		}
+	})
+	e := testEffect(t, rc.srv.URL, 200*time.Millisecond)
+	tests := []struct {
+		offset int64
+		want   string // "" for success
+	}{
+		{0, ""},
+		{1, `402 Payment Required: "card declined"`},
+		{2, `503 Service Unavailable: "try later"`},
+		{3, "context deadline exceeded"},
+		{4, "300 Multiple Choices"},
+	}
+	for _, tc := range tests {
+		err := e.Do(context.Background(), "k", &sink.Record{Topic: "t", Offset: tc.offset, Value: []byte("v")})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("offset %d: %v, want success", tc.offset, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("offset %d: %v, want an error containing %q", tc.offset, err, tc.want)
+		}
+	}
+	if tc := tests[3]; !errors.Is(e.Do(context.Background(), "k", &sink.Record{Offset: tc.offset}), context.DeadlineExceeded) {
+		t.Errorf("a timeout does not wrap context.DeadlineExceeded")
+	}
+	rc.mu.Lock()
+	if got := rc.reqs[0].Header.Values(httpeffect.HeaderKafkaKey); got != nil {
+		t.Errorf("a record without a key sent Kafka-Key %q", got)
+	}
+	rc.mu.Unlock()
+
+	rc.srv.Close()
+	secret := testEffect(t, "http://user:s3cret@"+rc.srv.Listener.Addr().String()+"/", time.Second)
+	err := secret.Do(context.Background(), "k", &sink.Record{Value: []byte("v")})
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("closed receiver: %v; want connection refused without the password", err)
+	}
+}
+
+// TestNewRejects: New refuses what cannot be called, before any I/O.
+func TestNewRejects(t *testing.T) {
+	tests := []struct {
+		url  string
+		opts []httpeffect.Opt
+		want string
+	}{
+		{"://x", nil, "not a valid URL"},
+		{"ftp://h/x", nil, "want an absolute http:// or https:// URL"},
+		{"/relative", nil, "want an absolute http:// or https:// URL"},
+		{"http://u:s3cret@/x", nil, `"http://u:xxxxx@/x"`},
+		{"http://h/x", []httpeffect.Opt{httpeffect.Timeout(0)}, "timeout 0s: must be positive"},
+	}
+	for _, tt := range tests {
+		_, err := httpeffect.New(tt.url, tt.opts...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("New(%q): %v, want an error containing %q (no password)", tt.url, err, tt.want)
+		}
+	}
+}

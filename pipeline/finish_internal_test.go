@@ -1,0 +1,368 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// stalling passes its first failed batch through and then, as a Redis that
+// stays down would, fails every retry: each one waits until release closes
+// (or its context ends) and fails without reaching the sink. It forwards
+// Finish to the Applier it wraps.
+type stalling struct {
+	Applier
+	failedOnce atomic.Bool
+	failed     chan struct{} // closed after the first failure
+	release    chan struct{}
+}
+
+func (s *stalling) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, error) {
+	if s.failedOnce.Load() {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("test: redis still down")
+	}
+	res, err := s.Applier.Apply(ctx, b)
+	if err != nil && s.failedOnce.CompareAndSwap(false, true) {
+		close(s.failed)
+	}
+	return res, err
+}
+
+func (s *stalling) Finish(ctx context.Context, b []sink.Record) (int, int, error) {
+	if f, ok := s.Applier.(interface {
+		Finish(context.Context, []sink.Record) (int, int, error)
+	}); ok {
+		return f.Finish(ctx, b)
+	}
+	return 0, 0, nil
+}
+
+// TestTermEndFinishesUnknownBatch: in guard mode an external effect runs,
+// then Redis fails its done write past the sink's retries (the batch's
+// outcome is unknown) and stays down while the worker's term ends: the
+// partition is lost or revoked, or the pipeline closes (Close, or Run's
+// context ending as on SIGTERM). No retry of the batch comes in that term.
+// When Redis is back within the time the pipeline waits for the worker, the
+// worker still marks done the effect that ran, without running anything:
+// the key's claim ends done, and the next owner, meeting the batch again
+// after the pending claim's lease would have lapsed, redelivers those
+// records without running their effects. Each effect runs exactly once.
+// Redis may come back after the revoke stopped waiting for the worker, as
+// for a consumer frozen past its revoke timeout: while pay-1's pending claim
+// holds its lease the worker still marks it done. Abort, which stands for a
+// crash, finishes nothing: the next owner runs pay-1 again, the window the
+// idempotency key closes.
+func TestTermEndFinishesUnknownBatch(t *testing.T) {
+	part := checkpoint.Partition{Topic: "orders"}
+	revoke := map[string][]int32{"orders": {0}}
+	for _, tc := range []struct {
+		name string
+		end  func(ctx context.Context, p *Pipeline, cancelRun context.CancelFunc, runDone <-chan error) error
+		// crash: the term ends as a process death would (Abort): nothing
+		// is finished, and the next owner runs pay-1 again once its lease
+		// lapsed, the window the idempotency key closes.
+		crash bool
+		// waitRunsOut: Redis comes back only after the revoke stopped
+		// waiting for the worker (as for a consumer frozen past its revoke
+		// timeout), while pay-1's pending claim still holds its lease.
+		waitRunsOut bool
+	}{
+		{"lost", func(ctx context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
+			p.onLost(ctx, p.cl, revoke)
+			return nil
+		}, false, false},
+		{"revoked", func(ctx context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
+			p.onRevoked(ctx, p.cl, revoke)
+			return nil
+		}, false, false},
+		{"closed", func(ctx context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
+			return p.Close(ctx)
+		}, false, false},
+		{"run context ended", func(_ context.Context, _ *Pipeline, cancelRun context.CancelFunc, runDone <-chan error) error {
+			cancelRun()
+			return <-runDone
+		}, false, false},
+		{"aborted", func(_ context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
+			p.Abort()
+			return nil
+		}, true, false},
+		{"revoke wait ran out, lease live", func(ctx context.Context, p *Pipeline, _ context.CancelFunc, _ <-chan error) error {
+			p.onRevoked(ctx, p.cl, revoke)
+			return nil
+		}, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			prod, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var recs []*kgo.Record
+			for i := range 3 {
+				recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "pay-%d", i), Value: []byte("{}")})
+			}
+			if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			prod.Close()
+			mr := miniredis.RunT(t)
+			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+			defer rdb.Close()
+			const lease = 30 * time.Second
+			newGuard := func() *sink.Guard {
+				g, err := sink.NewGuard(rdb, sink.WithPrefix("g:"), sink.WithLease(lease),
+					sink.WithRetry(sink.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return g
+			}
+			var mu sync.Mutex
+			runs := map[string]int{}
+			effect := func(_ context.Context, key string, _ *sink.Record) error {
+				mu.Lock()
+				defer mu.Unlock()
+				runs[key]++
+				if key == "pay-1" && runs[key] == 1 {
+					mr.SetError("LOADING Redis is loading the dataset in memory") // the outage starts after the call
+				}
+				return nil
+			}
+			g := newGuard()
+			app := &stalling{Applier: Guarded(g, effect), failed: make(chan struct{}), release: make(chan struct{})}
+			revokeTimeout := 20 * time.Second
+			if tc.waitRunsOut {
+				revokeTimeout = 300 * time.Millisecond
+			}
+			opts := func(a Applier, commits chan<- int64) []Option {
+				return []Option{Brokers(c.ListenAddrs()...), Topics("orders"), Group("g"), Sink(a), MaxBatch(3),
+					CommitEvery(3), RevokeTimeout(revokeTimeout), ShutdownTimeout(20 * time.Second),
+					Logger(slog.New(slog.DiscardHandler)), Observe(func(e Event) {
+						if e.Kind == Committed {
+							commits <- e.Offset
+						}
+					})}
+			}
+			p, err := New(opts(app, make(chan int64, 16))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runCtx, cancelRun := context.WithCancel(ctx)
+			defer cancelRun()
+			runDone := make(chan error, 1)
+			go func() { runDone <- p.Run(runCtx) }()
+			select {
+			case <-app.failed:
+			case <-ctx.Done():
+				t.Fatal("the done write never failed")
+			}
+			p.mu.Lock()
+			w := p.workers[part]
+			p.mu.Unlock()
+			ended := make(chan error, 1)
+			go func() { ended <- tc.end(ctx, p, cancelRun, runDone) }()
+			select {
+			case <-w.wake: // the term is ending: no retry of the batch may come
+			case <-ctx.Done():
+				t.Fatal("the worker was never asked to stop")
+			}
+			close(app.release)
+			if !tc.waitRunsOut {
+				mr.SetError("") // Redis is back, within the revoke and shutdown timeouts
+			}
+			if err := <-ended; err != nil {
+				t.Fatalf("ending the term: %v", err)
+			}
+			if tc.waitRunsOut {
+				mr.SetError("") // the revoke went on without the worker; the lease holds
+				<-w.done
+			}
+			want := sink.ClaimDone
+			if tc.crash {
+				want = sink.ClaimPending
+			}
+			cl, ok, err := g.Lookup(ctx, "pay-1")
+			if err != nil || !ok || cl.State != want || cl.Epoch != w.epoch || cl.Member != w.member {
+				t.Errorf("claim of pay-1 once the term ended: %+v, %v, %v; want %s by the ended term", cl, ok, err, want)
+			}
+			if tc.name != "closed" && tc.name != "run context ended" {
+				if err := p.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			// The next owner meets the batch after the pending claim's lease
+			// would have lapsed.
+			mr.FastForward(lease)
+			commits := make(chan int64, 16)
+			p2, err := New(opts(Guarded(newGuard(), effect), commits)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done2 := make(chan error, 1)
+			go func() { done2 <- p2.Run(ctx) }()
+			for off := int64(0); off < 3; {
+				select {
+				case off = <-commits:
+				case <-ctx.Done():
+					t.Fatalf("the next owner committed %d of 3", off)
+				}
+			}
+			if err := p2.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done2; err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			reruns := 0
+			if tc.crash {
+				reruns = 1
+			}
+			for i := range 3 {
+				k := fmt.Sprintf("pay-%d", i)
+				if want := 1 + reruns*btoi(k == "pay-1"); runs[k] != want {
+					t.Errorf("effect for %s ran %d times, want %d", k, runs[k], want)
+				}
+			}
+			// pay-0 is redelivered too unless the first term committed past it.
+			st := p2.Stats()
+			if len(st) != 1 || st[0].Claimed != int64(1+reruns) || st[0].Redelivered != 2-st[0].Start-int64(reruns) {
+				t.Errorf("next owner's stats %+v, want pay-2 claimed (and pay-1 after a crash), the records before them from its start redelivered", st)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// logSeen is a slog.Handler that closes seen at the first record with
+// message msg.
+type logSeen struct {
+	msg  string
+	once *sync.Once
+	seen chan struct{}
+}
+
+func (l logSeen) Enabled(context.Context, slog.Level) bool { return true }
+func (l logSeen) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l logSeen) WithGroup(string) slog.Handler            { return l }
+func (l logSeen) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == l.msg {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return nil
+}
+
+// TestStopTimeoutWhileFinishing: a pipeline closed while Redis stays down
+// past its shutdown timeout returns at that timeout (it does not wait
+// again for the worker when the client leaves the group), although the
+// worker's unknown batch is not finished; the worker goes on in the
+// background while pay-1's pending claim holds its lease, and marks it
+// done once Redis is back.
+func TestStopTimeoutWhileFinishing(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte("pay-0"), Value: []byte("{}")},
+		&kgo.Record{Key: []byte("pay-1"), Value: []byte("{}")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	prod.Close()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+	defer rdb.Close()
+	g, err := sink.NewGuard(rdb, sink.WithPrefix("g:"), sink.WithLease(30*time.Second),
+		sink.WithRetry(sink.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	effect := func(_ context.Context, key string, _ *sink.Record) error {
+		runs.Add(1)
+		if key == "pay-1" {
+			mr.SetError("LOADING Redis is loading the dataset in memory")
+		}
+		return nil
+	}
+	app := &stalling{Applier: Guarded(g, effect), failed: make(chan struct{}), release: make(chan struct{})}
+	close(app.release) // retries fail at once: Redis stays down
+	marked := logSeen{msg: "term ended with a batch whose outcome was unknown: marked done the effects that ran",
+		once: &sync.Once{}, seen: make(chan struct{})}
+	const shutdown = 300 * time.Millisecond
+	p, err := New(Brokers(c.ListenAddrs()...), Topics("orders"), Group("g"), Sink(app), MaxBatch(2), CommitEvery(2),
+		ShutdownTimeout(shutdown), Logger(slog.New(marked)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	select {
+	case <-app.failed:
+	case <-ctx.Done():
+		t.Fatal("the done write never failed")
+	}
+	start := time.Now()
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("Close took %v with a %v shutdown timeout; want it back at about the timeout", took, shutdown)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := mr.Get("g:pay-1"); v == "" || strings.Contains(v, `"state":"done"`) {
+		t.Fatalf("pay-1's claim while Redis was down: %q, want pending", v)
+	}
+	mr.SetError("")
+	select {
+	case <-marked.seen:
+	case <-ctx.Done():
+		t.Fatal("the worker never marked pay-1 done once Redis was back")
+	}
+	if cl, ok, err := g.Lookup(ctx, "pay-1"); err != nil || !ok || cl.State != sink.ClaimDone {
+		t.Errorf("claim of pay-1: %+v, %v, %v; want done", cl, ok, err)
+	}
+	if n := runs.Load(); n != 2 {
+		t.Errorf("effects ran %d times, want 2 (pay-0, pay-1)", n)
+	}
+}
