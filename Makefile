@@ -66,9 +66,19 @@ lint:
 ## chaos: the full fault suite (internal/cmd/chaos) on a Kafka and a Redis of its own, on free ports:
 ## 100,000 orders, both group protocols, seeded kills, zombies, Redis and broker restarts; the
 ## independent checker prints the figures. CHAOSFLAGS="-seed N" repeats a schedule.
+## CLUSTER=1: the suite on a Redis Cluster (three masters, one replica each) and a three-broker
+## Kafka instead (master failovers, broker SIGKILLs), then the heavy cluster tests of integration/.
 CHAOSFLAGS ?=
+CLUSTER ?=
+CLUSTER_TESTS ?= Cluster
 chaos:
+ifeq ($(CLUSTER),1)
+	$(GO) run ./internal/cmd/chaos -cluster $(CHAOSFLAGS)
+	scripts/with-services.sh env SHARDPIPE_CLUSTER_TESTS=1 SHARDPIPE_REQUIRE_INTEGRATION=1 \
+		$(GO) test -count=1 -v -timeout 30m -run '$(CLUSTER_TESTS)' ./integration/
+else
 	$(GO) run ./internal/cmd/chaos $(CHAOSFLAGS)
+endif
 
 # BENCHARGS: flags for `shardpipe bench`, e.g. BENCHARGS='--records 100000 --rounds 1' for a quick run.
 BENCHARGS ?=

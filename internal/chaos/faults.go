@@ -19,6 +19,9 @@ import (
 // can observe; a fault without one is a problem of the run (it tested
 // nothing).
 func (r *runner) do(ctx context.Context, s step) error {
+	if r.cfg.Cluster != nil && (s.Kind == faultRedis || s.Kind == faultBroker) {
+		return r.clusterFault(ctx, s)
+	}
 	switch s.Kind {
 	case faultKill:
 		c := r.target(s.Slot)
@@ -137,9 +140,12 @@ func (r *runner) do(ctx context.Context, s step) error {
 // killed, then the replies go out, so each of those effects has run and its
 // done write meets a Redis that stays down past the sink's retry budget.
 func (r *runner) redisOutage(ctx context.Context, outage time.Duration) error {
-	before, err := r.markRedis(ctx)
-	if err != nil {
-		return err
+	var before redisMark
+	if r.cfg.Cluster == nil { // on a cluster the shard is marked when it is killed
+		var err error
+		if before, err = r.markRedis(ctx); err != nil {
+			return err
+		}
 	}
 	if err := r.recv.control(ctx, "hold"); err != nil {
 		return err
@@ -170,7 +176,12 @@ func (r *runner) redisOutage(ctx context.Context, outage time.Duration) error {
 			return err
 		}
 	}
-	if err := r.cfg.Services.Kill(ctx, "redis"); err != nil {
+	if r.cfg.Cluster != nil {
+		var err error
+		if before, err = r.shardOutage(ctx); err != nil {
+			return err
+		}
+	} else if err := r.cfg.Services.Kill(ctx, "redis"); err != nil {
 		return err
 	}
 	down := chaoscheck.Window{From: time.Now()}
@@ -183,8 +194,12 @@ func (r *runner) redisOutage(ctx context.Context, outage time.Duration) error {
 		return err
 	}
 	r.faults.RedisOutages++
-	r.logf("SIGKILLed redis with %d effect calls in flight, answered once it was gone; restart in %v (past the sink's retry budget)",
-		st.Held, outage)
+	what := "redis"
+	if r.cfg.Cluster != nil {
+		what = fmt.Sprintf("redis cluster node %d and its replica (every write refused while the shard is down)", before.node)
+	}
+	r.logf("SIGKILLed %s with %d effect calls in flight, answered once it was gone; restart in %v (past the sink's retry budget)",
+		what, st.Held, outage)
 	if st.Held == 0 {
 		r.noEffect("redis outage: no effect call was in flight (none within 10s)")
 	}
@@ -193,6 +208,14 @@ func (r *runner) redisOutage(ctx context.Context, outage time.Duration) error {
 	}
 	down.To = time.Now()
 	r.redisDown = append(r.redisDown, down)
+	if r.cfg.Cluster != nil {
+		if err := r.cfg.Cluster.redis.Start(ctx); err != nil {
+			return err
+		}
+		r.logf("redis back after %v down", time.Since(down.From).Round(time.Millisecond))
+		r.clusterRecovered(ctx, "redis outage", before, 0)
+		return nil
+	}
 	if err := r.cfg.Services.Restart(ctx, "redis"); err != nil {
 		return err
 	}
@@ -205,6 +228,7 @@ func (r *runner) redisOutage(ctx context.Context, outage time.Duration) error {
 type redisMark struct {
 	runID string
 	key   string
+	node  int // on a cluster: the master the fault hit
 }
 
 // markRedis writes a marker key (appendfsync always: durable when

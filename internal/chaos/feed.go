@@ -25,7 +25,7 @@ import (
 // until the broker serves a leader for every partition of both, so the
 // consumers' start-up checks find them.
 func (r *runner) createTopics(ctx context.Context, adm *kadm.Client) error {
-	for _, s := range []topics.Spec{{Name: r.topic, Partitions: int32(r.cfg.Partitions)}, {Name: DLQTopic(r.topic), Partitions: 3}} {
+	for _, s := range []topics.Spec{{Name: r.topic, Partitions: int32(r.cfg.Partitions), Replication: r.cfg.replication()}, {Name: DLQTopic(r.topic), Partitions: 3, Replication: r.cfg.replication()}} {
 		if _, err := topics.Create(ctx, adm, s); err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func (r *runner) produce(name string, count int, dups float64, seed uint64, rate
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd := exec.Command(r.cfg.Bin, "produce", "--brokers", r.cfg.Services.Brokers(), "--topic", r.topic,
+	cmd := exec.Command(r.cfg.Bin, "produce", "--brokers", strings.Join(r.cfg.brokers(), ","), "--topic", r.topic,
 		"--count", strconv.Itoa(count), "--duplicates", strconv.FormatFloat(dups, 'f', -1, 64),
 		"--partitions", strconv.Itoa(r.cfg.Partitions), "--seed", strconv.FormatUint(seed, 10),
 		"--rate", strconv.Itoa(rate), "--delivery-timeout", "10m", "--connect-timeout", "1m")
@@ -166,7 +166,7 @@ func (r *runner) injectPoison(ctx context.Context, rng *rand.Rand) <-chan error 
 }
 
 func (r *runner) writePoison(ctx context.Context, at []time.Duration) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(r.cfg.Services.Brokers()), kgo.DefaultProduceTopic(r.topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(r.cfg.brokers()...), kgo.DefaultProduceTopic(r.topic),
 		kgo.RecordDeliveryTimeout(10*time.Minute), kgo.AlwaysRetryEOF())
 	if err != nil {
 		return err

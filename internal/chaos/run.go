@@ -79,18 +79,15 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(cfg.Out, "chaos: %6.1fs %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
-	if err := cfg.Services.StartPicking(ctx, logf); err != nil {
+	stop, err := cfg.startServers(ctx, logf)
+	if err != nil {
 		return Outcome{}, err
 	}
-	defer func() {
-		if err := cfg.Services.Stop(context.Background()); err != nil {
-			logf("stopping the servers: %v", err)
-		}
-	}()
-	if err := checkRedis(ctx, cfg.Services.Redis()); err != nil {
+	defer stop()
+	if err := checkRedisNodes(ctx, cfg.redis()); err != nil {
 		return Outcome{}, err
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Services.Brokers()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.brokers()...))
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -126,12 +123,16 @@ func runPass(ctx context.Context, cfg Config, adm *kadm.Client, guard bool, star
 	}
 	r := &runner{cfg: cfg, guard: guard, start: start, topic: id, group: id, prefix: id + ":ledger:", totals: id + ":totals",
 		slots: make([]*consumer, cfg.Consumers)}
+	if cfg.Cluster != nil && !guard { // the totals hash and the ledger keys in one slot
+		r.prefix, r.totals = "{"+id+"}:ledger:", "{"+id+"}:totals"
+	}
+	r.faults.Cluster = cfg.Cluster != nil
 	r.logf("seed %d, %s: topic and group %s, %d orders (+%.0f%% re-sends, %d poison) into %d partitions, protocols %v",
 		cfg.Seed, what, id, cfg.Orders, cfg.Duplicates*100, cfg.Poison, cfg.Partitions, cfg.Protocols)
 	if err := r.createTopics(ctx, adm); err != nil {
 		return chaoscheck.Report{}, err
 	}
-	vcfg := chaoscheck.Config{Brokers: []string{cfg.Services.Brokers()}, Redis: cfg.Services.Redis(),
+	vcfg := chaoscheck.Config{Brokers: cfg.brokers(), Redis: cfg.redis(), ReplicatedOffsets: cfg.Cluster != nil,
 		Topic: r.topic, DLQTopic: DLQTopic(r.topic), Group: r.group, LedgerPrefix: r.prefix, TotalsHash: r.totals}
 	if guard {
 		var err error
@@ -173,7 +174,7 @@ func runPass(ctx context.Context, cfg Config, adm *kadm.Client, guard bool, star
 // chaos runs the producer, the consumers and the faults, then drains. The
 // watcher of committed offsets runs throughout.
 func (r *runner) chaos(ctx context.Context, adm *kadm.Client) error {
-	w, err := chaoscheck.NewWatcher([]string{r.cfg.Services.Brokers()}, r.group, r.topic)
+	w, err := chaoscheck.NewWatcher(r.cfg.brokers(), r.group, r.topic)
 	if err != nil {
 		return err
 	}
@@ -273,8 +274,13 @@ func (r *runner) runArgs() []string {
 	if r.guard {
 		effect = []string{"--effect", "http", "--http-url", r.recv.URL(), "--http-timeout", "5s"}
 	}
-	args := append([]string{"--brokers", r.cfg.Services.Brokers(), "--topic", r.topic, "--group", r.group,
-		"--redis", r.cfg.Services.Redis(), "--ledger-prefix", r.prefix}, effect...)
+	args := append([]string{"--brokers", strings.Join(r.cfg.brokers(), ","), "--topic", r.topic, "--group", r.group,
+		"--redis", r.cfg.redis(), "--ledger-prefix", r.prefix}, effect...)
+	if r.cfg.Cluster != nil {
+		// Commits wait for a replica of every master: a failover loses
+		// nothing (README, Scaling).
+		args = append(args, "--redis-replicas", "1")
+	}
 	args = append(args, "--commit-every", "200", "--commit-interval", "1s", "--max-batch", "200",
 		"--session-timeout", r.cfg.SessionTimeout.String(), "--shutdown-timeout", "30s", "--connect-timeout", "1m",
 		"--report-interval", "0", "--log-format", "json")

@@ -78,6 +78,16 @@ func (s step) round() step {
 // measured in runs: the target's downtime, plus what the fault itself
 // waits for (a broker stops and starts in about 12s).
 func (r *runner) cost(s step) time.Duration {
+	if r.cfg.Cluster != nil {
+		switch s.Kind { // a failover, a broker restart and the readiness checks after them
+		case faultRedis:
+			return s.Down + 15*time.Second
+		case faultBroker:
+			return max(s.Down, 5*time.Second) + 15*time.Second
+		case faultRedisOutage:
+			return r.cfg.Guard.RedisOutage + 10*time.Second
+		}
+	}
 	switch s.Kind {
 	case faultKill:
 		return s.Down + 500*time.Millisecond

@@ -22,9 +22,13 @@
 //     customer, or an amount_cents that is not an int64) is in the DLQ
 //     exactly once and never in the ledger;
 //   - every partition's committed offset equals its log end offset;
-//   - no committed offset ever went backwards while Watcher polled, and
-//     the Watcher did read the group's offsets (a watch that saw nothing
-//     proves nothing);
+//   - no committed offset ever went backwards: in the group's commit log
+//     (every commit, in order, read from Kafka's __consumer_offsets), and
+//     while Watcher polled, and the Watcher did read the group's offsets (a
+//     watch that saw nothing proves nothing). On a replicated offsets topic
+//     a decrease the Watcher saw that the log does not hold is a stale read
+//     (a new coordinator serves an older offset until its high watermark
+//     catches up after a failover), counted apart;
 //   - in guard mode (`run --effect http`, Config.CallLog): from the chaos
 //     receiver's record of every call, each unique order's effect ran at
 //     least once, every call names a record holding its key, and a key

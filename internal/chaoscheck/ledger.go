@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -30,12 +31,8 @@ type Ledger struct {
 // and the totals hash (none when totals is empty).
 func ReadLedger(ctx context.Context, rdb redis.UniversalClient, prefix, totals string) (*Ledger, error) {
 	l := &Ledger{Claims: map[string]Claim{}, Bad: map[string]string{}, Totals: map[string]int64{}}
-	var keys []string
-	it := rdb.Scan(ctx, 0, escapeGlob(prefix)+"*", 2000).Iterator()
-	for it.Next(ctx) {
-		keys = append(keys, it.Val())
-	}
-	if err := it.Err(); err != nil {
+	keys, err := scanAll(ctx, rdb, escapeGlob(prefix)+"*")
+	if err != nil {
 		return nil, fmt.Errorf("scan %s*: %w", prefix, err)
 	}
 	for len(keys) > 0 {
@@ -76,6 +73,34 @@ func ReadLedger(ctx context.Context, rdb redis.UniversalClient, prefix, totals s
 		l.Totals[cust] = n
 	}
 	return l, nil
+}
+
+// scanAll returns every key matching match: on a Redis Cluster from every
+// master (a SCAN walks one node's keys), the cluster's view reloaded first.
+func scanAll(ctx context.Context, rdb redis.UniversalClient, match string) ([]string, error) {
+	scan := func(ctx context.Context, c redis.Cmdable) ([]string, error) {
+		var keys []string
+		it := c.Scan(ctx, 0, match, 2000).Iterator()
+		for it.Next(ctx) {
+			keys = append(keys, it.Val())
+		}
+		return keys, it.Err()
+	}
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return scan(ctx, rdb)
+	}
+	cc.ReloadState(ctx)
+	var mu sync.Mutex
+	var all []string
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		keys, err := scan(ctx, n)
+		mu.Lock()
+		all = append(all, keys...)
+		mu.Unlock()
+		return err
+	})
+	return all, err
 }
 
 // escapeGlob escapes the SCAN MATCH metacharacters of s.

@@ -84,14 +84,18 @@ func explain(diff int64, amounts []int64) int {
 
 // Report is the outcome of Verify.
 type Report struct {
-	Orders    int   // records in the topic that are orders (with re-sends)
-	Unique    int   // unique order IDs
-	Poison    int   // poison records in the topic
-	DLQ       int   // records in the DLQ topic
-	Decreases int   // committed offsets that went backwards while watched
-	Watch     Polls // the watcher's polls of the committed offsets
-	Lost      int
-	Doubled   int
+	Orders    int // records in the topic that are orders (with re-sends)
+	Unique    int // unique order IDs
+	Poison    int // poison records in the topic
+	DLQ       int // records in the DLQ topic
+	Decreases int // committed offsets that went backwards: in the commit log, or while watched
+	// StaleReads are decreases the watcher saw that the commit log does not
+	// hold: a new group coordinator served an older offset for a moment
+	// after a failover (replicated offsets topic only).
+	StaleReads int
+	Watch      Polls // the watcher's polls of the committed offsets
+	Lost       int
+	Doubled    int
 	// Effects are the external effect's runs (guard mode), nil for a run
 	// with --effect totals.
 	Effects    *EffectRuns
@@ -118,11 +122,21 @@ type Faults struct {
 	BrokerOutagesSeen int
 	// RedisOutages counts Redis kept down past the sink's retry budget while
 	// guard-mode effects were in flight (guard pass).
-	RedisOutages  int
-	Rebalances    int
-	FencedCommits int64
-	Suppressed    int64
-	Protocols     []string
+	RedisOutages int
+	// Cluster says the run was on a Redis Cluster and a three-broker Kafka:
+	// Redis faults were master failovers (a master SIGKILLed, its replica
+	// took over and kept what was replicated before, the consumers wrote on)
+	// and broker faults SIGKILLs (leaderships moved to the others, the
+	// commit watcher read on while the broker was down).
+	Cluster         bool
+	Failovers       int
+	FailoversSeen   int
+	BrokerKills     int
+	BrokerKillsSeen int
+	Rebalances      int
+	FencedCommits   int64
+	Suppressed      int64
+	Protocols       []string
 }
 
 // OK reports whether the run kept every promise.
@@ -141,6 +155,10 @@ func (r Report) Line() string {
 		prefix, r.Orders, r.Unique, r.Poison, r.DLQ, strings.Join(f.Protocols, "+"), f.KillsHolding, f.Kills,
 		f.ZombiesFenced, f.ZombiePauses, f.RedisRecovered, f.RedisRestarts, f.BrokerOutagesSeen, f.BrokerRestarts,
 		f.Rebalances, f.FencedCommits, f.Suppressed, r.Replayed(), r.Watch.Seen, r.Decreases, r.Lost, r.Doubled)
+	if f.Cluster {
+		s += fmt.Sprintf(" redis_failovers=%d/%d broker_kills=%d/%d offset_stale_reads=%d", f.FailoversSeen, f.Failovers,
+			f.BrokerKillsSeen, f.BrokerKills, r.StaleReads)
+	}
 	if r.Effects != nil {
 		s += fmt.Sprintf(" redis_outages=%d %s", f.RedisOutages, r.Effects.Line())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -13,7 +14,7 @@ import (
 // Config names what Verify reads.
 type Config struct {
 	Brokers      []string
-	Redis        string // host:port
+	Redis        string // host:port, or a comma-separated list of Redis Cluster nodes
 	Topic        string
 	DLQTopic     string // empty: no DLQ check; poison records in the topic are then violations
 	Group        string
@@ -26,6 +27,11 @@ type Config struct {
 	// claim must be done, and only a keyless record is poison. Empty: the
 	// run used --effect totals.
 	CallLog string
+	// ReplicatedOffsets says the offsets topic has replicas (a Kafka of
+	// several brokers): a decrease the Watcher saw that the group's commit
+	// log does not hold is then a stale read after a coordinator failover,
+	// counted apart, not a violation.
+	ReplicatedOffsets bool
 	// Kills are the consumer processes the driver SIGKILLed, and RedisDown
 	// when Redis was down: a key's effect may run again only after its
 	// previous run's process was killed before it could mark the key done.
@@ -54,7 +60,7 @@ func Verify(ctx context.Context, cfg Config, w *Watcher, faults Faults) (Report,
 			return Report{}, err
 		}
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis})
+	rdb := NewRedis(cfg.Redis)
 	defer rdb.Close()
 	l, err := ReadLedger(ctx, rdb, cfg.LedgerPrefix, cfg.TotalsHash)
 	if err != nil {
@@ -69,7 +75,12 @@ func Verify(ctx context.Context, cfg Config, w *Watcher, faults Faults) (Report,
 	if err != nil {
 		return Report{}, err
 	}
-	fs := facts{topic: t, ledger: l, dlq: dlq, haveDLQ: cfg.DLQTopic != "", committed: committed, faults: faults}
+	history, err := CommitHistory(ctx, cfg.Brokers, cfg.Group, cfg.Topic)
+	if err != nil {
+		return Report{}, err
+	}
+	fs := facts{topic: t, ledger: l, dlq: dlq, haveDLQ: cfg.DLQTopic != "", committed: committed, faults: faults,
+		history: history, replicated: cfg.ReplicatedOffsets}
 	if guard {
 		fs.effects = &effectFacts{calls: calls, kills: cfg.Kills, redisDown: cfg.RedisDown}
 	}
@@ -78,6 +89,15 @@ func Verify(ctx context.Context, cfg Config, w *Watcher, faults Faults) (Report,
 		fs.decreases, fs.polls = w.Decreases()
 	}
 	return judge(fs), nil
+}
+
+// NewRedis returns a client of spec: one server (host:port), or a Redis
+// Cluster (a comma-separated list of its nodes).
+func NewRedis(spec string) redis.UniversalClient {
+	if strings.Contains(spec, ",") {
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(spec, ",")})
+	}
+	return redis.NewClient(&redis.Options{Addr: spec})
 }
 
 // facts are what Verify read, for judge.
@@ -89,9 +109,16 @@ type facts struct {
 	committed map[int32]int64
 	watched   bool // a Watcher polled the commits during the run
 	decreases []Decrease
-	polls     Polls
-	effects   *effectFacts // guard mode; nil for --effect totals
-	faults    Faults
+	// history is every offset commit of the group for the topic, per
+	// partition in log order, from Kafka's __consumer_offsets (nil: not
+	// read). replicated says the offsets topic has replicas: a new
+	// coordinator may then serve an older committed offset for a moment
+	// after a failover, until its high watermark catches up with the log.
+	history    map[int32][]int64
+	replicated bool
+	polls      Polls
+	effects    *effectFacts // guard mode; nil for --effect totals
+	faults     Faults
 }
 
 // effectFacts are a guard-mode run's effect calls and what may excuse a
@@ -122,7 +149,14 @@ func judge(fs facts) Report {
 		}
 	}
 	checkOffsets(t.End, fs.committed, v)
+	decreases := checkHistory(fs.history, v)
+	stale := 0
 	for _, d := range fs.decreases {
+		if fs.replicated && fs.history != nil {
+			stale++ // the log holds no such decrease (checkHistory)
+			continue
+		}
+		decreases++
 		v.fail("%s", d)
 	}
 	if fs.watched && fs.polls.Seen == 0 {
@@ -131,7 +165,7 @@ func judge(fs facts) Report {
 	}
 	sort.Strings(v.violations)
 	return Report{Orders: t.Records - len(t.Poison), Unique: len(t.Orders), Poison: len(t.Poison), DLQ: v.dlq,
-		Decreases: len(fs.decreases), Watch: fs.polls, Lost: max(v.lost, v.effectLost), Doubled: v.doubled,
+		Decreases: decreases, StaleReads: stale, Watch: fs.polls, Lost: max(v.lost, v.effectLost), Doubled: v.doubled,
 		Effects: runs, Violations: v.violations, More: v.more, Faults: fs.faults}
 }
 

@@ -19,13 +19,17 @@ type Decrease struct {
 
 // Watcher polls a group's committed offsets and remembers every decrease.
 // Errors (a broker that is down, a coordinator that moved) are counted and
-// tolerated: the next poll tries again. Polls counts what it saw: a watch
-// that never read the topic's offsets proves nothing, and Verify says so.
+// tolerated: the next poll tries again, with a new client, so that it asks
+// the seed brokers afresh where the group's coordinator is (a client keeps
+// asking a killed coordinator while it does not answer at all). Polls
+// counts what it saw: a watch that never read the topic's offsets proves
+// nothing, and Verify says so.
 type Watcher struct {
-	adm   *kadm.Client
-	cl    *kgo.Client
-	group string
-	topic string
+	adm     *kadm.Client
+	cl      *kgo.Client // used and replaced by Run's goroutine only
+	brokers []string
+	group   string
+	topic   string
 
 	mu        sync.Mutex
 	last      map[int32]int64
@@ -41,16 +45,29 @@ type Polls struct {
 
 // NewWatcher returns a Watcher of group's commits on topic.
 func NewWatcher(brokers []string, group, topic string) (*Watcher, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RequestRetries(1), kgo.RetryTimeout(time.Second))
-	if err != nil {
+	w := &Watcher{brokers: brokers, group: group, topic: topic, last: map[int32]int64{}}
+	if err := w.connect(); err != nil {
 		return nil, err
 	}
-	return &Watcher{adm: kadm.NewClient(cl), cl: cl, group: group, topic: topic, last: map[int32]int64{}}, nil
+	return w, nil
+}
+
+// connect replaces the watcher's client with a new one.
+func (w *Watcher) connect() error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(w.brokers...), kgo.RequestRetries(1), kgo.RetryTimeout(time.Second))
+	if err != nil {
+		return err
+	}
+	if w.cl != nil {
+		w.cl.Close()
+	}
+	w.cl, w.adm = cl, kadm.NewClient(cl)
+	return nil
 }
 
 // Run polls every interval until ctx ends, then closes the client.
 func (w *Watcher) Run(ctx context.Context, interval time.Duration) {
-	defer w.cl.Close()
+	defer func() { w.cl.Close() }()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -75,6 +92,7 @@ func (w *Watcher) poll(ctx context.Context) {
 	}
 	if err != nil {
 		w.polls.Failed++
+		_ = w.connect() // the same settings succeeded in NewWatcher
 		return
 	}
 	now := time.Now()

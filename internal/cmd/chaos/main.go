@@ -9,7 +9,14 @@
 // pass. It exits 1 on any violation, 2 when the run could not be carried
 // out.
 //
-//	go run ./internal/cmd/chaos [-short] [-seed N] [-poison N] [-orders N] [-passes record,guard]
+//	go run ./internal/cmd/chaos [-short] [-cluster] [-seed N] [-poison N] [-orders N] [-passes record,guard]
+//
+// With -cluster (`make chaos CLUSTER=1`) the servers are a Redis Cluster of
+// three masters with one replica each and a Kafka of three brokers
+// (replication factor 3, min.insync.replicas=2): the Redis faults are master
+// failovers (the guard pass's outage takes a whole shard down), the broker
+// faults SIGKILLs of the broker leading the most partitions, and `run` gets
+// --redis-replicas 1.
 //
 // The servers get ports that are free at start (or -kafka-port,
 // -controller-port, -redis-port) and their own state directory under the
@@ -49,6 +56,7 @@ func run() int {
 	controllerPort := flag.Int("controller-port", 0, "KRaft controller port (0: one free at start)")
 	redisPort := flag.Int("redis-port", 0, "Redis port (0: one free at start)")
 	passes := flag.String("passes", "record,guard", "the passes to run: record (--effect totals), guard (--effect http), or both")
+	cluster := flag.Bool("cluster", false, "run on a Redis Cluster (three masters, one replica each) and a three-broker Kafka: master failovers and broker kills")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "chaos: no arguments are taken, got %q\n", flag.Args())
@@ -110,7 +118,12 @@ func run() int {
 	}
 	cfg.Bin = filepath.Join(cfg.WorkDir, "shardpipe")
 	cfg.ReceiverBin = filepath.Join(cfg.WorkDir, "receiver")
-	fmt.Printf("chaos: building shardpipe and the receiver; logs in %s; kafka on %s, redis on %s\n", cfg.WorkDir, cfg.Services.Brokers(), cfg.Services.Redis())
+	if *cluster {
+		cfg.Cluster = &chaos.ClusterServices{Root: root, Dir: filepath.Join(cfg.WorkDir, "clusters")}
+		fmt.Printf("chaos: building shardpipe and the receiver; logs in %s; a redis cluster and a three-broker kafka on free ports\n", cfg.WorkDir)
+	} else {
+		fmt.Printf("chaos: building shardpipe and the receiver; logs in %s; kafka on %s, redis on %s\n", cfg.WorkDir, cfg.Services.Brokers(), cfg.Services.Redis())
+	}
 	for bin, pkg := range map[string]string{cfg.Bin: "./cmd/shardpipe", cfg.ReceiverBin: "./internal/cmd/receiver"} {
 		build := exec.Command("go", "build", "-o", bin, pkg)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr

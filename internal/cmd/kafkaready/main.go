@@ -2,15 +2,16 @@
 // then prints the broker's version as the broker reports it (ApiVersions).
 // scripts/services.sh uses it as its readiness check, so that no fixed sleep is needed.
 //
-//	go run ./internal/cmd/kafkaready -brokers 127.0.0.1:39092 -timeout 120s [-pidfile FILE]
+//	go run ./internal/cmd/kafkaready -brokers 127.0.0.1:39092 -timeout 120s [-pidfile FILE[,FILE...]] [-min-brokers N]
 //
-// It exits 0 once ready, 1 when the deadline passes or the process named in
-// -pidfile has died (there is then no point in waiting).
+// It exits 0 once ready (with -min-brokers, once the metadata lists that many
+// brokers: a cluster whose nodes have all registered), 1 when the deadline
+// passes or a process named in -pidfile has died (there is then no point in
+// waiting).
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -27,45 +28,50 @@ import (
 func main() {
 	brokers := flag.String("brokers", "127.0.0.1:9092", "comma-separated seed brokers")
 	timeout := flag.Duration("timeout", 2*time.Minute, "give up after this long")
-	pidfile := flag.String("pidfile", "", "optional: fail fast when the process in this pid file has exited")
+	pidfile := flag.String("pidfile", "", "optional: fail fast when the process in this pid file (or any of a comma-separated list) has exited")
+	minBrokers := flag.Int("min-brokers", 1, "wait until the metadata lists at least this many brokers")
 	flag.Parse()
 
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	if err := wait(ctx, strings.Split(*brokers, ","), *pidfile); err != nil {
+	if err := wait(ctx, strings.Split(*brokers, ","), *pidfile, *minBrokers); err != nil {
 		fmt.Fprintln(os.Stderr, "kafkaready:", err)
 		os.Exit(1)
 	}
 }
 
-func wait(ctx context.Context, seeds []string, pidfile string) error {
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(seeds...),
-		kgo.DialTimeout(2*time.Second),
-		kgo.RequestRetries(0),
-		kgo.RetryTimeout(time.Second),
-	)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-
+func wait(ctx context.Context, seeds []string, pidfile string, minBrokers int) error {
 	var lastErr error
 	for {
-		if pidfile != "" && !processAlive(pidfile) {
-			return fmt.Errorf("the process in %s has exited (last error: %v)", pidfile, lastErr)
+		for _, f := range strings.Split(pidfile, ",") {
+			if f != "" && !processAlive(f) {
+				return fmt.Errorf("the process in %s has exited (last error: %v)", f, lastErr)
+			}
 		}
+		// A client per attempt: kadm serves broker metadata from the
+		// client's cache, which would keep listing the brokers of the
+		// first answer while the others register.
+		cl, err := kgo.NewClient(
+			kgo.SeedBrokers(seeds...),
+			kgo.DialTimeout(2*time.Second),
+			kgo.RequestRetries(0),
+			kgo.RetryTimeout(time.Second),
+		)
+		if err != nil {
+			return err
+		}
+		adm := kadm.NewClient(cl)
 		attempt, cancel := context.WithTimeout(ctx, 3*time.Second)
 		m, err := adm.BrokerMetadata(attempt)
-		if err == nil && len(m.Brokers) == 0 {
-			err = errors.New("metadata has no brokers yet")
+		if err == nil && len(m.Brokers) < max(minBrokers, 1) {
+			err = fmt.Errorf("metadata lists %d broker(s), want %d", len(m.Brokers), max(minBrokers, 1))
 		}
 		var version string
 		if err == nil {
 			version, err = kafkainfo.BrokerVersion(attempt, adm)
 		}
 		cancel()
+		cl.Close()
 		if err == nil {
 			fmt.Printf("cluster %s, %d broker(s), %s\n", m.Cluster, len(m.Brokers), version)
 			return nil

@@ -1,0 +1,98 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shardpipe/shardpipe/integration"
+)
+
+// TestCmdClusterCommitWaitsForReplicas: on Redis Cluster, --redis-replicas 1
+// makes run commit an offset only once a replica of every primary holds the
+// ledger writes before it (Redis 7.0: WAIT, after a fence write in one of
+// that primary's own slots, on the same connection). One primary's replica
+// is SIGSTOPped before run starts: every effect lands (the ledger keys
+// spread over the three primaries), every partition's commit of its end is
+// held back as not durable ("0 of 1 replicas"), and the group has no
+// committed offset. SIGCONT: the commits reach the end.
+func TestCmdClusterCommitWaitsForReplicas(t *testing.T) {
+	t.Parallel()
+	brokers := integration.Kafka(t)
+	bin := buildShardpipe(t)
+	rc := startRedisCluster(t) // of its own: a stopped replica stalls clients that ask it for the slots
+	c := clusterClient(t, rc)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	topic := integration.CreateTopic(t, brokers, 2)
+	ends := produceKeys(ctx, t, brokers, topic, 40)
+	group := integration.Group(t)
+	base := integration.KeyPrefix(t)
+	prefix := base + "ledger:"
+
+	shards, err := rc.Shards(ctx)
+	if err != nil || len(shards) != 3 || len(shards[0].Replicas) != 1 {
+		t.Fatalf("shards %+v (%v): want three masters with a replica each", shards, err)
+	}
+	replica := shards[0].Replicas[0]
+	if err := rc.Signal(replica, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			_ = rc.Signal(replica, syscall.SIGCONT)
+		}
+	}()
+	run := start(t, "run", bin, "run", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--group", group,
+		"--redis", strings.Join(rc.Addrs, ","), "--ledger-prefix", prefix, "--dlq-prefix", base+"sp:",
+		"--redis-replicas", "1", "--commit-every", "10", "--commit-interval", "100ms",
+		"--on-poison", "stop", "--report-interval", "0", "--session-timeout", "6s", "--log-format", "json")
+	run.waitLine(ctx, "redis durability", func(m map[string]any) bool {
+		return m["wait"] == "WAIT" && num(m, "replicas") == 1
+	})
+	held := make(map[string]bool)
+	for len(held) < len(ends) {
+		m := run.waitLine(ctx, "commit failed; retrying", func(m map[string]any) bool {
+			err, _ := m["err"].(string)
+			return strings.Contains(err, "not yet durable") && strings.Contains(err, "0 of 1 replicas")
+		})
+		p, _ := m["partition"].(string)
+		var part int32
+		if _, err := fmt.Sscanf(p[strings.LastIndexByte(p, '/')+1:], "%d", &part); err != nil {
+			t.Fatalf("partition %q: %v", p, err)
+		}
+		if num(m, "offset") == ends[part] {
+			held[p] = true
+		}
+	}
+	keys, per := clusterKeys(ctx, t, rc, c, prefix)
+	if len(keys) != 40 || len(per) != 3 {
+		t.Fatalf("ledger: %d keys over masters %v, want the 40 spread over all three", len(keys), per)
+	}
+	if got := groupCommitted(ctx, t, brokers, group, topic); len(got) > 0 {
+		t.Fatalf("committed %v while a primary's replica was stopped; want nothing committed", got)
+	}
+
+	if err := rc.Signal(replica, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	for {
+		got := groupCommitted(ctx, t, brokers, group, topic)
+		if len(got) == len(ends) && got[0] == ends[0] && got[1] == ends[1] {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("committed %v after the replica continued, want %v\n%s", got, ends, run.output())
+		}
+		time.Sleep(50 * time.Millisecond) // poll interval: the broker's offsets
+	}
+	run.signal(syscall.SIGTERM)
+	if code := run.wait(ctx); code != 0 {
+		t.Fatalf("run exit %d, want 0\n%s", code, run.output())
+	}
+}

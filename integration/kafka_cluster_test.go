@@ -1,0 +1,269 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/chaoscheck"
+	"github.com/shardpipe/shardpipe/internal/clusters"
+)
+
+// startKafkaCluster starts a Kafka of three KRaft nodes of the test's own
+// (scripts/services.sh) and stops it at cleanup.
+func startKafkaCluster(t *testing.T) *clusters.Kafka {
+	t.Helper()
+	needBins(t, "java")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	k, err := clusters.StartKafka(ctx, repoRoot(t), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := k.Stop(ctx); err != nil {
+			t.Errorf("stop the kafka cluster: %v", err)
+		}
+	})
+	return k
+}
+
+// TestKafkaClusterLeaderKilled: on a Kafka of three brokers (replication
+// factor 3, min.insync.replicas=2), two `shardpipe run` processes consume
+// orders being produced (4,000 with 10% re-sends, 400 a second, acks=all)
+// with --effect totals, while the broker leading the most partitions of the
+// topic is SIGKILLed mid-run and started again 10s later (the group's
+// coordinator, when it leads at least two partitions). The other two
+// take over its partitions and the group:
+// the consumers' commits of those partitions move on while it is down, and
+// at the end every order applied exactly once (each has its ledger key, the
+// totals are exact), every offset committed to the end, and no offset was
+// committed below the one before (the group's commit log, read back from
+// __consumer_offsets; a watcher also polls the offsets every 25ms and must
+// read them while the broker is down). The
+// classic protocol always; with SHARDPIPE_CLUSTER_TESTS=1 also the consumer
+// protocol (KIP-848), on the same brokers.
+func TestKafkaClusterLeaderKilled(t *testing.T) {
+	t.Parallel()
+	integration.Kafka(t) // the integration tests are on
+	addr := integration.Redis(t)
+	bin := buildShardpipe(t)
+	k := startKafkaCluster(t)
+	protocols := []string{"classic"}
+	if os.Getenv(EnvClusterTests) == "1" {
+		protocols = append(protocols, "consumer")
+	}
+	for _, proto := range protocols {
+		t.Run(proto, func(t *testing.T) { leaderKilled(t, bin, k, addr, proto) })
+	}
+}
+
+func leaderKilled(t *testing.T, bin string, k *clusters.Kafka, addr, proto string) {
+	const count = 4000
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	brokers := k.Brokers
+	adm := integration.NewAdmin(t, brokers)
+	topic, group := integration.Topic(t), integration.Group(t)
+	createRF3(ctx, t, adm, topic, 6)
+	createRF3(ctx, t, adm, topic+".dlq", 6)
+	rdb := integration.NewRedisClient(t, addr)
+	prefix := integration.RedisPrefix(t, rdb)
+	w, err := chaoscheck.NewWatcher(brokers, group, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wstop := context.WithCancel(ctx)
+	wdone := make(chan struct{})
+	go func() { defer close(wdone); w.Run(wctx, 25*time.Millisecond) }()
+	defer func() { wstop(); <-wdone }()
+
+	b := strings.Join(brokers, ",")
+	args := []string{"run", "--brokers", b, "--topic", topic, "--group", group, "--group-protocol", proto,
+		"--redis", addr, "--ledger-prefix", prefix + "ledger:", "--dlq-prefix", prefix + "sp:",
+		"--effect", "totals", "--totals-hash", prefix + "totals",
+		"--commit-every", "50", "--commit-interval", "200ms", "--report-interval", "200ms",
+		"--session-timeout", "6s", "--log-format", "json"}
+	runs := []*proc{start(t, "run 1", bin, args...), start(t, "run 2", bin, args...)}
+	produce := start(t, "produce", bin, "produce", "--brokers", b, "--topic", topic, "--count", fmt.Sprint(count),
+		"--duplicates", "0.1", "--rate", "400", "--seed", "41")
+	runs[0].waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "claimed") >= 300 })
+
+	node, parts, coordinator, err := clusters.Victim(ctx, adm, group, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := groupCommitted(ctx, t, brokers, group, topic)
+	t.Logf("SIGKILL broker %d, the leader of partitions %v (the group's coordinator: %t); committed %v", node, parts, coordinator, before)
+	if err := k.Kill(ctx, int(node)); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	moved, err := k.AwaitLeadersOff(ctx, topic, node, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("new leaders after %v: %v", time.Since(killed).Round(time.Millisecond), moved)
+	// Commits of the killed broker's partitions move on while it is down.
+	alive := []string{}
+	for i, br := range brokers {
+		if int32(i+1) != node {
+			alive = append(alive, br)
+		}
+	}
+	for {
+		got := groupCommitted(ctx, t, alive, group, topic)
+		n := 0
+		for _, p := range parts {
+			if got[p] > before[p] {
+				n++
+			}
+		}
+		if n == len(parts) {
+			t.Logf("with broker %d down, commits of its partitions moved on: %v", node, got)
+			break
+		}
+		if ctx.Err() != nil || time.Since(killed) > 2*time.Minute {
+			t.Fatalf("commits of partitions %v stuck at %v (before the kill %v) with broker %d down\n%s", parts, got, before, node, runs[0].output())
+		}
+		time.Sleep(100 * time.Millisecond) // poll interval: the broker's offsets
+	}
+	// The broker stays down 10s in all (a fault's length, not a wait for an event).
+	_, pollsMoved := w.Decreases()
+	movedAt := time.Now()
+	if err := sleepCtx(ctx, 10*time.Second-time.Since(killed)); err != nil {
+		t.Fatal(err)
+	}
+	// Once the others took over, the watcher reads the commits again while
+	// the broker is still down: they do not go unchecked.
+	if _, p := w.Decreases(); p.Seen == pollsMoved.Seen {
+		t.Fatalf("the watcher read no committed offsets in the %v broker %d was still down after the others took over (%d polls, %d failed): the commits then went unchecked",
+			time.Since(movedAt).Round(time.Millisecond), node, p.Made-pollsMoved.Made, p.Failed-pollsMoved.Failed)
+	}
+	if err := k.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("broker %d back after %v", node, time.Since(killed).Round(time.Millisecond))
+
+	if code := produce.wait(ctx); code != 0 {
+		t.Fatalf("produce: exit %d\n%s", code, produce.output())
+	}
+	records := count + count/10
+	ends := endOffsets(ctx, t, brokers, topic)
+	for {
+		got := groupCommitted(ctx, t, brokers, group, topic)
+		done := len(got) == len(ends)
+		for p, e := range ends {
+			done = done && got[p] == e
+		}
+		if done {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("committed %v, want %v\n%s\n%s", got, ends, runs[0].output(), runs[1].output())
+		}
+		time.Sleep(100 * time.Millisecond) // poll interval: the broker's offsets
+	}
+	for _, r := range runs {
+		select {
+		case <-r.done:
+			t.Fatalf("%s exited on its own (code %d):\n%s", r.name, r.code, r.output())
+		default:
+		}
+		r.signal(syscall.SIGTERM)
+		if code := r.wait(ctx); code != 0 {
+			t.Fatalf("%s after SIGTERM: exit %d\n%s", r.name, code, r.output())
+		}
+	}
+	wstop()
+	<-wdone
+	// Every commit the brokers stored, in order: none below the one before.
+	history, err := chaoscheck.CommitHistory(ctx, brokers, group, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := 0
+	for p, offs := range history {
+		commits += len(offs)
+		for i := 1; i < len(offs); i++ {
+			if offs[i] < offs[i-1] {
+				t.Fatalf("partition %d: offset %d committed after %d (commit log %v)", p, offs[i], offs[i-1], offs)
+			}
+		}
+	}
+	// What readers saw: after a coordinator failover the new coordinator
+	// may serve an older offset until its high watermark catches up (a
+	// stale read, which the log above does not hold).
+	decreases, polls := w.Decreases()
+	if polls.Seen == 0 || commits == 0 {
+		t.Fatalf("the watcher read %d committed offsets and the commit log holds %d commits: nothing was checked", polls.Seen, commits)
+	}
+	t.Logf("%d commits in the group's log, never lower than the one before; the watcher saw %d stale reads %v", commits, len(decreases), decreases)
+	exp := readTopic(ctx, t, brokers, topic, records)
+	if exp.unique != count {
+		t.Fatalf("topic holds %d orders, want %d (the producer is idempotent)", exp.unique, count)
+	}
+	keys := redisKeySet(ctx, t, rdb, prefix+"ledger:", "*")
+	for _, ks := range exp.keyAt {
+		for _, key := range ks {
+			if !keys[key] {
+				t.Fatalf("order %s has no ledger key: lost", key)
+			}
+		}
+	}
+	if len(keys) != count {
+		t.Fatalf("ledger holds %d keys, want %d", len(keys), count)
+	}
+	checkTotals(ctx, t, rdb, prefix+"totals", exp)
+	t.Logf("%d records, %d orders, each applied once; totals exact; %d polls of the commits (%d failed)",
+		exp.records, exp.unique, polls.Made, polls.Failed)
+}
+
+// createRF3 creates topic with partitions partitions on all three brokers
+// and waits until every partition has a leader.
+func createRF3(ctx context.Context, t *testing.T, adm *kadm.Client, topic string, partitions int32) {
+	t.Helper()
+	resp, err := adm.CreateTopic(ctx, partitions, 3, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("create %s (%d partitions, RF 3): %v", topic, partitions, err)
+	}
+	for {
+		l, err := clusters.Leaders(ctx, adm, topic)
+		ready := err == nil && len(l) == int(partitions)
+		for _, n := range l {
+			ready = ready && n >= 0
+		}
+		if ready {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: no leader for every partition: %v", topic, err)
+		}
+		time.Sleep(50 * time.Millisecond) // poll interval: the metadata
+	}
+}
+
+// sleepCtx waits d (nothing when d <= 0) or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
