@@ -24,7 +24,10 @@ func (r *runner) do(ctx context.Context, s step) error {
 	}
 	switch s.Kind {
 	case faultKill:
-		c := r.target(s.Slot)
+		// The consumer holding the most landed, uncommitted records (on a
+		// loaded machine the slot's own may just have restarted and hold
+		// none), so that the kill leaves work to replay.
+		c := r.holding(ctx, s.Slot)
 		held := r.awaitHolding(ctx, c, 5*time.Second)
 		r.logf("SIGKILL %s, holding %d landed records not yet committed; restart in %v", c, held, s.Down)
 		if err := r.kill(c); err != nil {
@@ -383,8 +386,8 @@ func (r *runner) target(slot int) *consumer {
 }
 
 // holding is the running consumer holding the most landed but uncommitted
-// records right now (by a fresh metrics scrape), so that the zombie wakes
-// holding work; when none holds any it scrapes again, for up to 5s, then
+// records right now (by a fresh metrics scrape), so that a killed consumer
+// leaves work to replay and a zombie wakes holding work; when none holds any it scrapes again, for up to 5s, then
 // settles for slot's consumer.
 func (r *runner) holding(ctx context.Context, slot int) *consumer {
 	best := r.target(slot)
