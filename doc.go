@@ -44,6 +44,9 @@
 //	                  the guard's fault points, which sink reads; imports no shardpipe package
 //	internal/apicheck tests of the public API: docs, no fault seams, README snippets compile
 //	internal/produce  produce's sending loop: paced, acknowledged, interruptible
+//	internal/flagcheck
+//	                  checks of the command's settings: addresses, topic names, partition lists,
+//	                  Redis targets, replay bounds, "did you mean"; imports pipeline
 //	internal/termui   progress displays of produce and replay (terminal bars or log lines)
 //	internal/bench    the bench command's modes and report; imports pipeline, sink
 //	internal/kafkainfo

@@ -95,17 +95,6 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 	}
 }
 
-// envName is the environment variable for flag name.
-func envName(flag string) string {
-	return "SHARDPIPE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-}
-
-// fromEnv is the value source for flag name.
-func fromEnv(flag string) cli.ValueSourceChain { return cli.EnvVars(envName(flag)) }
-
-// flagRef names a flag and its variable for messages: "--ttl (SHARDPIPE_TTL)".
-func flagRef(flag string) string { return "--" + flag + " (" + envName(flag) + ")" }
-
 // noArgs refuses arguments (exit 2) before action runs.
 func noArgs(name string, action cli.ActionFunc) cli.ActionFunc {
 	return func(ctx context.Context, c *cli.Command) error {

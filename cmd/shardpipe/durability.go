@@ -21,17 +21,6 @@ const (
 	fAllowNoPersistence = "redis-allow-no-persistence"
 )
 
-func durabilityFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.IntFlag{Name: fRedisReplicas, Sources: fromEnv(fRedisReplicas),
-			Usage: "commit an offset only once this many Redis replicas hold the ledger writes before it (WAITAOF: fsynced there; Redis before 7.2: WAIT, received; on Redis Cluster: replicas of every primary), so a failover loses none; commits wait while fewer replicas answer (0: wait for none)"},
-		&cli.BoolFlag{Name: fAllowEviction, Sources: fromEnv(fAllowEviction),
-			Usage: "start although the ledger Redis's maxmemory-policy may evict keys (anything but noeviction; ledger keys carry a TTL, so volatile-* evicts them too): RISK: a record whose ledger key was evicted applies its effect again"},
-		&cli.BoolFlag{Name: fAllowNoPersistence, Sources: fromEnv(fAllowNoPersistence),
-			Usage: "start although the ledger Redis persists nothing (appendonly no and no save points): RISK: a Redis restart forgets the ledger and the effects written with it while offsets stay committed past them: those effects are lost, not replayed"},
-	}
-}
-
 // durabilityConfig is what the ledger's Redis must promise before a commit.
 type durabilityConfig struct {
 	replicas           int
@@ -39,15 +28,21 @@ type durabilityConfig struct {
 	allowNoPersistence bool
 }
 
-// loadDurabilityConfig reads the durability flags. Any deployment takes
-// them: on Redis Cluster the wait runs on every primary.
-func loadDurabilityConfig(c *cli.Command, bad *problems, _ bool) durabilityConfig {
-	dc := durabilityConfig{replicas: int(c.Int(fRedisReplicas)), allowEviction: c.Bool(fAllowEviction),
-		allowNoPersistence: c.Bool(fAllowNoPersistence)}
-	if dc.replicas < 0 {
-		bad.addf("%s %d: must be 0 or more", flagRef(fRedisReplicas), dc.replicas)
-	}
-	return dc
+// durabilityGroup is the durability flags. Any deployment takes them: on
+// Redis Cluster the wait runs on every primary.
+func durabilityGroup(dc *durabilityConfig) flagGroup {
+	return group(func(c *cli.Command, bad *problems) {
+		dc.replicas, dc.allowEviction, dc.allowNoPersistence = c.Int(fRedisReplicas), c.Bool(fAllowEviction), c.Bool(fAllowNoPersistence)
+		if dc.replicas < 0 {
+			bad.addf("%s %d: must be 0 or more", flagRef(fRedisReplicas), dc.replicas)
+		}
+	},
+		&cli.IntFlag{Name: fRedisReplicas,
+			Usage: "commit an offset only once this many Redis replicas hold the ledger writes before it (WAITAOF: fsynced there; Redis before 7.2: WAIT, received; on Redis Cluster: replicas of every primary), so a failover loses none; commits wait while fewer replicas answer (0: wait for none)"},
+		&cli.BoolFlag{Name: fAllowEviction,
+			Usage: "start although the ledger Redis's maxmemory-policy may evict keys (anything but noeviction; ledger keys carry a TTL, so volatile-* evicts them too): RISK: a record whose ledger key was evicted applies its effect again"},
+		&cli.BoolFlag{Name: fAllowNoPersistence,
+			Usage: "start although the ledger Redis persists nothing (appendonly no and no save points): RISK: a Redis restart forgets the ledger and the effects written with it while offsets stay committed past them: those effects are lost, not replayed"})
 }
 
 // fenceKey is the key the durability barrier writes before each wait:

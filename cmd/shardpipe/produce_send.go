@@ -22,7 +22,7 @@ import (
 )
 
 // source returns the record source: the generator or JSON lines.
-func (pc produceConfig) source(stdin io.Reader) (next produce.Next, total int64, closeFn func(), err error) {
+func (pc *produceConfig) source(stdin io.Reader) (next produce.Next, total int64, closeFn func(), err error) {
 	if pc.from == "" {
 		next, total := produce.Generated(pc.gen)
 		return next, total, func() {}, nil
@@ -41,7 +41,7 @@ func (pc produceConfig) source(stdin io.Reader) (next produce.Next, total int64,
 // ensureTopic checks the topic exists. With --partitions it creates it when
 // missing, and also its dead-letter topic <topic>.dlq (what run's default
 // --on-poison dlq writes to) with as many partitions, when that is missing.
-func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error {
+func ensureTopic(ctx context.Context, pc *produceConfig, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, pc.connect)
 	defer cancel()
 	names := []string{pc.topic}
@@ -50,7 +50,7 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 	}
 	var found map[string]int
 	var missing []string
-	err := withAdmin(pc.brokers, func(adm *kadm.Client) (err error) {
+	err := pc.withAdmin(func(adm *kadm.Client) (err error) {
 		found, missing, err = admin.TopicPartitions(ctx, adm, names...)
 		return err
 	})
@@ -66,7 +66,7 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 	if pc.partitions == 0 {
 		return unavailableErr(fmt.Sprintf("kafka: topic %q does not exist; pass %s N to create it", pc.topic, flagRef(fPartitions)))
 	}
-	cl, err := adminClient(pc.brokers)
+	cl, err := pc.adminClient()
 	if err != nil {
 		return failure(err)
 	}
@@ -91,7 +91,7 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 // how much was sent otherwise. When ctx ends it stops sending, calls
 // interrupted (so that a second signal kills at once) and waits for the
 // records in flight.
-func sendAll(ctx context.Context, pc produceConfig, next produce.Next, total int64, stderr io.Writer,
+func sendAll(ctx context.Context, pc *produceConfig, next produce.Next, total int64, stderr io.Writer,
 	interrupted func()) (orders.Summary, error) {
 	prog := termui.NewProgress(stderr, total, time.Second)
 	res, err := produce.Send(ctx, produce.Config{Brokers: pc.brokers, Topic: pc.topic, Rate: pc.rate, Delivery: pc.delivery,

@@ -20,7 +20,7 @@ import (
 // skipped. Other range flags under a used id are refused (exit 2): resuming
 // its checkpoints over another range would skip records or mark partitions
 // done with nothing read. nil means no run of the id stored a plan yet.
-func storedPlan(ctx context.Context, rc replayConfig, rdb redis.UniversalClient, log *slog.Logger) ([]pipeline.Range, error) {
+func storedPlan(ctx context.Context, rc *replayConfig, rdb redis.UniversalClient, log *slog.Logger) ([]pipeline.Range, error) {
 	lctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
 	p, ok, err := admin.ResumePlan(lctx, rdb, rc.checkpointPrefix, rc.id, rc.topic, rc.given)

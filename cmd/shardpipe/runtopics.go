@@ -14,13 +14,13 @@ import (
 // dead-letter topic must exist (unavailable, exit 3, naming each missing
 // one), and each consumed topic's retention is compared with the ledger TTL
 // (logged by warnRetention). One admin client, within rc.connectTimeout.
-func checkRunTopics(ctx context.Context, rc runConfig, log *slog.Logger) error {
-	if err := rc.checkDeadLetterTopics(ctx, rc.brokers, rc.topics, rc.connectTimeout); err != nil {
+func checkRunTopics(ctx context.Context, rc *runConfig, log *slog.Logger) error {
+	if err := rc.checkDeadLetterTopics(ctx, rc.kafkaConn, rc.topics, rc.connectTimeout); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
-	cl, err := adminClient(rc.brokers)
+	cl, err := rc.adminClient()
 	if err != nil {
 		return failure(err)
 	}
