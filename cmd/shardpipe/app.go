@@ -39,7 +39,10 @@ func failure(err error) error { return &exitError{code: exitFailure, lines: []st
 // to stderr, one line each, prefixed "shardpipe: ".
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newApp(stdout, stderr)
-	err := root.Run(ctx, args)
+	args, err := checkArgs(root, args)
+	if err == nil {
+		err = root.Run(ctx, args)
+	}
 	if err == nil {
 		return exitOK
 	}

@@ -20,17 +20,18 @@ func flagRef(flag string) string { return "--" + flag + " (" + envName(flag) + "
 // flag cannot parse is kept as a problem line and not used, so that every
 // bad variable is reported, not only the first.
 type envVar struct {
-	key     string
-	parse   func(string) error
-	problem string
+	flag, key string
+	kind      string             // the value's Go type, for messages
+	try       func(string) error // parses a value as the flag would, keeping nothing
+	problem   string
 }
 
 func (e *envVar) Lookup() (string, bool) {
 	v, ok := os.LookupEnv(e.key)
 	e.problem = ""
 	if ok && v != "" {
-		if err := e.parse(v); err != nil {
-			e.problem = err.Error()
+		if err := e.try(v); err != nil {
+			e.problem = fmt.Sprintf("could not parse %q as %s value from environment variable %q for flag %s: %v", v, e.kind, e.key, e.flag, err)
 			return "", false
 		}
 	}
@@ -64,13 +65,9 @@ func withEnv(f cli.Flag) *envVar {
 }
 
 func attachEnv[T any, C any, VC cli.ValueCreator[T, C]](f *cli.FlagBase[T, C, VC]) *envVar {
-	key := envName(f.Name)
-	e := &envVar{key: key, parse: func(v string) error {
+	e := &envVar{flag: f.Name, key: envName(f.Name), kind: fmt.Sprintf("%T", f.Value), try: func(v string) error {
 		try := cli.FlagBase[T, C, VC]{Name: f.Name, Value: f.Value, Config: f.Config}
-		if err := try.Set(f.Name, v); err != nil {
-			return fmt.Errorf("could not parse %q as %T value from environment variable %q for flag %s: %w", v, f.Value, key, f.Name, err)
-		}
-		return nil
+		return try.Set(f.Name, v)
 	}}
 	f.Sources = cli.NewValueSourceChain(e)
 	return e

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 )
@@ -41,44 +43,64 @@ type problems []string
 
 func (p *problems) addf(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
 
+// envSources is the Metadata key of a command's flag sources, by flag name.
+const envSources = "envSources"
+
 // command completes cmd with the flags of T's groups (each read from its
-// environment variable) and an action that loads them, reports every
-// problem of the environment and the flags, one line each (exit 2), and
-// only then calls run.
+// environment variable) and an action that loads them and calls run. Every
+// problem of the command line (checkArgs), the environment and the
+// settings is reported first, one line each (exit 2); a setting's problem
+// that names a flag whose given value was unusable is left out, since it
+// judged the default instead.
 func command[T any, P interface {
 	*T
 	config
 }](cmd *cli.Command, run func(context.Context, *cli.Command, P) error) *cli.Command {
-	var sources []*envVar
+	sources := map[string]*envVar{}
 	for _, g := range P(new(T)).groups() {
 		for _, f := range g.flags {
-			sources = append(sources, withEnv(f))
+			sources[f.Names()[0]] = withEnv(f)
 			cmd.Flags = append(cmd.Flags, f)
 		}
 	}
+	cmd.Metadata = map[string]any{envSources: sources}
 	cmd.Action = func(ctx context.Context, c *cli.Command) error {
-		var bad problems
-		for _, s := range sources {
-			if s.problem != "" {
-				bad = append(bad, s.problem)
+		probs, _ := c.Metadata[argProblems].([]flagProblem)
+		for _, f := range c.Flags {
+			if s := sources[f.Names()[0]]; s != nil && s.problem != "" {
+				probs = append(probs, flagProblem{flag: s.flag, line: s.problem})
 			}
 		}
-		cfg, err := load[T, P](c, bad)
-		if err != nil {
-			return err
+		cfg := P(new(T))
+		var bad problems
+		for _, g := range cfg.groups() {
+			g.load(c, &bad)
+		}
+		lines := make([]string, 0, len(probs)+len(bad))
+		for _, p := range probs {
+			lines = append(lines, p.line)
+		}
+		for _, l := range bad {
+			if !slices.ContainsFunc(probs, func(p flagProblem) bool { return p.flag != "" && strings.Contains(l, "--"+p.flag+" (") }) {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) > 0 {
+			return usageErr(lines...)
 		}
 		return run(ctx, c, cfg)
 	}
 	return cmd
 }
 
-// load reads every group of a new T from c after the problems already
-// found; it returns a usage error naming each problem.
+// load reads every group of a new T from c; it returns a usage error
+// naming each problem.
 func load[T any, P interface {
 	*T
 	config
-}](c *cli.Command, bad problems) (P, error) {
+}](c *cli.Command) (P, error) {
 	cfg := P(new(T))
+	var bad problems
 	for _, g := range cfg.groups() {
 		g.load(c, &bad)
 	}

@@ -115,7 +115,7 @@ func (pc *produceConfig) load(c *cli.Command, bad *problems) {
 }
 
 // loadProduceConfig reads and validates every produce setting of c.
-func loadProduceConfig(c *cli.Command) (*produceConfig, error) { return load[produceConfig](c, nil) }
+func loadProduceConfig(c *cli.Command) (*produceConfig, error) { return load[produceConfig](c) }
 
 func produceAction(ctx context.Context, c *cli.Command, pc *produceConfig) error {
 	stderr := c.Root().ErrWriter

@@ -81,4 +81,4 @@ func (rc *runConfig) loadConsume(c *cli.Command, bad *problems) {
 }
 
 // loadRunConfig reads and validates every run setting of c.
-func loadRunConfig(c *cli.Command) (*runConfig, error) { return load[runConfig](c, nil) }
+func loadRunConfig(c *cli.Command) (*runConfig, error) { return load[runConfig](c) }
