@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 )
 
 // Exit codes.
@@ -39,7 +41,7 @@ func failure(err error) error { return &exitError{code: exitFailure, lines: []st
 // to stderr, one line each, prefixed "shardpipe: ".
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newApp(stdout, stderr)
-	args, err := checkArgs(root, args)
+	args, err := cliflags.CheckArgs(root, args)
 	if err == nil {
 		err = root.Run(ctx, args)
 	}
@@ -47,7 +49,11 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	var ee *exitError
-	if !errors.As(err, &ee) {
+	var ue *cliflags.UsageError
+	switch {
+	case errors.As(err, &ue):
+		ee = &exitError{code: exitUsage, lines: ue.Lines}
+	case !errors.As(err, &ee):
 		// urfave/cli's own parse errors: unknown flags, unparsable values
 		// from the command line or the environment.
 		ee = &exitError{code: exitUsage, lines: []string{err.Error()}}
@@ -97,6 +103,15 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		},
 	}
 }
+
+// env names the flags' variables: SHARDPIPE_ and the flag's name.
+const env cliflags.Env = "SHARDPIPE_"
+
+// envName is the environment variable for flag name.
+func envName(flag string) string { return env.Name(flag) }
+
+// flagRef names a flag and its variable for messages: "--ttl (SHARDPIPE_TTL)".
+func flagRef(flag string) string { return env.Ref(flag) }
 
 // noArgs refuses arguments (exit 2) before action runs.
 func noArgs(name string, action cli.ActionFunc) cli.ActionFunc {

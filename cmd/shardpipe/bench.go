@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/bench"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
 )
 
@@ -31,7 +32,7 @@ const (
 )
 
 func benchCommand() *cli.Command {
-	return command(&cli.Command{
+	return cliflags.Command(env, &cli.Command{
 		Name:  "bench",
 		Usage: "measure shardpipe against the consume and sink ceilings on your Kafka and Redis",
 		UsageText: `shardpipe bench --brokers kafka:9092 --redis redis:6379 [--records N] [--json]
@@ -59,8 +60,8 @@ type benchConfig struct {
 	jsonFile string
 }
 
-func (bc *benchConfig) groups() []flagGroup {
-	return []flagGroup{kafkaGroup(&bc.kafkaConn), group(bc.load,
+func (bc *benchConfig) Groups() []cliflags.Group {
+	return []cliflags.Group{kafkaGroup(&bc.kafkaConn), cliflags.NewGroup(bc.load,
 		&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379", Usage: "Redis, host:port or a redis:// URL"},
 		&cli.StringFlag{Name: fBenchTopic, Usage: "pre-filled topic to use (default shardpipe-bench-RECORDS, recreated when it holds another count)"},
 		&cli.IntFlag{Name: fRecords, Value: 1_000_000, Usage: "records in the topic, and per round of each mode"},
@@ -78,7 +79,7 @@ func (bc *benchConfig) groups() []flagGroup {
 		&cli.StringFlag{Name: fProfileDir, Usage: "write CPU and allocation profiles of each mode's first round here"})}
 }
 
-func (bc *benchConfig) load(c *cli.Command, bad *problems) {
+func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 	bc.Config = bench.Config{
 		Brokers: bc.brokers, Redis: strings.TrimSpace(c.String(fRedis)),
 		Topic: c.String(fBenchTopic), Records: c.Int(fRecords), Partitions: int32(c.Int(fPartitions)),
@@ -92,18 +93,18 @@ func (bc *benchConfig) load(c *cli.Command, bad *problems) {
 	if bc.Topic == "" {
 		bc.Topic, bc.Recreate = fmt.Sprintf("shardpipe-bench-%d", bc.Records), true
 	} else if msg := flagcheck.Topic(bc.Topic); msg != "" {
-		bad.addf("%s %q: %s", flagRef(fBenchTopic), bc.Topic, msg)
+		bad.Addf("%s %q: %s", flagRef(fBenchTopic), bc.Topic, msg)
 	}
 	if ms, err := bench.ParseModes(c.String(fModes)); err != nil {
-		bad.addf("%s: %v", flagRef(fModes), err)
+		bad.Addf("%s: %v", flagRef(fModes), err)
 	} else {
 		bc.Modes = ms
 	}
 	if _, err := flagcheck.ParseRedis(bc.Redis, false); err != nil {
-		bad.addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(bc.Redis), err)
+		bad.Addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(bc.Redis), err)
 	}
 	if err := bc.Validate(); err != nil && len(*bad) == 0 {
-		bad.addf("%v", err)
+		bad.Addf("%v", err)
 	}
 }
 

@@ -12,15 +12,16 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/bench"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 )
 
 // workerSpec is bench-worker's --spec: the mode and its settings.
 type workerSpec struct{ bench.Spec }
 
-func (ws *workerSpec) groups() []flagGroup {
-	return []flagGroup{group(func(c *cli.Command, bad *problems) {
+func (ws *workerSpec) Groups() []cliflags.Group {
+	return []cliflags.Group{cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		if err := json.Unmarshal([]byte(c.String("spec")), &ws.Spec); err != nil {
-			bad.addf("%s: %v", flagRef("spec"), err)
+			bad.Addf("%s: %v", flagRef("spec"), err)
 		}
 	}, &cli.StringFlag{Name: "spec", Usage: "the mode and its settings, JSON", Required: true})}
 }
@@ -28,7 +29,7 @@ func (ws *workerSpec) groups() []flagGroup {
 // benchWorkerCommand is the child process of bench: it measures one mode
 // and prints the result as JSON on stdout. Hidden: bench starts it.
 func benchWorkerCommand() *cli.Command {
-	return command(&cli.Command{
+	return cliflags.Command(env, &cli.Command{
 		Name:   "bench-worker",
 		Hidden: true,
 		Usage:  "measure one bench mode (started by shardpipe bench)",

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 )
 
 // Flag names of the commit policy and batch size; run and replay share them.
@@ -22,8 +24,8 @@ type commitConfig struct {
 	maxBatch       int
 }
 
-func commitGroup(cc *commitConfig) flagGroup {
-	return group(cc.load,
+func commitGroup(cc *commitConfig) cliflags.Group {
+	return cliflags.NewGroup(cc.load,
 		&cli.IntFlag{Name: fCommitEvery, Value: 100,
 			Usage: "commit a partition's offset after this many landed records (0: off)"},
 		&cli.DurationFlag{Name: fCommitInterval, Value: 5 * time.Second,
@@ -33,25 +35,25 @@ func commitGroup(cc *commitConfig) flagGroup {
 		&cli.IntFlag{Name: fMaxBatch, Value: 500, Usage: "most records in one Redis round trip"})
 }
 
-func (cc *commitConfig) load(c *cli.Command, bad *problems) {
+func (cc *commitConfig) load(c *cli.Command, bad *cliflags.Problems) {
 	if cc.commitEvery = c.Int(fCommitEvery); cc.commitEvery < 0 {
-		bad.addf("%s %d: must be 0 or more", flagRef(fCommitEvery), cc.commitEvery)
+		bad.Addf("%s %d: must be 0 or more", flagRef(fCommitEvery), cc.commitEvery)
 	}
 	if cc.commitInterval = c.Duration(fCommitInterval); cc.commitInterval < 0 {
-		bad.addf("%s %v: must be 0 or more", flagRef(fCommitInterval), cc.commitInterval)
+		bad.Addf("%s %v: must be 0 or more", flagRef(fCommitInterval), cc.commitInterval)
 	}
 	if cc.commitEvery == 0 && cc.commitInterval == 0 {
-		bad.addf("%s and %s are both 0: offsets would be committed only at shutdown; set one",
+		bad.Addf("%s and %s are both 0: offsets would be committed only at shutdown; set one",
 			flagRef(fCommitEvery), flagRef(fCommitInterval))
 	}
 	if cc.maxBatch = c.Int(fMaxBatch); cc.maxBatch < 1 {
-		bad.addf("%s %d: must be 1 or more", flagRef(fMaxBatch), cc.maxBatch)
+		bad.Addf("%s %d: must be 1 or more", flagRef(fMaxBatch), cc.maxBatch)
 	}
 	switch cc.maxUncommitted = c.Int(fMaxUncommitted); {
 	case cc.maxUncommitted < 0:
-		bad.addf("%s %d: must be 0 (the default) or more", flagRef(fMaxUncommitted), cc.maxUncommitted)
+		bad.Addf("%s %d: must be 0 (the default) or more", flagRef(fMaxUncommitted), cc.maxUncommitted)
 	case cc.maxUncommitted > 0 && cc.maxUncommitted < cc.commitEvery:
-		bad.addf("%s %d is below %s %d: want at least it, or 0 for the default",
+		bad.Addf("%s %d is below %s %d: want at least it, or 0 for the default",
 			flagRef(fMaxUncommitted), cc.maxUncommitted, flagRef(fCommitEvery), cc.commitEvery)
 	}
 }

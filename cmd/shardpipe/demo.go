@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/demo"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
@@ -18,7 +19,7 @@ const (
 )
 
 func demoCommand() *cli.Command {
-	return command(&cli.Command{
+	return cliflags.Command(env, &cli.Command{
 		Name:  "demo",
 		Usage: "see the guarantees at work on an in-process Kafka and Redis (no servers needed)",
 		UsageText: `shardpipe demo [--group-protocol classic|consumer]
@@ -39,14 +40,14 @@ type demoConfig struct {
 	timeout time.Duration
 }
 
-func (dc *demoConfig) groups() []flagGroup {
-	return []flagGroup{group(func(c *cli.Command, bad *problems) {
+func (dc *demoConfig) Groups() []cliflags.Group {
+	return []cliflags.Group{cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		var err error
 		if dc.proto, err = pipeline.ParseProtocol(c.String(fGroupProtocol)); err != nil {
-			bad.addf("%s %q: want classic or consumer", flagRef(fGroupProtocol), c.String(fGroupProtocol))
+			bad.Addf("%s %q: want classic or consumer", flagRef(fGroupProtocol), c.String(fGroupProtocol))
 		}
 		if dc.orders = c.Int(fDemoOrders); dc.orders < 30 {
-			bad.addf("%s %d: want 30 or more", flagRef(fDemoOrders), dc.orders)
+			bad.Addf("%s %d: want 30 or more", flagRef(fDemoOrders), dc.orders)
 		}
 		dc.timeout = positive(bad, c, fDemoTimeout)
 	},

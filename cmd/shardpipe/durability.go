@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/admin"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -30,11 +31,11 @@ type durabilityConfig struct {
 
 // durabilityGroup is the durability flags. Any deployment takes them: on
 // Redis Cluster the wait runs on every primary.
-func durabilityGroup(dc *durabilityConfig) flagGroup {
-	return group(func(c *cli.Command, bad *problems) {
+func durabilityGroup(dc *durabilityConfig) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		dc.replicas, dc.allowEviction, dc.allowNoPersistence = c.Int(fRedisReplicas), c.Bool(fAllowEviction), c.Bool(fAllowNoPersistence)
 		if dc.replicas < 0 {
-			bad.addf("%s %d: must be 0 or more", flagRef(fRedisReplicas), dc.replicas)
+			bad.Addf("%s %d: must be 0 or more", flagRef(fRedisReplicas), dc.replicas)
 		}
 	},
 		&cli.IntFlag{Name: fRedisReplicas,

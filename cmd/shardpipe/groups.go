@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
 )
 
@@ -31,15 +32,15 @@ type kafkaConn struct {
 	brokers []string
 }
 
-func kafkaGroup(k *kafkaConn) flagGroup {
-	return group(func(c *cli.Command, bad *problems) {
+func kafkaGroup(k *kafkaConn) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		k.brokers = flagcheck.SplitList(c.StringSlice(fBrokers))
 		if len(k.brokers) == 0 {
-			bad.addf("%s: no broker given", flagRef(fBrokers))
+			bad.Addf("%s: no broker given", flagRef(fBrokers))
 		}
 		for _, b := range k.brokers {
 			if msg := flagcheck.HostPort(b); msg != "" {
-				bad.addf("%s %q: %s", flagRef(fBrokers), b, msg)
+				bad.Addf("%s %q: %s", flagRef(fBrokers), b, msg)
 			}
 		}
 	}, &cli.StringSliceFlag{Name: fBrokers, Value: []string{"127.0.0.1:9092"},
@@ -47,11 +48,11 @@ func kafkaGroup(k *kafkaConn) flagGroup {
 }
 
 // redisGroup is the ledger's Redis: --redis and --redis-cluster.
-func redisGroup(t *flagcheck.RedisTarget) flagGroup {
-	return group(func(c *cli.Command, bad *problems) {
+func redisGroup(t *flagcheck.RedisTarget) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		var err error
 		if *t, err = flagcheck.ParseRedis(c.String(fRedis), c.Bool(fRedisCluster)); err != nil {
-			bad.addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(c.String(fRedis)), err)
+			bad.Addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(c.String(fRedis)), err)
 		}
 	},
 		&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379",
@@ -61,8 +62,8 @@ func redisGroup(t *flagcheck.RedisTarget) flagGroup {
 
 // connectGroup is --connect-timeout; usage names only the servers the
 // command waits for.
-func connectGroup(d *time.Duration, usage string) flagGroup {
-	return group(func(c *cli.Command, bad *problems) { *d = positive(bad, c, fConnectTimeout) },
+func connectGroup(d *time.Duration, usage string) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) { *d = positive(bad, c, fConnectTimeout) },
 		&cli.DurationFlag{Name: fConnectTimeout, Value: 10 * time.Second, Usage: usage})
 }
 
@@ -73,37 +74,37 @@ const (
 )
 
 // topicGroup is one required --topic; what says what the command does with it.
-func topicGroup(t *string, what string) flagGroup {
-	return group(func(c *cli.Command, bad *problems) {
+func topicGroup(t *string, what string) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		*t = strings.TrimSpace(c.String(fTopic))
 		if *t == "" {
-			bad.addf("%s: no topic given", flagRef(fTopic))
+			bad.Addf("%s: no topic given", flagRef(fTopic))
 		} else if msg := flagcheck.Topic(*t); msg != "" {
-			bad.addf("%s %q: %s", flagRef(fTopic), *t, msg)
+			bad.Addf("%s %q: %s", flagRef(fTopic), *t, msg)
 		}
 	}, &cli.StringFlag{Name: fTopic, Usage: what + " (required)"})
 }
 
 // topicsGroup is a repeatable --topic; required says whether one is needed.
-func topicsGroup(ts *[]string, usage string, required bool) flagGroup {
-	return group(func(c *cli.Command, bad *problems) {
+func topicsGroup(ts *[]string, usage string, required bool) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		*ts = flagcheck.SplitList(c.StringSlice(fTopic))
 		if required && len(*ts) == 0 {
-			bad.addf("%s: no topic given; name at least one", flagRef(fTopic))
+			bad.Addf("%s: no topic given; name at least one", flagRef(fTopic))
 		}
 		for _, t := range *ts {
 			if msg := flagcheck.Topic(t); msg != "" {
-				bad.addf("%s %q: %s", flagRef(fTopic), t, msg)
+				bad.Addf("%s %q: %s", flagRef(fTopic), t, msg)
 			}
 		}
 	}, &cli.StringSliceFlag{Name: fTopic, Usage: usage})
 }
 
 // consumerGroup is --group, the consumer group's name.
-func consumerGroup(g *string) flagGroup {
-	return group(func(c *cli.Command, bad *problems) {
+func consumerGroup(g *string) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		if *g = strings.TrimSpace(c.String(fGroup)); *g == "" {
-			bad.addf("%s: empty; name the consumer group", flagRef(fGroup))
+			bad.Addf("%s: empty; name the consumer group", flagRef(fGroup))
 		}
 	}, &cli.StringFlag{Name: fGroup, Value: "shardpipe", Usage: "consumer group"})
 }
@@ -117,17 +118,17 @@ type logConfig struct {
 
 // logGroup is --report-interval (what it logs: reports), --log-format and
 // --log-level.
-func logGroup(lc *logConfig, reports string) flagGroup {
-	return group(func(c *cli.Command, bad *problems) {
+func logGroup(lc *logConfig, reports string) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		if lc.reportInterval = c.Duration(fReportInterval); lc.reportInterval < 0 {
-			bad.addf("%s %v: must be 0 (off) or more", flagRef(fReportInterval), lc.reportInterval)
+			bad.Addf("%s %v: must be 0 (off) or more", flagRef(fReportInterval), lc.reportInterval)
 		}
 		if lc.format = c.String(fLogFormat); lc.format != "text" && lc.format != "json" {
-			bad.addf("%s %q: want text or json", flagRef(fLogFormat), lc.format)
+			bad.Addf("%s %q: want text or json", flagRef(fLogFormat), lc.format)
 		}
 		s := c.String(fLogLevel)
 		if err := lc.level.UnmarshalText([]byte(s)); err != nil || strings.ContainsAny(s, "+-") {
-			bad.addf("%s %q: want debug, info, warn or error", flagRef(fLogLevel), s)
+			bad.Addf("%s %q: want debug, info, warn or error", flagRef(fLogLevel), s)
 		}
 	},
 		&cli.DurationFlag{Name: fReportInterval, Value: 10 * time.Second, Usage: reports + " (0: never)"},
@@ -135,10 +136,10 @@ func logGroup(lc *logConfig, reports string) flagGroup {
 		&cli.StringFlag{Name: fLogLevel, Value: "info", Usage: "log level: debug, info, warn or error"})
 }
 
-func positive(bad *problems, c *cli.Command, name string) time.Duration {
+func positive(bad *cliflags.Problems, c *cli.Command, name string) time.Duration {
 	d := c.Duration(name)
 	if d <= 0 {
-		bad.addf("%s %v: must be positive", flagRef(name), d)
+		bad.Addf("%s %v: must be positive", flagRef(name), d)
 	}
 	return d
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/httpeffect"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -31,8 +32,8 @@ type httpConfig struct {
 }
 
 // httpGroup is the flags of --effect http, checked only when on is.
-func httpGroup(hc *httpConfig, on *bool) flagGroup {
-	return group(func(c *cli.Command, bad *problems) {
+func httpGroup(hc *httpConfig, on *bool) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		if !*on {
 			return
 		}
@@ -40,16 +41,16 @@ func httpGroup(hc *httpConfig, on *bool) flagGroup {
 		u, err := url.Parse(raw)
 		switch {
 		case raw == "":
-			bad.addf("%s: empty; --effect http needs the URL to POST each record to", flagRef(fHTTPURL))
+			bad.Addf("%s: empty; --effect http needs the URL to POST each record to", flagRef(fHTTPURL))
 		case err != nil:
-			bad.addf("%s: not a valid URL", flagRef(fHTTPURL))
+			bad.Addf("%s: not a valid URL", flagRef(fHTTPURL))
 		case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-			bad.addf("%s %q: want an absolute http:// or https:// URL with a host", flagRef(fHTTPURL), u.Redacted())
+			bad.Addf("%s %q: want an absolute http:// or https:// URL with a host", flagRef(fHTTPURL), u.Redacted())
 		default:
 			hc.url = u
 		}
 		if hc.timeout = c.Duration(fHTTPTimeout); hc.timeout <= 0 || hc.timeout >= guardLease {
-			bad.addf("%s %v: want more than 0 and less than the guard lease %v (the call's context ends with the lease)",
+			bad.Addf("%s %v: want more than 0 and less than the guard lease %v (the call's context ends with the lease)",
 				flagRef(fHTTPTimeout), hc.timeout, guardLease)
 		}
 	},

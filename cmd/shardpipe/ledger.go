@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -46,8 +47,8 @@ type ledgerConfig struct {
 }
 
 // ledgerGroups are the ledger's Redis (redisGroup) and the ledger's flags.
-func ledgerGroups(lc *ledgerConfig) []flagGroup {
-	return []flagGroup{redisGroup(&lc.redis), group(lc.load,
+func ledgerGroups(lc *ledgerConfig) []cliflags.Group {
+	return []cliflags.Group{redisGroup(&lc.redis), cliflags.NewGroup(lc.load,
 		&cli.StringFlag{Name: fLedgerPrefix, Value: "shardpipe:ledger:",
 			Usage: "prefix of every ledger key (prefix + business key); on Redis Cluster with --effect totals it needs a {hash tag}"},
 		&cli.DurationFlag{Name: fTTL, Value: 7 * 24 * time.Hour,
@@ -65,21 +66,21 @@ func ledgerGroups(lc *ledgerConfig) []flagGroup {
 }
 
 // load reads the ledger's flags (after --redis), adding one line per problem to bad.
-func (lc *ledgerConfig) load(c *cli.Command, bad *problems) {
+func (lc *ledgerConfig) load(c *cli.Command, bad *cliflags.Problems) {
 	var err error
 	if lc.prefix = c.String(fLedgerPrefix); lc.prefix == "" {
-		bad.addf("%s: empty; ledger keys need a prefix of their own", flagRef(fLedgerPrefix))
+		bad.Addf("%s: empty; ledger keys need a prefix of their own", flagRef(fLedgerPrefix))
 	}
 	if lc.ttl = c.Duration(fTTL); lc.ttl <= 0 {
-		bad.addf("%s %v: must be positive", flagRef(fTTL), lc.ttl)
+		bad.Addf("%s %v: must be positive", flagRef(fTTL), lc.ttl)
 	} else if lc.ttl < time.Millisecond {
-		bad.addf("%s %v: must be at least 1ms", flagRef(fTTL), lc.ttl)
+		bad.Addf("%s %v: must be at least 1ms", flagRef(fTTL), lc.ttl)
 	}
 	if lc.keySpace = c.String(fKeySpace); lc.keySpace != keySpaceShared && lc.keySpace != keySpacePerTopic {
-		bad.addf("%s %q: want shared or per-topic", flagRef(fKeySpace), lc.keySpace)
+		bad.Addf("%s %q: want shared or per-topic", flagRef(fKeySpace), lc.keySpace)
 	}
 	if lc.keys, err = sink.ParseKeySource(c.String(fKeyFrom)); err != nil {
-		bad.addf("%s %q: want key, header:NAME or json:FIELD", flagRef(fKeyFrom), c.String(fKeyFrom))
+		bad.Addf("%s %q: want key, header:NAME or json:FIELD", flagRef(fKeyFrom), c.String(fKeyFrom))
 	}
 	switch e := c.String(fEffect); e {
 	case "none":
@@ -87,12 +88,12 @@ func (lc *ledgerConfig) load(c *cli.Command, bad *problems) {
 		t := sink.Totals{Hash: c.String(fTotalsHash), GroupField: c.String(fTotalsGroup), AmountField: c.String(fTotalsAmount)}
 		for _, f := range []struct{ name, v string }{{fTotalsHash, t.Hash}, {fTotalsGroup, t.GroupField}, {fTotalsAmount, t.AmountField}} {
 			if f.v == "" {
-				bad.addf("%s: empty; --effect totals needs it", flagRef(f.name))
+				bad.Addf("%s: empty; --effect totals needs it", flagRef(f.name))
 			}
 		}
 		if lc.redis.Cluster && lc.prefix != "" && t.Hash != "" {
 			if tag := flagcheck.HashTag(lc.prefix); tag == "" || tag != flagcheck.HashTag(t.Hash) {
-				bad.addf("%s %q and %s %q: on Redis Cluster both need the same {hash tag}, e.g. {orders}:ledger: and {orders}:totals",
+				bad.Addf("%s %q and %s %q: on Redis Cluster both need the same {hash tag}, e.g. {orders}:ledger: and {orders}:totals",
 					flagRef(fLedgerPrefix), lc.prefix, flagRef(fTotalsHash), t.Hash)
 			}
 		}
@@ -100,7 +101,7 @@ func (lc *ledgerConfig) load(c *cli.Command, bad *problems) {
 	case "http":
 		lc.httpEffect = true
 	default:
-		bad.addf("%s %q: want none, totals or http", flagRef(fEffect), e)
+		bad.Addf("%s %q: want none, totals or http", flagRef(fEffect), e)
 	}
 }
 

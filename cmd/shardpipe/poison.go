@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/admin"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
@@ -36,8 +37,8 @@ type poisonConfig struct {
 // the consumed topics, which the dead-letter topic must not be, and
 // ledgerPrefix the ledger's, which the markers must not overlap (both
 // loaded by earlier groups).
-func poisonGroup(pc *poisonConfig, topics func() []string, ledgerPrefix *string) flagGroup {
-	return group(func(c *cli.Command, bad *problems) { pc.load(c, bad, topics(), *ledgerPrefix) },
+func poisonGroup(pc *poisonConfig, topics func() []string, ledgerPrefix *string) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) { pc.load(c, bad, topics(), *ledgerPrefix) },
 		&cli.StringFlag{Name: fOnPoison, Value: "dlq",
 			Usage: "a poison record (no usable key, a value the effect cannot read), once its attempts are spent: dlq (write it to the dead-letter topic, once, then commit past it) or stop (exit 1, offset stays before it)"},
 		&cli.StringFlag{Name: fDLQTopic,
@@ -48,16 +49,16 @@ func poisonGroup(pc *poisonConfig, topics func() []string, ledgerPrefix *string)
 			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset) and the key written before each durability wait (prefix + fence); they must not overlap --ledger-prefix, so no business key can name one"})
 }
 
-func (pc *poisonConfig) load(c *cli.Command, bad *problems, topics []string, ledgerPrefix string) {
+func (pc *poisonConfig) load(c *cli.Command, bad *cliflags.Problems, topics []string, ledgerPrefix string) {
 	pc.dlqPrefix = c.String(fDLQPrefix)
 	switch {
 	case pc.dlqPrefix == "":
-		bad.addf("%s: empty; dead-letter markers need a prefix of their own", flagRef(fDLQPrefix))
+		bad.Addf("%s: empty; dead-letter markers need a prefix of their own", flagRef(fDLQPrefix))
 	case ledgerPrefix != "" && overlap(pc.dlqPrefix+"dlq:", ledgerPrefix):
-		bad.addf("%s %q: its markers (%sdlq:...) overlap %s %q, so a business key could name a marker; give them distinct prefixes",
+		bad.Addf("%s %q: its markers (%sdlq:...) overlap %s %q, so a business key could name a marker; give them distinct prefixes",
 			flagRef(fDLQPrefix), pc.dlqPrefix, pc.dlqPrefix, flagRef(fLedgerPrefix), ledgerPrefix)
 	case ledgerPrefix != "" && overlap(fenceKey(pc.dlqPrefix), ledgerPrefix):
-		bad.addf("%s %q: its durability fence key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
+		bad.Addf("%s %q: its durability fence key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
 			flagRef(fDLQPrefix), pc.dlqPrefix, fenceKey(pc.dlqPrefix), flagRef(fLedgerPrefix), ledgerPrefix)
 	}
 	switch s := c.String(fOnPoison); s {
@@ -65,18 +66,18 @@ func (pc *poisonConfig) load(c *cli.Command, bad *problems, topics []string, led
 		pc.deadLetter = true
 	case "stop":
 	default:
-		bad.addf("%s %q: want dlq or stop", flagRef(fOnPoison), s)
+		bad.Addf("%s %q: want dlq or stop", flagRef(fOnPoison), s)
 	}
 	if pc.dlqTopic = strings.TrimSpace(c.String(fDLQTopic)); pc.dlqTopic != "" {
 		if msg := flagcheck.Topic(pc.dlqTopic); msg != "" {
-			bad.addf("%s %q: %s", flagRef(fDLQTopic), pc.dlqTopic, msg)
+			bad.Addf("%s %q: %s", flagRef(fDLQTopic), pc.dlqTopic, msg)
 		}
 		if slices.Contains(topics, pc.dlqTopic) {
-			bad.addf("%s %q: also consumed (%s); dead letters would be read back as input", flagRef(fDLQTopic), pc.dlqTopic, flagRef(fTopic))
+			bad.Addf("%s %q: also consumed (%s); dead letters would be read back as input", flagRef(fDLQTopic), pc.dlqTopic, flagRef(fTopic))
 		}
 	}
 	if pc.poisonAttempts = c.Int(fPoisonAttempts); pc.poisonAttempts < 1 || pc.poisonAttempts > 100 {
-		bad.addf("%s %d: want 1 to 100", flagRef(fPoisonAttempts), pc.poisonAttempts)
+		bad.Addf("%s %d: want 1 to 100", flagRef(fPoisonAttempts), pc.poisonAttempts)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/orders"
 )
 
@@ -24,7 +25,7 @@ const (
 )
 
 func produceCommand() *cli.Command {
-	return command(&cli.Command{
+	return cliflags.Command(env, &cli.Command{
 		Name:  "produce",
 		Usage: "write orders as JSON, keyed by order_id, with Kafka's default partitioner",
 		UsageText: `shardpipe produce --topic orders [--count N --duplicates R --rate N --seed N | --from FILE|-]
@@ -63,8 +64,8 @@ type produceConfig struct {
 	delivery    time.Duration
 }
 
-func (pc *produceConfig) groups() []flagGroup {
-	return []flagGroup{kafkaGroup(&pc.kafkaConn), topicGroup(&pc.topic, "topic to write to"), group(pc.load,
+func (pc *produceConfig) Groups() []cliflags.Group {
+	return []cliflags.Group{kafkaGroup(&pc.kafkaConn), topicGroup(&pc.topic, "topic to write to"), cliflags.NewGroup(pc.load,
 		&cli.IntFlag{Name: fCount, Value: 1000, Usage: "unique synthetic orders"},
 		&cli.FloatFlag{Name: fDuplicates, Value: 0, Usage: "re-sends of earlier orders, as a ratio of --count (0.1: 10% more records)"},
 		&cli.IntFlag{Name: fRate, Value: 0, Usage: "records per second (0: as fast as possible)"},
@@ -81,28 +82,28 @@ func (pc *produceConfig) groups() []flagGroup {
 		connectGroup(&pc.connect, waitBrokers)}
 }
 
-func (pc *produceConfig) load(c *cli.Command, bad *problems) {
+func (pc *produceConfig) load(c *cli.Command, bad *cliflags.Problems) {
 	pc.from, pc.summary = c.String(fFrom), c.String(fSummaryJSON)
 	count, dups := c.Int(fCount), c.Float(fDuplicates)
 	if count < 0 {
-		bad.addf("%s %d: must be 0 or more", flagRef(fCount), count)
+		bad.Addf("%s %d: must be 0 or more", flagRef(fCount), count)
 	}
 	if dups < 0 || dups > 10 || dups != dups {
-		bad.addf("%s %v: want a ratio from 0 to 10", flagRef(fDuplicates), dups)
+		bad.Addf("%s %v: want a ratio from 0 to 10", flagRef(fDuplicates), dups)
 	}
 	if pc.from != "" && (c.IsSet(fCount) || c.IsSet(fDuplicates) || c.IsSet(fSeed)) {
-		bad.addf("%s: reads orders from a file; drop %s, %s and %s", flagRef(fFrom), flagRef(fCount), flagRef(fDuplicates), flagRef(fSeed))
+		bad.Addf("%s: reads orders from a file; drop %s, %s and %s", flagRef(fFrom), flagRef(fCount), flagRef(fDuplicates), flagRef(fSeed))
 	}
 	if pc.rate = c.Int(fRate); pc.rate < 0 {
-		bad.addf("%s %d: must be 0 (unlimited) or more", flagRef(fRate), pc.rate)
+		bad.Addf("%s %d: must be 0 (unlimited) or more", flagRef(fRate), pc.rate)
 	}
 	if n := c.Int(fPartitions); n < 0 || n > 100000 {
-		bad.addf("%s %d: want 0 (the topic must exist) to 100000", flagRef(fPartitions), n)
+		bad.Addf("%s %d: want 0 (the topic must exist) to 100000", flagRef(fPartitions), n)
 	} else {
 		pc.partitions = int32(n)
 	}
 	if n := c.Int(fReplication); n == 0 || n < -1 || n > 32767 {
-		bad.addf("%s %d: want -1 (broker default) or 1 or more", flagRef(fReplication), n)
+		bad.Addf("%s %d: want -1 (broker default) or 1 or more", flagRef(fReplication), n)
 	} else {
 		pc.replication = int16(n)
 	}
@@ -115,7 +116,9 @@ func (pc *produceConfig) load(c *cli.Command, bad *problems) {
 }
 
 // loadProduceConfig reads and validates every produce setting of c.
-func loadProduceConfig(c *cli.Command) (*produceConfig, error) { return load[produceConfig](c) }
+func loadProduceConfig(c *cli.Command) (*produceConfig, error) {
+	return cliflags.Load[produceConfig](c)
+}
 
 func produceAction(ctx context.Context, c *cli.Command, pc *produceConfig) error {
 	stderr := c.Root().ErrWriter

@@ -11,12 +11,13 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
 func replayCommand() *cli.Command {
-	return command(&cli.Command{
+	return cliflags.Command(env, &cli.Command{
 		Name:  "replay",
 		Usage: "replay a range of a topic through the ledger: apply only what the ledger lacks",
 		UsageText: `shardpipe replay --topic orders --id ID --from OFFSET|TIME|DURATION [--to OFFSET|TIME] [options]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
@@ -46,9 +47,9 @@ type replayConfig struct {
 	now              time.Time
 }
 
-func (rc *replayConfig) groups() []flagGroup {
+func (rc *replayConfig) Groups() []cliflags.Group {
 	rc.now = time.Now()
-	gs := []flagGroup{kafkaGroup(&rc.kafkaConn), topicGroup(&rc.topic, "topic to replay"), group(rc.loadRange,
+	gs := []cliflags.Group{kafkaGroup(&rc.kafkaConn), topicGroup(&rc.topic, "topic to replay"), cliflags.NewGroup(rc.loadRange,
 		&cli.StringFlag{Name: fID,
 			Usage: "replay id (required): its progress and its planned range are kept in Redis under it; rerun with the same id and the same --from, --to and --partition-ids to continue (the range its first run planned is reused, even for a duration ago); other range flags under the same id are refused (exit 2): use a new id for a new range"},
 		&cli.StringFlag{Name: fReplayFrom,
@@ -59,7 +60,7 @@ func (rc *replayConfig) groups() []flagGroup {
 	}
 	gs = append(gs, ledgerGroups(&rc.ledgerConfig)...)
 	return append(gs, durabilityGroup(&rc.durability), commitGroup(&rc.commitConfig),
-		poisonGroup(&rc.poisonConfig, func() []string { return []string{rc.topic} }, &rc.ledgerConfig.prefix), group(rc.loadRun,
+		poisonGroup(&rc.poisonConfig, func() []string { return []string{rc.topic} }, &rc.ledgerConfig.prefix), cliflags.NewGroup(rc.loadRun,
 			&cli.BoolFlag{Name: fDryRun,
 				Usage: "read the range and the ledger only (EXISTS), write nothing, and print per partition how many records would be applied and suppressed"},
 			&cli.FloatFlag{Name: fRate,
@@ -73,36 +74,36 @@ func (rc *replayConfig) groups() []flagGroup {
 }
 
 // loadRange reads --id, --from and --to.
-func (rc *replayConfig) loadRange(c *cli.Command, bad *problems) {
+func (rc *replayConfig) loadRange(c *cli.Command, bad *cliflags.Problems) {
 	var err error
 	if rc.id = strings.TrimSpace(c.String(fID)); rc.id == "" {
-		bad.addf("%s: empty; name the replay (for example restore-2026-11-30) so a rerun can continue it", flagRef(fID))
+		bad.Addf("%s: empty; name the replay (for example restore-2026-11-30) so a rerun can continue it", flagRef(fID))
 	}
 	if s := c.String(fReplayFrom); s == "" {
-		bad.addf("%s: empty; give an offset, an RFC 3339 time or a duration ago", flagRef(fReplayFrom))
+		bad.Addf("%s: empty; give an offset, an RFC 3339 time or a duration ago", flagRef(fReplayFrom))
 	} else if rc.from, err = flagcheck.ParseBound(s, rc.now); err != nil {
-		bad.addf("%s %q: %v", flagRef(fReplayFrom), s, err)
+		bad.Addf("%s %q: %v", flagRef(fReplayFrom), s, err)
 	}
 	if s := c.String(fTo); s != "" {
 		if rc.to, err = flagcheck.ParseBound(s, rc.now); err != nil {
-			bad.addf("%s %q: %v", flagRef(fTo), s, err)
+			bad.Addf("%s %q: %v", flagRef(fTo), s, err)
 		}
 	}
 }
 
 // loadRun reads how replay runs, and the settings that need the range and
 // the ledger.
-func (rc *replayConfig) loadRun(c *cli.Command, bad *problems) {
+func (rc *replayConfig) loadRun(c *cli.Command, bad *cliflags.Problems) {
 	rc.given = givenBounds(c.String(fReplayFrom), c.String(fTo), rc.partitions)
 	if rc.ledgerConfig.httpEffect {
-		bad.addf("%s http: replay does not run guard mode; it takes none or totals", flagRef(fEffect))
+		bad.Addf("%s http: replay does not run guard mode; it takes none or totals", flagRef(fEffect))
 	}
 	rc.dryRun, rc.force = c.Bool(fDryRun), c.Bool(fForce)
 	if rc.rate = c.Float(fRate); rc.rate < 0 {
-		bad.addf("%s %v: must be 0 (no limit) or more", flagRef(fRate), rc.rate)
+		bad.Addf("%s %v: must be 0 (no limit) or more", flagRef(fRate), rc.rate)
 	}
 	if rc.checkpointPrefix = c.String(fCheckpointPrefix); rc.checkpointPrefix == "" {
-		bad.addf("%s: empty; replay checkpoints need a prefix of their own", flagRef(fCheckpointPrefix))
+		bad.Addf("%s: empty; replay checkpoints need a prefix of their own", flagRef(fCheckpointPrefix))
 	}
 }
 
@@ -110,17 +111,17 @@ func (rc *replayConfig) loadRun(c *cli.Command, bad *problems) {
 // reset-offsets). It refuses SHARDPIPE_PARTITIONS, which is produce's
 // partition count and was this list's variable once: read as a list, a
 // count of 2 would silently limit a recovery to partition 2.
-func partitionsGroup(ps *[]int32, usage string) flagGroup {
-	return group(func(c *cli.Command, bad *problems) {
+func partitionsGroup(ps *[]int32, usage string) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		if v, ok := os.LookupEnv(envName(fPartitions)); ok {
-			bad.addf("%s=%q is set: it is the partition count of produce and bench, not partitions to work on; name those with %s, and unset %s",
+			bad.Addf("%s=%q is set: it is the partition count of produce and bench, not partitions to work on; name those with %s, and unset %s",
 				envName(fPartitions), v, flagRef(fPartitionIDs), envName(fPartitions))
 		}
 		s := c.String(fPartitionIDs)
 		var msgs []string
 		if *ps, msgs = flagcheck.Partitions(s); len(msgs) > 0 {
 			for _, m := range msgs {
-				bad.addf("%s %q: %s", flagRef(fPartitionIDs), s, m)
+				bad.Addf("%s %q: %s", flagRef(fPartitionIDs), s, m)
 			}
 		}
 	}, &cli.StringFlag{Name: fPartitionIDs, Usage: usage})

@@ -15,12 +15,13 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/admin"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
 func resetOffsetsCommand() *cli.Command {
-	return command(&cli.Command{
+	return cliflags.Command(env, &cli.Command{
 		Name:  "reset-offsets",
 		Usage: "move a group's committed offsets on a topic, only while the group has no active members",
 		UsageText: `shardpipe reset-offsets --group G --topic T --to earliest|latest|OFFSET|TIME|DURATION [--partitions 0,3] [--dry-run]
@@ -49,12 +50,12 @@ type resetConfig struct {
 	ledger        ledgerConfig // as run takes it: the ledger the group's records are checked against
 }
 
-func (rc *resetConfig) groups() []flagGroup {
-	return append([]flagGroup{kafkaGroup(&rc.kafkaConn), consumerGroup(&rc.group), topicGroup(&rc.topic, "topic whose offsets to move"),
-		group(rc.loadTo, &cli.StringFlag{Name: fTo,
+func (rc *resetConfig) Groups() []cliflags.Group {
+	return append([]cliflags.Group{kafkaGroup(&rc.kafkaConn), consumerGroup(&rc.group), topicGroup(&rc.topic, "topic whose offsets to move"),
+		cliflags.NewGroup(rc.loadTo, &cli.StringFlag{Name: fTo,
 			Usage: "where to (required): earliest, latest, an offset, an RFC 3339 time or a duration ago"}),
 		partitionsGroup(&rc.parts, "partitions to move, comma-separated (default: all)"),
-		group(func(c *cli.Command, _ *problems) { rc.dryRun, rc.force = c.Bool(fDryRun), c.Bool(fForce) },
+		cliflags.NewGroup(func(c *cli.Command, _ *cliflags.Problems) { rc.dryRun, rc.force = c.Bool(fDryRun), c.Bool(fForce) },
 			&cli.BoolFlag{Name: fDryRun, Usage: "print the before and after table, commit nothing"},
 			&cli.BoolFlag{Name: fForce,
 				Usage: "move the offsets even when the group would read again records older than --ttl whose keys the ledger lacks: their entries may have expired, so their effects apply again (skips that check)"}),
@@ -62,10 +63,10 @@ func (rc *resetConfig) groups() []flagGroup {
 	}, ledgerGroups(&rc.ledger)...)
 }
 
-func (rc *resetConfig) loadTo(c *cli.Command, bad *problems) {
+func (rc *resetConfig) loadTo(c *cli.Command, bad *cliflags.Problems) {
 	switch s := strings.TrimSpace(c.String(fTo)); s {
 	case "":
-		bad.addf("%s: empty; want earliest, latest, an offset, an RFC 3339 time or a duration ago", flagRef(fTo))
+		bad.Addf("%s: empty; want earliest, latest, an offset, an RFC 3339 time or a duration ago", flagRef(fTo))
 	case "earliest":
 		rc.to = admin.Earliest() // clamped to the log start
 	case "latest":
@@ -73,7 +74,7 @@ func (rc *resetConfig) loadTo(c *cli.Command, bad *problems) {
 	default:
 		b, err := flagcheck.ParseBound(s, time.Now())
 		if err != nil {
-			bad.addf("%s %q: %v, or earliest or latest", flagRef(fTo), s, err)
+			bad.Addf("%s %q: %v, or earliest or latest", flagRef(fTo), s, err)
 		}
 		rc.to = admin.ToBound(b)
 	}

@@ -9,11 +9,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
 func runCommand() *cli.Command {
-	return command(&cli.Command{
+	return cliflags.Command(env, &cli.Command{
 		Name:  "run",
 		Usage: "consume topics in a consumer group into the Redis ledger, effects exactly once",
 		UsageText: `shardpipe run --brokers kafka:9092 --topic orders --redis redis:6379 [options]

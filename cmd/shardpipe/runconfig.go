@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
@@ -38,13 +39,13 @@ type runConfig struct {
 }
 
 // groups are run's flags, in the order of the README's table.
-func (rc *runConfig) groups() []flagGroup {
-	gs := []flagGroup{kafkaGroup(&rc.kafkaConn),
+func (rc *runConfig) Groups() []cliflags.Group {
+	gs := []cliflags.Group{kafkaGroup(&rc.kafkaConn),
 		topicsGroup(&rc.topics, "topic to consume; repeat the flag or separate with commas (required)", true),
 		consumerGroup(&rc.group)}
 	gs = append(gs, ledgerGroups(&rc.ledgerConfig)...)
 	return append(gs, httpGroup(&rc.http, &rc.httpEffect), durabilityGroup(&rc.durability), commitGroup(&rc.commitConfig),
-		group(rc.loadConsume,
+		cliflags.NewGroup(rc.loadConsume,
 			&cli.StringFlag{Name: fGroupProtocol, Value: "classic", Usage: "consumer group protocol: classic, or consumer (KIP-848, Kafka 4.0+)"},
 			&cli.StringFlag{Name: fStart, Value: "earliest", Usage: "where a group with no committed offset starts: earliest or latest"},
 			&cli.DurationFlag{Name: fSessionTimeout, Value: 45 * time.Second,
@@ -59,26 +60,26 @@ func (rc *runConfig) groups() []flagGroup {
 }
 
 // loadConsume reads how run consumes: protocol, start, timeouts, metrics.
-func (rc *runConfig) loadConsume(c *cli.Command, bad *problems) {
+func (rc *runConfig) loadConsume(c *cli.Command, bad *cliflags.Problems) {
 	var err error
 	if rc.protocol, err = pipeline.ParseProtocol(c.String(fGroupProtocol)); err != nil {
-		bad.addf("%s %q: want classic or consumer", flagRef(fGroupProtocol), c.String(fGroupProtocol))
+		bad.Addf("%s %q: want classic or consumer", flagRef(fGroupProtocol), c.String(fGroupProtocol))
 	}
 	switch s := c.String(fStart); s {
 	case "earliest":
 	case "latest":
 		rc.startLatest = true
 	default:
-		bad.addf("%s %q: want earliest or latest", flagRef(fStart), s)
+		bad.Addf("%s %q: want earliest or latest", flagRef(fStart), s)
 	}
 	rc.sessionTimeout = positive(bad, c, fSessionTimeout)
 	rc.shutdownTimeout = positive(bad, c, fShutdownTimeout)
 	if rc.metricsAddr = c.String(fMetricsAddr); rc.metricsAddr != "" {
 		if msg := flagcheck.ListenAddr(rc.metricsAddr); msg != "" {
-			bad.addf("%s %q: %s", flagRef(fMetricsAddr), rc.metricsAddr, msg)
+			bad.Addf("%s %q: %s", flagRef(fMetricsAddr), rc.metricsAddr, msg)
 		}
 	}
 }
 
 // loadRunConfig reads and validates every run setting of c.
-func loadRunConfig(c *cli.Command) (*runConfig, error) { return load[runConfig](c) }
+func loadRunConfig(c *cli.Command) (*runConfig, error) { return cliflags.Load[runConfig](c) }

@@ -13,10 +13,11 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/admin"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 )
 
 func statusCommand() *cli.Command {
-	return command(&cli.Command{
+	return cliflags.Command(env, &cli.Command{
 		Name:  "status",
 		Usage: "show a group's committed offsets, last stable and log-end offsets, lag and owners per partition",
 		UsageText: `shardpipe status --group shardpipe [--topic orders] [--json]
@@ -42,11 +43,11 @@ type statusConfig struct {
 	timeout time.Duration
 }
 
-func (sc *statusConfig) groups() []flagGroup {
-	return []flagGroup{kafkaGroup(&sc.kafkaConn),
+func (sc *statusConfig) Groups() []cliflags.Group {
+	return []cliflags.Group{kafkaGroup(&sc.kafkaConn),
 		topicsGroup(&sc.topics, "topic to show; repeat or separate with commas (default: every topic the group committed)", false),
 		consumerGroup(&sc.group),
-		group(func(c *cli.Command, _ *problems) { sc.json = c.Bool(fJSON) }, &cli.BoolFlag{Name: fJSON, Usage: "print JSON instead of a table"}),
+		cliflags.NewGroup(func(c *cli.Command, _ *cliflags.Problems) { sc.json = c.Bool(fJSON) }, &cli.BoolFlag{Name: fJSON, Usage: "print JSON instead of a table"}),
 		connectGroup(&sc.timeout, waitBrokers)}
 }
 

@@ -1,4 +1,4 @@
-package main
+package cliflags
 
 import (
 	"fmt"
@@ -6,27 +6,15 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
-
-	"github.com/shardpipe/shardpipe/internal/flagcheck"
 )
 
-// argProblems is the Metadata key under which checkArgs leaves the
-// problems of a command line for the command's action (command).
-const argProblems = "argProblems"
-
-// flagProblem is one unusable flag of a command line or the environment.
-type flagProblem struct {
-	flag string // the flag's name; its value is not used
-	line string
-}
-
-// checkArgs checks args (program, command, flags...) before the command
-// line library parses them, which stops at the first problem: a command
-// that does not exist is an error of its own (with a "did you mean"), and
-// for a command made by command(), each unknown flag and each value its
-// flag cannot parse is one problem, left in the command's Metadata, and
-// dropped from the args returned, so that the others are still checked.
-func checkArgs(root *cli.Command, args []string) ([]string, error) {
+// CheckArgs checks args (program, command, flags...) before root parses
+// them, which stops at the first problem. A command that does not exist is
+// a *UsageError of its own, with a "did you mean". For a command made by
+// Command, each unknown flag (with a "did you mean") and each value its
+// flag cannot parse is one problem, which the command reports with the
+// others, and is dropped from the args returned, so the rest still parse.
+func CheckArgs(root *cli.Command, args []string) ([]string, error) {
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
 		return args, nil
 	}
@@ -37,12 +25,12 @@ func checkArgs(root *cli.Command, args []string) ([]string, error) {
 			names = append(names, c.Name)
 		}
 		line := fmt.Sprintf("unknown command %q: want %s", args[1], strings.Join(names, ", "))
-		if s := flagcheck.Suggest(args[1], names); s != "" {
+		if s := Suggest(args[1], names); s != "" {
 			line = fmt.Sprintf("unknown command %q; did you mean %s?", args[1], s)
 		}
-		return nil, usageErr(line)
+		return nil, &UsageError{Lines: []string{line}}
 	}
-	sources, ok := sub.Metadata[envSources].(map[string]*envVar)
+	sources, ok := sub.Metadata[metaSources].(map[string]*envVar)
 	if !ok {
 		return args, nil
 	}
@@ -61,7 +49,7 @@ func checkArgs(root *cli.Command, args []string) ([]string, error) {
 		i := slices.IndexFunc(sub.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
 		if i < 0 && !slices.Contains(names, name) {
 			line := "flag provided but not defined: -" + name
-			if s := flagcheck.Suggest(name, names); s != "" {
+			if s := Suggest(name, names); s != "" {
 				line += "; did you mean --" + s + "?"
 			}
 			probs = append(probs, flagProblem{line: line})
@@ -91,7 +79,7 @@ func checkArgs(root *cli.Command, args []string) ([]string, error) {
 		out = append(out, arg...)
 	}
 	if len(probs) > 0 {
-		sub.Metadata[argProblems] = probs
+		sub.Metadata[metaProblems] = probs
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package flagcheck
+package cliflags
 
 import "strings"
 
