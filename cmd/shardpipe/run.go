@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -67,14 +68,14 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 		}
 		defer func() { mstop(); <-served }()
 	}
-	rep := newReporter(p, rc.group, rc.topics, log)
+	rep := termui.NewRunReport(p, rc.group, rc.topics, log)
 	repDone := make(chan struct{})
 	repCtx, repStop := context.WithCancel(context.Background())
-	go func() { defer close(repDone); rep.loop(repCtx, rc.log.reportInterval) }()
+	go func() { defer close(repDone); rep.Loop(repCtx, rc.log.reportInterval) }()
 	err = p.Run(ctx)
 	repStop()
 	<-repDone
-	rep.final()
+	rep.Final()
 	if err != nil {
 		return failure(fmt.Errorf("run: %w", err))
 	}
