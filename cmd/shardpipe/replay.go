@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
@@ -146,16 +145,6 @@ func planReplay(ctx context.Context, rc *replayConfig, stored []pipeline.Range, 
 		log.Info("replay range", "topic", rc.topic, "partition", rg.Partition, "from", rg.From, "to", rg.To, "records", rg.Len())
 	}
 	risk := ttlRisk{brokers: rc.brokers, topic: rc.topic, ttl: rc.ledgerConfig.ttl, now: rc.now, log: log, what: "the replay"}
-	lines, err := risk.lines(ctx, adm, ranges, !rc.force, func() (pipeline.Checker, error) { return chk, nil })
-	switch {
-	case err != nil:
-		return nil, err
-	case len(lines) == 0:
-	case rc.dryRun:
-		log.Warn("replay range holds records older than the ledger TTL without ledger entries: a replay would apply them again",
-			"ttl", rc.ledgerConfig.ttl, "partitions", strings.Join(lines, "; "))
-	default:
-		return nil, usageErr(append(lines, "pass --force to replay them anyway (they apply again), or start later with --from")...)
-	}
-	return ranges, nil
+	return ranges, risk.check(ctx, adm, ranges, rc.force, rc.dryRun, func() (pipeline.Checker, error) { return chk, nil },
+		"pass --force to replay them anyway (they apply again), or start later with --from")
 }

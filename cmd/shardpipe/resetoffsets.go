@@ -132,7 +132,7 @@ func resetRisk(ctx context.Context, c *cli.Command, rc *resetConfig, adm *kadm.C
 			rdb.Close()
 		}
 	}()
-	lines, err := risk.lines(ctx, adm, back, !rc.force, func() (pipeline.Checker, error) {
+	return risk.check(ctx, adm, back, rc.force, rc.dryRun, func() (pipeline.Checker, error) {
 		rdb = lc.redis.Client()
 		if err := rdb.Ping(ctx).Err(); err != nil {
 			return nil, unavailableErr(fmt.Sprintf("redis %s: %v (needed to check records older than --ttl %v; --force skips the check)",
@@ -141,18 +141,7 @@ func resetRisk(ctx context.Context, c *cli.Command, rc *resetConfig, adm *kadm.C
 		keysOnly := lc
 		keysOnly.totals = nil // only the keys are asked about
 		return newLedger(keysOnly, rc.topic, rdb, log)
-	})
-	switch {
-	case err != nil:
-		return err
-	case len(lines) == 0:
-		return nil
-	case rc.dryRun:
-		log.Warn("the group would read again records older than the ledger TTL without ledger entries: they would apply again",
-			"ttl", lc.ttl, "partitions", strings.Join(lines, "; "))
-		return nil
-	}
-	return usageErr(append(lines, "pass --force to move the offsets anyway (they apply again), or move them to a later --to")...)
+	}, "pass --force to move the offsets anyway (they apply again), or move them to a later --to")
 }
 
 func printMoves(out io.Writer, group, topic string, moves []admin.Move, dry bool) error {

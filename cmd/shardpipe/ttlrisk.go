@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -31,6 +32,25 @@ type ttlRisk struct {
 	// what says what reads the ranges again, for the lines: "replay" or
 	// "the group".
 	what string
+}
+
+// check applies the rule to ranges: nil when no record would apply again,
+// or on a dry run, which logs a warning instead; else a usage error (exit
+// 2) with a line per partition and hint. force skips the ledger check.
+func (r ttlRisk) check(ctx context.Context, adm *kadm.Client, ranges []pipeline.Range, force, dryRun bool,
+	chk func() (pipeline.Checker, error), hint string) error {
+	lines, err := r.lines(ctx, adm, ranges, !force, chk)
+	switch {
+	case err != nil:
+		return err
+	case len(lines) == 0:
+		return nil
+	case dryRun:
+		r.log.Warn(r.what+" would read again records older than the ledger TTL without ledger entries: they would apply again",
+			"ttl", r.ttl, "partitions", strings.Join(lines, "; "))
+		return nil
+	}
+	return usageErr(append(lines, hint)...)
 }
 
 // lines returns the refusal lines, nil when nothing would apply again.
