@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
@@ -126,24 +125,8 @@ func benchAction(ctx context.Context, c *cli.Command, bc *benchConfig) error {
 	if err != nil {
 		return failure(err)
 	}
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return failure(fmt.Errorf("bench: encode the report: %w", err))
-	}
-	js = append(js, '\n')
-	if f := bc.jsonFile; f != "" {
-		if err := os.WriteFile(f, js, 0o644); err != nil {
-			return failure(fmt.Errorf("bench: %w", err))
-		}
-	}
-	out := c.Root().Writer
-	if bc.json {
-		_, err = out.Write(js)
-	} else {
-		err = bench.WriteTable(out, rep)
-	}
-	if err != nil {
-		return failure(fmt.Errorf("bench: write the report: %w", err))
+	if err := bench.Output(rep, c.Root().Writer, bc.json, bc.jsonFile); err != nil {
+		return failure(err)
 	}
 	return nil
 }

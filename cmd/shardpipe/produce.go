@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/orders"
+	"github.com/shardpipe/shardpipe/internal/produce"
 )
 
 // Flag names of produce (besides the shared ones).
@@ -122,9 +123,9 @@ func loadProduceConfig(c *cli.Command) (*produceConfig, error) {
 
 func produceAction(ctx context.Context, c *cli.Command, pc *produceConfig) error {
 	stderr := c.Root().ErrWriter
-	next, total, closeSrc, err := pc.source(c.Root().Reader)
+	next, total, closeSrc, err := produce.Open(pc.from, pc.gen, c.Root().Reader)
 	if err != nil {
-		return usageErr(err.Error())
+		return usageErr(fmt.Sprintf("%s: %v", flagRef(fFrom), err))
 	}
 	defer closeSrc()
 	if err := ensureTopic(ctx, pc, stderr); err != nil {
@@ -144,5 +145,8 @@ func produceAction(ctx context.Context, c *cli.Command, pc *produceConfig) error
 	}
 	fmt.Fprintf(stderr, "produce: %d records to %s in %v: %d unique orders, %d duplicates; exactly-once totals: %d customers, %d cents\n",
 		sum.Records, pc.topic, time.Since(start).Round(time.Millisecond), sum.Unique, sum.Duplicates, len(sum.Totals), sum.TotalCents)
-	return writeSummary(pc.summary, c.Root().Writer, sum)
+	if err := sum.WriteJSON(pc.summary, c.Root().Writer); err != nil {
+		return failure(fmt.Errorf("%s: %w", flagRef(fSummaryJSON), err))
+	}
+	return nil
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -17,23 +15,6 @@ import (
 	"github.com/shardpipe/shardpipe/internal/produce"
 	"github.com/shardpipe/shardpipe/internal/termui"
 )
-
-// source returns the record source: the generator or JSON lines.
-func (pc *produceConfig) source(stdin io.Reader) (next produce.Next, total int64, closeFn func(), err error) {
-	if pc.from == "" {
-		next, total := produce.Generated(pc.gen)
-		return next, total, func() {}, nil
-	}
-	r, closeFn := stdin, func() {}
-	if pc.from != "-" {
-		f, err := os.Open(pc.from)
-		if err != nil {
-			return nil, 0, nil, fmt.Errorf("%s: %w", flagRef(fFrom), err)
-		}
-		r, closeFn = f, func() { _ = f.Close() }
-	}
-	return produce.Lines(r, pc.from), -1, closeFn, nil
-}
 
 // ensureTopic checks the topic exists; with --partitions it creates it
 // and its dead-letter topic when missing (admin.EnsureTopic).
@@ -99,25 +80,4 @@ func sendAll(ctx context.Context, pc *produceConfig, next produce.Next, total in
 		return res.Summary, failure(fmt.Errorf("interrupted after %d acknowledged records (%d more cancelled, unsent or unconfirmed)", res.Summary.Records, res.Dropped))
 	}
 	return res.Summary, nil
-}
-
-// writeSummary writes sum as JSON to path ("-": stdout; "": nowhere).
-func writeSummary(path string, stdout io.Writer, sum orders.Summary) error {
-	if path == "" {
-		return nil
-	}
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return failure(fmt.Errorf("summary: %w", err))
-	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err = stdout.Write(b)
-	} else {
-		err = os.WriteFile(path, b, 0o644)
-	}
-	if err != nil {
-		return failure(fmt.Errorf("%s: %w", flagRef(fSummaryJSON), err))
-	}
-	return nil
 }
