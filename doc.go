@@ -18,7 +18,8 @@
 //	admin             operational checks and actions: Redis preflight and durability, topic
 //	                  and retention checks, group status and lag, offset resets, replay rules;
 //	                  imports pipeline, sink, checkpoint
-//	metrics           Prometheus collector over pipeline stats; imports pipeline
+//	metrics           Prometheus collector over pipeline stats, and its /metrics server; imports
+//	                  pipeline
 //	httpeffect        an HTTP POST as guard mode's external effect; imports sink
 //	cmd/shardpipe     the command: flags, config, rendering, exit codes and wiring of the
 //	                  packages above; imports any of them and internal/...

@@ -74,9 +74,6 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		demoCommand(), versionCommand()}
 	for _, c := range cmds {
 		c.OnUsageError = onUsage
-		if c.Name != "demo" && c.Name != "version" && !c.Hidden {
-			c.Action = noArgs(c.Name, c.Action)
-		}
 	}
 	return &cli.Command{
 		Name:  "shardpipe",
@@ -112,16 +109,6 @@ func envName(flag string) string { return env.Name(flag) }
 
 // flagRef names a flag and its variable for messages: "--ttl (SHARDPIPE_TTL)".
 func flagRef(flag string) string { return env.Ref(flag) }
-
-// noArgs refuses arguments (exit 2) before action runs.
-func noArgs(name string, action cli.ActionFunc) cli.ActionFunc {
-	return func(ctx context.Context, c *cli.Command) error {
-		if c.Args().Len() > 0 {
-			return usageErr(fmt.Sprintf("%s takes no arguments, got %q", name, c.Args().Slice()))
-		}
-		return action(ctx, c)
-	}
-}
 
 // untilSignal returns ctx ended by the first SIGINT or SIGTERM; a second
 // one kills at once (the default handling is restored when ctx ends).

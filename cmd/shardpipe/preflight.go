@@ -57,7 +57,7 @@ func preflight(ctx context.Context, k kafkaConn, topics []string, rdb redis.Univ
 	}
 	wg.Wait()
 	var lines []string
-	for _, e := range leaves(kErr) {
+	for _, e := range admin.Problems(kErr) {
 		lines = append(lines, problemLine(e, k.brokers, timeout))
 	}
 	rExit := exitFor(rErr, k.brokers, timeout)

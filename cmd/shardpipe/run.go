@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/termui"
+	"github.com/shardpipe/shardpipe/metrics"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -60,7 +61,7 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	}
 	if rc.metricsAddr != "" {
 		mctx, mstop := context.WithCancel(context.Background())
-		_, served, err := serveMetrics(mctx, rc.metricsAddr, p.Stats, log)
+		_, served, err := metrics.Serve(mctx, rc.metricsAddr, p.Stats, log)
 		if err != nil {
 			mstop()
 			_ = p.Close(context.Background())

@@ -84,7 +84,7 @@ func describe(ctx context.Context, k kafkaConn, group string, topics []string, t
 	st, err := admin.DescribeGroup(ctx, kadm.NewClient(cl), group, topics...)
 	if errors.Is(err, admin.ErrGroupMissing) || errors.Is(err, admin.ErrTopicMissing) {
 		var lines []string
-		for _, e := range leaves(err) {
+		for _, e := range admin.Problems(err) {
 			lines = append(lines, e.Error())
 		}
 		return st, unavailableErr(lines...)

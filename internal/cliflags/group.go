@@ -62,8 +62,9 @@ type flagProblem struct {
 
 // Command completes cmd with the flags of T's groups, each read from its
 // variable e.Name(flag), and an action that loads them and calls run.
-// Every problem of the command line (CheckArgs), the environment and the
-// settings is first returned as one *UsageError, one line each; a
+// The command takes no arguments. Every problem of the command line
+// (CheckArgs, arguments), the environment and the settings is first
+// returned as one *UsageError, one line each; a
 // setting's problem that names a flag whose given value was unusable is
 // left out, since it judged the default instead.
 func Command[T any, P interface {
@@ -80,6 +81,9 @@ func Command[T any, P interface {
 	cmd.Metadata = map[string]any{metaSources: sources}
 	cmd.Action = func(ctx context.Context, c *cli.Command) error {
 		probs, _ := c.Metadata[metaProblems].([]flagProblem)
+		if c.Args().Len() > 0 {
+			probs = append(probs, flagProblem{line: fmt.Sprintf("%s takes no arguments, got %q", c.Name, c.Args().Slice())})
+		}
 		for _, f := range c.Flags {
 			if s := sources[f.Names()[0]]; s != nil && s.problem != "" {
 				probs = append(probs, flagProblem{flag: s.flag, line: s.problem})
