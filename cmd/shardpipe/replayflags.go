@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -94,7 +91,7 @@ func (rc *replayConfig) loadRange(c *cli.Command, bad *cliflags.Problems) {
 // loadRun reads how replay runs, and the settings that need the range and
 // the ledger.
 func (rc *replayConfig) loadRun(c *cli.Command, bad *cliflags.Problems) {
-	rc.given = givenBounds(c.String(fReplayFrom), c.String(fTo), rc.partitions)
+	rc.given = flagcheck.GivenRange(c.String(fReplayFrom), c.String(fTo), rc.partitions)
 	if rc.ledgerConfig.httpEffect {
 		bad.Addf("%s http: replay does not run guard mode; it takes none or totals", flagRef(fEffect))
 	}
@@ -125,26 +122,4 @@ func partitionsGroup(ps *[]int32, usage string) cliflags.Group {
 			}
 		}
 	}, &cli.StringFlag{Name: fPartitionIDs, Usage: usage})
-}
-
-// givenBounds describes the range flags as given, for the plan the first run
-// of an id stores: a rerun continues the id only with the same description
-// (a duration ago is kept as written, so the same command line matches).
-// It keeps the words of the plans stored before --partition-ids was
-// renamed, so their reruns still match.
-func givenBounds(from, to string, partitions []int32) string {
-	to = strings.TrimSpace(to)
-	if to == "" {
-		to = "(end)"
-	}
-	ps := "(all)"
-	if len(partitions) > 0 {
-		sorted := slices.Sorted(slices.Values(partitions))
-		strs := make([]string, 0, len(sorted))
-		for _, p := range slices.Compact(sorted) {
-			strs = append(strs, strconv.Itoa(int(p)))
-		}
-		ps = strings.Join(strs, ",")
-	}
-	return fmt.Sprintf("--from %s --to %s --partitions %s", strings.TrimSpace(from), to, ps)
 }
