@@ -89,9 +89,6 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		HideVersion:    true,
 		OnUsageError:   onUsage,
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		CommandNotFound: func(_ context.Context, _ *cli.Command, name string) {
-			// reported by Action below
-		},
 		Action: func(_ context.Context, c *cli.Command) error {
 			if c.Args().Len() > 0 {
 				return usageErr(fmt.Sprintf("unknown command %q: want run, produce, status, replay, reset-offsets, bench, demo or version", c.Args().First()))

@@ -108,20 +108,9 @@ func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 }
 
 func benchAction(ctx context.Context, c *cli.Command, bc *benchConfig) error {
-	cfg := bc.Config
-	exe, err := os.Executable()
-	if err != nil {
-		return failure(fmt.Errorf("bench: cannot find this binary to start workers: %w", err))
-	}
-	cfg.Exe = exe
-	if cfg.ProfileDir != "" {
-		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
-			return failure(fmt.Errorf("bench: %w", err))
-		}
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := bench.Run(ctx, cfg)
+	rep, err := bench.Run(ctx, bc.Config)
 	if err != nil {
 		return failure(err)
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/pipeline"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 )
@@ -56,4 +59,23 @@ func (cc *commitConfig) load(c *cli.Command, bad *cliflags.Problems) {
 		bad.Addf("%s %d is below %s %d: want at least it, or 0 for the default",
 			flagRef(fMaxUncommitted), cc.maxUncommitted, flagRef(fCommitEvery), cc.commitEvery)
 	}
+}
+
+// options returns the pipeline options run and replay share: cc with
+// maxBatch, the logger, and barrier before every commit (when not nil).
+func (cc commitConfig) options(maxBatch int, barrier pipeline.Barrier, log *slog.Logger) []pipeline.Opt {
+	opts := []pipeline.Opt{pipeline.CommitEvery(cc.commitEvery), pipeline.CommitInterval(cc.commitInterval),
+		pipeline.MaxUncommitted(cc.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.Logger(log)}
+	if barrier != nil {
+		opts = append(opts, pipeline.BeforeCommit(barrier))
+	}
+	return opts
+}
+
+// appendOpts appends options of any scope to a group's or a replay's.
+func appendOpts[O any](opts []O, more ...pipeline.Opt) []O {
+	for _, o := range more {
+		opts = append(opts, any(o).(O))
+	}
+	return opts
 }

@@ -77,15 +77,8 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		applier = pipeline.Paced(ledger, rc.rate)
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
-	opts := []pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier),
-		pipeline.CommitEvery(rc.commitConfig.commitEvery), pipeline.CommitInterval(rc.commitConfig.commitInterval),
-		pipeline.MaxUncommitted(rc.commitConfig.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)}
-	for _, o := range rc.poisonConfig.options(rdb, rc.ledgerConfig) {
-		opts = append(opts, o)
-	}
-	if barrier != nil {
-		opts = append(opts, pipeline.BeforeCommit(barrier))
-	}
+	opts := appendOpts([]pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix),
+		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...)...)
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
 		return failure(err)

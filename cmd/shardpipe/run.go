@@ -97,22 +97,11 @@ func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, bar
 	if err != nil {
 		return nil, err
 	}
-	popts := []pipeline.GroupOpt{
-		pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
-		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol),
-		pipeline.CommitEvery(rc.commitEvery), pipeline.CommitInterval(rc.commitInterval),
-		pipeline.MaxUncommitted(rc.maxUncommitted), pipeline.MaxBatch(rc.maxBatch),
-		pipeline.ShutdownTimeout(rc.shutdownTimeout), pipeline.SessionTimeout(rc.sessionTimeout),
-		pipeline.Logger(log),
-	}
+	popts := appendOpts([]pipeline.GroupOpt{pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
+		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol), pipeline.ShutdownTimeout(rc.shutdownTimeout),
+		pipeline.SessionTimeout(rc.sessionTimeout)}, append(rc.commitConfig.options(rc.maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...)...)
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
-	}
-	if barrier != nil {
-		popts = append(popts, pipeline.BeforeCommit(barrier))
-	}
-	for _, o := range rc.poisonConfig.options(rdb, rc.ledgerConfig) {
-		popts = append(popts, o)
 	}
 	p, err := pipeline.New(popts...)
 	if err != nil {
