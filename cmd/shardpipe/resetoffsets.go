@@ -24,7 +24,7 @@ func resetOffsetsCommand() *cli.Command {
 	return cliflags.Command(env, &cli.Command{
 		Name:  "reset-offsets",
 		Usage: "move a group's committed offsets on a topic, only while the group has no active members",
-		UsageText: `shardpipe reset-offsets --group G --topic T --to earliest|latest|OFFSET|TIME|DURATION [--partitions 0,3] [--dry-run]
+		UsageText: `shardpipe reset-offsets --group G --topic T --to earliest|latest|OFFSET|TIME|DURATION [--partition-ids 0,3] [--dry-run]
 
 Examples:
    shardpipe reset-offsets --group shardpipe --topic orders --to 2026-11-30T04:00:00Z --dry-run
