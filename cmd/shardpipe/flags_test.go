@@ -134,6 +134,8 @@ func TestEveryProblemReported(t *testing.T) {
 		{"flags and variables", map[string]string{"SHARDPIPE_MAX_BATCH": "many"},
 			[]string{"replay", "--topic", "o", "--id", "r", "--from", "0", "--rate", "fast"},
 			[]string{`"SHARDPIPE_MAX_BATCH"`, `invalid value "fast" for flag -rate`}},
+		{"an argument before bad flags", nil, []string{"run", "--topic", "o", "extra", "--ttl", "forever", "--max-batch", "-1"},
+			[]string{`invalid value "forever" for flag -ttl`, "--max-batch (SHARDPIPE_MAX_BATCH) -1", `run takes no arguments, got ["extra"]`}},
 		{"bench", map[string]string{"SHARDPIPE_RECORDS": "abc", "SHARDPIPE_ROUNDS": "x"}, []string{"bench"},
 			[]string{`"SHARDPIPE_RECORDS"`, `"SHARDPIPE_ROUNDS"`}},
 		{"demo", map[string]string{"SHARDPIPE_TIMEOUT": "long"}, []string{"demo", "--rebalance-orders", "1"},

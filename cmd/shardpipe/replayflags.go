@@ -110,7 +110,7 @@ func (rc *replayConfig) loadRun(c *cli.Command, bad *cliflags.Problems) {
 // count of 2 would silently limit a recovery to partition 2.
 func partitionsGroup(ps *[]int32, usage string) cliflags.Group {
 	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
-		if v, ok := os.LookupEnv(envName(fPartitions)); ok {
+		if v := os.Getenv(envName(fPartitions)); v != "" {
 			bad.Addf("%s=%q is set: it is the partition count of produce and bench, not partitions to work on; name those with %s, and unset %s",
 				envName(fPartitions), v, flagRef(fPartitionIDs), envName(fPartitions))
 		}

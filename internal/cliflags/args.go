@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/urfave/cli/v3"
 )
@@ -41,9 +42,13 @@ func CheckArgs(root *cli.Command, args []string) ([]string, error) {
 	out, probs := args[:2:2], []flagProblem(nil)
 	for rest := args[2:]; len(rest) > 0; rest = rest[1:] {
 		a := strings.TrimSpace(rest[0])
-		if a == "--" || len(a) < 2 || a[0] != '-' {
+		if a == "--" {
 			out = append(out, rest...)
 			break
+		}
+		if len(a) < 2 || a[0] != '-' || !unicode.IsLetter([]rune(strings.TrimLeft(a, "-") + " ")[0]) {
+			out = append(out, rest[0]) // an argument, as the library reads it
+			continue
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		i := slices.IndexFunc(sub.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
