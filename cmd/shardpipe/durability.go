@@ -22,20 +22,14 @@ const (
 	fAllowNoPersistence = "redis-allow-no-persistence"
 )
 
-// durabilityConfig is what the ledger's Redis must promise before a commit.
-type durabilityConfig struct {
-	replicas           int
-	allowEviction      bool
-	allowNoPersistence bool
-}
-
-// durabilityGroup is the durability flags. Any deployment takes them: on
-// Redis Cluster the wait runs on every primary.
-func durabilityGroup(dc *durabilityConfig) cliflags.Group {
+// durabilityGroup is the durability flags, what the ledger's Redis must
+// promise before a commit (the Name and FenceKey are set at start). Any
+// deployment takes them: on Redis Cluster the wait runs on every primary.
+func durabilityGroup(dc *admin.DurabilityConfig) cliflags.Group {
 	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
-		dc.replicas, dc.allowEviction, dc.allowNoPersistence = c.Int(fRedisReplicas), c.Bool(fAllowEviction), c.Bool(fAllowNoPersistence)
-		if dc.replicas < 0 {
-			bad.Addf("%s %d: must be 0 or more", flagRef(fRedisReplicas), dc.replicas)
+		dc.Replicas, dc.AllowEviction, dc.AllowNoPersistence = c.Int(fRedisReplicas), c.Bool(fAllowEviction), c.Bool(fAllowNoPersistence)
+		if dc.Replicas < 0 {
+			bad.Addf("%s %d: must be 0 or more", flagRef(fRedisReplicas), dc.Replicas)
 		}
 	},
 		&cli.IntFlag{Name: fRedisReplicas,
@@ -55,12 +49,11 @@ func fenceKey(dlqPrefix string) string { return dlqPrefix + "fence" }
 // that break a ledger (usage error: exit 2) unless dc allows them, logs what
 // the rest risks, and returns the barrier every commit waits for (nil when
 // there is nothing to wait for).
-func redisDurability(ctx context.Context, rdb redis.UniversalClient, desc string, dc durabilityConfig, fence string,
-	timeout time.Duration, log *slog.Logger) (pipeline.Barrier, error) {
+func redisDurability(ctx context.Context, rdb redis.UniversalClient, dc admin.DurabilityConfig, timeout time.Duration,
+	log *slog.Logger) (pipeline.Barrier, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	d, err := admin.CheckDurability(ctx, rdb, admin.DurabilityConfig{Name: desc, FenceKey: fence, Replicas: dc.replicas,
-		AllowEviction: dc.allowEviction, AllowNoPersistence: dc.allowNoPersistence})
+	d, err := admin.CheckDurability(ctx, rdb, dc)
 	for _, r := range d.Risks {
 		msg := r.Message
 		switch {
@@ -76,7 +69,7 @@ func redisDurability(ctx context.Context, rdb redis.UniversalClient, desc string
 	if err != nil {
 		return nil, exitFor(err, nil, timeout)
 	}
-	attrs := []any{"wait", d.Wait, "redis", desc, "local_fsync", d.LocalFsync, "replicas", dc.replicas}
+	attrs := []any{"wait", d.Wait, "redis", dc.Name, "local_fsync", d.LocalFsync, "replicas", dc.Replicas}
 	for _, k := range []string{"appendonly", "appendfsync", "save", "maxmemory-policy"} {
 		if v, ok := d.Nodes[0].Config[k]; ok {
 			attrs = append(attrs, strings.ReplaceAll(k, "-", "_"), v)

@@ -116,11 +116,6 @@ func (pc *produceConfig) load(c *cli.Command, bad *cliflags.Problems) {
 	pc.gen = orders.GenConfig{Count: count, Duplicates: dups, Seed: seed}
 }
 
-// loadProduceConfig reads and validates every produce setting of c.
-func loadProduceConfig(c *cli.Command) (*produceConfig, error) {
-	return cliflags.Load[produceConfig](c)
-}
-
 func produceAction(ctx context.Context, c *cli.Command, pc *produceConfig) error {
 	stderr := c.Root().ErrWriter
 	next, total, closeSrc, err := produce.Open(pc.from, pc.gen, c.Root().Reader)

@@ -47,15 +47,7 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	log := newLogger(stderr, rc.log)
 	rdb := rc.ledgerConfig.redis.Client()
 	defer rdb.Close()
-	if err := preflight(ctx, rc.kafkaConn, []string{rc.topic}, rdb, rc.ledgerConfig.redis.Desc, rc.connectTimeout); err != nil {
-		return err
-	}
-	if !rc.dryRun {
-		if err := rc.checkDeadLetterTopics(ctx, rc.kafkaConn, []string{rc.topic}, rc.connectTimeout); err != nil {
-			return err
-		}
-	}
-	barrier, err := redisDurability(ctx, rdb, rc.ledgerConfig.redis.Desc, rc.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
+	barrier, err := rc.start(ctx, rc.kafkaConn, []string{rc.topic}, rdb, !rc.dryRun, log)
 	if err != nil {
 		return err
 	}

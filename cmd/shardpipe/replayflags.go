@@ -27,20 +27,15 @@ const (
 // replayConfig is replay's validated configuration.
 type replayConfig struct {
 	kafkaConn
-	topic        string
-	id           string
-	from, to     pipeline.Bound
-	partitions   []int32
-	ledgerConfig ledgerConfig
-	durability   durabilityConfig
-	commitConfig commitConfig
-	poisonConfig
+	topic      string
+	id         string
+	from, to   pipeline.Bound
+	partitions []int32
+	sinkConfig
 	dryRun, force    bool
 	rate             float64
 	checkpointPrefix string
 	given            string // the range flags as given, stored with the plan by the first run of the id
-	connectTimeout   time.Duration
-	log              logConfig
 	now              time.Time
 }
 
@@ -55,19 +50,17 @@ func (rc *replayConfig) Groups() []cliflags.Group {
 			Usage: "where to stop, exclusive: an offset, an RFC 3339 time or a duration ago (default: the end of each partition when the replay starts)"}),
 		partitionsGroup(&rc.partitions, "partitions to replay, comma-separated (default: all)"),
 	}
-	gs = append(gs, ledgerGroups(&rc.ledgerConfig)...)
-	return append(gs, durabilityGroup(&rc.durability), commitGroup(&rc.commitConfig),
-		poisonGroup(&rc.poisonConfig, func() []string { return []string{rc.topic} }, &rc.ledgerConfig.prefix), cliflags.NewGroup(rc.loadRun,
-			&cli.BoolFlag{Name: fDryRun,
-				Usage: "read the range and the ledger only (EXISTS), write nothing, and print per partition how many records would be applied and suppressed"},
-			&cli.FloatFlag{Name: fRate,
-				Usage: "apply at most this many records per second over all partitions (0: no limit; a dry run is not paced)"},
-			&cli.BoolFlag{Name: fForce,
-				Usage: "replay even when the range holds records older than --ttl whose keys the ledger lacks: their entries may have expired, so their effects apply again (skips that check)"},
-			&cli.StringFlag{Name: fCheckpointPrefix, Value: pipeline.DefaultReplayPrefix,
-				Usage: "prefix of the replay's checkpoint keys in Redis (prefix + id + :topic:partition)"}),
-		connectGroup(&rc.connectTimeout, waitBrokersRedis),
-		logGroup(&rc.log, "when stderr is not a terminal: how often to log a progress line"))
+	gs = append(gs, rc.groups(func() []string { return []string{rc.topic} })...)
+	gs = append(gs, cliflags.NewGroup(rc.loadRun,
+		&cli.BoolFlag{Name: fDryRun,
+			Usage: "read the range and the ledger only (EXISTS), write nothing, and print per partition how many records would be applied and suppressed"},
+		&cli.FloatFlag{Name: fRate,
+			Usage: "apply at most this many records per second over all partitions (0: no limit; a dry run is not paced)"},
+		&cli.BoolFlag{Name: fForce,
+			Usage: "replay even when the range holds records older than --ttl whose keys the ledger lacks: their entries may have expired, so their effects apply again (skips that check)"},
+		&cli.StringFlag{Name: fCheckpointPrefix, Value: pipeline.DefaultReplayPrefix,
+			Usage: "prefix of the replay's checkpoint keys in Redis (prefix + id + :topic:partition)"}))
+	return append(gs, rc.tail("when stderr is not a terminal: how often to log a progress line")...)
 }
 
 // loadRange reads --id, --from and --to.

@@ -45,16 +45,11 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	// run cleanly (exit 0), since nothing is held yet.
 	ctx, stop := untilSignal(ctx)
 	defer stop()
-	if err := preflight(ctx, rc.kafkaConn, rc.topics, rdb, rc.redis.Desc, rc.connectTimeout); err != nil {
-		return interruptedOr(ctx, log, err)
-	}
-	if err := checkRunTopics(ctx, rc, log); err != nil {
-		return interruptedOr(ctx, log, err)
-	}
-	barrier, err := redisDurability(ctx, rdb, rc.redis.Desc, rc.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
+	barrier, err := rc.start(ctx, rc.kafkaConn, rc.topics, rdb, true, log)
 	if err != nil {
 		return interruptedOr(ctx, log, err)
 	}
+	checkRetention(ctx, rc, log)
 	p, err := newPipeline(rc, rdb, log, barrier)
 	if err != nil {
 		return failure(err)

@@ -24,18 +24,13 @@ type runConfig struct {
 	kafkaConn
 	topics []string
 	group  string
-	ledgerConfig
-	http       httpConfig // with --effect http
-	durability durabilityConfig
-	commitConfig
-	protocol    pipeline.Protocol
-	startLatest bool
-	poisonConfig
+	sinkConfig
+	http            httpConfig // with --effect http
+	protocol        pipeline.Protocol
+	startLatest     bool
 	sessionTimeout  time.Duration
 	shutdownTimeout time.Duration
-	connectTimeout  time.Duration
 	metricsAddr     string
-	log             logConfig
 }
 
 // groups are run's flags, in the order of the README's table.
@@ -43,8 +38,8 @@ func (rc *runConfig) Groups() []cliflags.Group {
 	gs := []cliflags.Group{kafkaGroup(&rc.kafkaConn),
 		topicsGroup(&rc.topics, "topic to consume; repeat the flag or separate with commas (required)", true),
 		consumerGroup(&rc.group)}
-	gs = append(gs, ledgerGroups(&rc.ledgerConfig)...)
-	return append(gs, httpGroup(&rc.http, &rc.httpEffect), durabilityGroup(&rc.durability), commitGroup(&rc.commitConfig),
+	gs = append(gs, rc.groups(func() []string { return rc.topics })...)
+	gs = append(gs, httpGroup(&rc.http, &rc.httpEffect),
 		cliflags.NewGroup(rc.loadConsume,
 			&cli.StringFlag{Name: fGroupProtocol, Value: "classic", Usage: "consumer group protocol: classic, or consumer (KIP-848, Kafka 4.0+)"},
 			&cli.StringFlag{Name: fStart, Value: "earliest", Usage: "where a group with no committed offset starts: earliest or latest"},
@@ -53,10 +48,8 @@ func (rc *runConfig) Groups() []cliflags.Group {
 			&cli.DurationFlag{Name: fShutdownTimeout, Value: 30 * time.Second,
 				Usage: "on SIGINT or SIGTERM: how long to drain and commit before leaving the group"},
 			&cli.StringFlag{Name: fMetricsAddr,
-				Usage: "serve Prometheus metrics (per partition: attempted, applied, suppressed, fenced commits, landed and committed offsets) at http://ADDR/metrics, e.g. :9464 (empty: off)"}),
-		poisonGroup(&rc.poisonConfig, func() []string { return rc.topics }, &rc.prefix),
-		connectGroup(&rc.connectTimeout, waitBrokersRedis),
-		logGroup(&rc.log, "how often to log a one-line progress summary"))
+				Usage: "serve Prometheus metrics (per partition: attempted, applied, suppressed, fenced commits, landed and committed offsets) at http://ADDR/metrics, e.g. :9464 (empty: off)"}))
+	return append(gs, rc.tail("how often to log a one-line progress summary")...)
 }
 
 // loadConsume reads how run consumes: protocol, start, timeouts, metrics.
@@ -80,6 +73,3 @@ func (rc *runConfig) loadConsume(c *cli.Command, bad *cliflags.Problems) {
 		}
 	}
 }
-
-// loadRunConfig reads and validates every run setting of c.
-func loadRunConfig(c *cli.Command) (*runConfig, error) { return cliflags.Load[runConfig](c) }

@@ -10,12 +10,14 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/internal/cliflags"
+
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
 // parseRun parses a run command line with run's flags and returns what
-// loadRunConfig makes of it, or the parse error; it never connects.
+// loading run's flag groups makes of it, or the parse error; it never connects.
 func parseRun(args []string) (*runConfig, error) {
 	var (
 		rc   *runConfig
@@ -23,7 +25,7 @@ func parseRun(args []string) (*runConfig, error) {
 	)
 	cmd := &cli.Command{Name: "run", Flags: runCommand().Flags, Writer: io.Discard, ErrWriter: io.Discard,
 		Action: func(_ context.Context, c *cli.Command) error {
-			rc, lerr = loadRunConfig(c)
+			rc, lerr = cliflags.Load[runConfig](c)
 			return nil
 		}}
 	if err := cmd.Run(context.Background(), append([]string{"run"}, args...)); err != nil {
