@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,25 +36,20 @@ func (k kafkaConn) withAdmin(fn func(*kadm.Client) error) error {
 	return fn(kadm.NewClient(cl))
 }
 
-// preflight checks, concurrently and within timeout, that the brokers
-// answer and every topic exists (admin.CheckTopics), and that Redis answers
-// and can run the ledger (admin.CheckRedis). It returns an unavailable
+// preflight checks within timeout that the brokers answer, every topic
+// exists and Redis can run the ledger (admin.Preflight). It returns an unavailable
 // error with one line per problem, or a usage error when only the settings
 // are wrong for the server (a cluster node given as one node).
 func preflight(ctx context.Context, k kafkaConn, topics []string, rdb redis.UniversalClient, redisDesc string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var (
-		wg         sync.WaitGroup
-		kErr, rErr error
-	)
-	wg.Go(func() {
-		kErr = k.withAdmin(func(adm *kadm.Client) error { return admin.CheckTopics(ctx, adm, topics...) })
-	})
-	if rdb != nil {
-		wg.Go(func() { rErr = admin.CheckRedis(ctx, rdb, redisDesc) })
+	var kErr, rErr error
+	if err := k.withAdmin(func(adm *kadm.Client) error {
+		kErr, rErr = admin.Preflight(ctx, adm, topics, rdb, redisDesc)
+		return nil
+	}); err != nil {
+		kErr = err
 	}
-	wg.Wait()
 	var lines []string
 	for _, e := range admin.Problems(kErr) {
 		lines = append(lines, problemLine(e, k.brokers, timeout))
