@@ -35,7 +35,7 @@ func (p *Pipeline) onAssigned(_ context.Context, cl *kgo.Client, assigned map[st
 		cl.ResumeFetchPartitions(map[string][]int32{topic: parts})
 	}
 	if len(assigned) > 0 {
-		p.cfg.logger.Info("partitions assigned", "epoch", epoch, "partitions", assigned)
+		p.cfg.logger.Info("partitions assigned", "epoch", epoch, "member", member, "partitions", assigned)
 	}
 }
 

@@ -60,6 +60,7 @@ func (r *runner) do(ctx context.Context, s step) error {
 		r.faults.ZombiePauses++
 		err := sleep(ctx, r.cfg.ZombiePause)
 		from := c.logSize()
+		woke := time.Now()
 		if cerr := c.signal(syscall.SIGCONT); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -75,6 +76,8 @@ func (r *runner) do(ctx context.Context, s step) error {
 			r.noEffect("zombie %s held no landed, uncommitted record when stopped", c)
 		case msg == "":
 			r.noEffect("zombie %s: no sign within 30s of SIGCONT that it was fenced out (partitions lost, commit refused)", c)
+			r.moments = append(r.moments, moment{why: fmt.Sprintf("zombie %s woken, not seen fenced out", c), c: c,
+				from: woke.Add(-r.cfg.ZombiePause - time.Second), to: woke.Add(30 * time.Second)})
 		default:
 			r.faults.ZombiesFenced++
 			r.logf("zombie %s woke fenced out: %q", c, msg)
