@@ -125,6 +125,18 @@ func TestRejoinAsNewMemberEndsTerms(t *testing.T) {
 		}
 	}
 	m2, gen2 := p.Client().GroupMetadata()
+	// A new term reads the partition again from its committed offset (none:
+	// the start); the old term would have gone on at the end.
+	reread := time.After(10 * time.Second)
+	for landed.Load() < 2*records {
+		select {
+		case <-ctx.Done():
+		case <-reread:
+		case <-time.After(10 * time.Millisecond):
+			continue
+		}
+		break
+	}
 	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
 	defer ccancel()
 	if err := p.Close(cctx); err != nil { // drain: the final commits
