@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/shardpipe/shardpipe/internal/faults/commitfault"
 )
 
 // commitBatcher shares OffsetCommit round trips between partitions (group
@@ -138,7 +140,13 @@ func kafkaSend(cl *kgo.Client) func(rs []*commitReq) {
 			reqErr error
 			perP   = make(map[Partition]error)
 		)
+		before := commitfault.From(rs[0].ctx)
 		ctx := kgo.PreCommitFnContext(rs[0].ctx, func(req *kmsg.OffsetCommitRequest) error {
+			if before != nil {
+				if err := before(req); err != nil {
+					return err
+				}
+			}
 			for _, r := range rs {
 				if r.member != "" && r.member != req.MemberID {
 					perP[r.p] = fmt.Errorf("%w: the term's member %s, the request's %s (generation %d)",
