@@ -34,11 +34,13 @@ func TestKafkaCommitAfterRejoinAsNewMember(t *testing.T) {
 	part := checkpoint.Partition{Topic: "orders"}
 	var (
 		store    *checkpoint.Kafka
+		ready    = make(chan struct{}) // closed once store is set
 		assigned = make(chan int32, 4)
 	)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("orders"),
 		kgo.DisableAutoCommit(), kgo.SessionTimeout(time.Second), kgo.HeartbeatInterval(100*time.Millisecond),
 		kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, a map[string][]int32) {
+			<-ready
 			if len(a["orders"]) > 0 {
 				_, gen := cl.GroupMetadata()
 				store.Assign(part, int64(gen))
@@ -50,6 +52,7 @@ func TestKafkaCommitAfterRejoinAsNewMember(t *testing.T) {
 	}
 	defer cl.Close()
 	store = checkpoint.NewKafka(cl)
+	close(ready)
 	go func() {
 		for ctx.Err() == nil && !cl.PollFetches(ctx).IsClientClosed() {
 		}

@@ -25,7 +25,6 @@ import (
 // frozen between the heartbeat that told it of a rebalance and its join.
 type joinGate struct {
 	armed atomic.Bool
-	mu    sync.Mutex
 	open  chan struct{}
 	held  atomic.Int32 // JoinGroups held so far
 }
