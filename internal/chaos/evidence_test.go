@@ -29,7 +29,7 @@ func TestKeepEvidence(t *testing.T) {
 		"other": {line(0, "other consumer's line")},
 	}
 	var out strings.Builder
-	r := &runner{cfg: Config{Out: &out}, group: "g"}
+	r := &runner{cfg: Config{Out: &out}, group: "g", start: time.Now()}
 	for i, name := range []string{"zombie", "owner", "other"} {
 		path := filepath.Join(dir, name+".log")
 		if err := os.WriteFile(path, []byte(strings.Join(logs[name], "\n")+"\n"), 0o600); err != nil {
