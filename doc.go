@@ -10,7 +10,7 @@
 // TestImportArrows enforces them):
 //
 //	checkpoint        per-partition tracker and fenced commit (Kafka, Redis, memory stores);
-//	                  imports no shardpipe package
+//	                  imports only internal/faults/commitfault
 //	sink              the Redis ledger (record mode), the claim/done guard (guard mode), the
 //	                  durability barrier; imports only internal/faults/guardfault
 //	pipeline          group consumer, one worker per partition, epochs, poison records and
@@ -43,6 +43,9 @@
 //	                  API names them; imports checkpoint, sink, internal/faults/guardfault
 //	internal/faults/guardfault
 //	                  the guard's fault points, which sink reads; imports no shardpipe package
+//	internal/faults/commitfault
+//	                  a rewrite of checkpoint.Kafka's OffsetCommit requests (the zombie
+//	                  scenario's stale commit), which checkpoint reads; imports no shardpipe package
 //	internal/apicheck tests of the public API: docs, no fault seams, README snippets compile
 //	internal/produce  produce's sending loop: paced, acknowledged, interruptible
 //	internal/buildinfo

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/shardpipe/shardpipe/internal/chaoscheck"
 )
@@ -61,8 +63,13 @@ func (r *runner) do(ctx context.Context, s step) error {
 			return err
 		}
 		r.faults.ZombiePauses++
+		member := c.member()
 		err := sleep(ctx, r.cfg.ZombiePause)
+		if err == nil && r.protocol == "classic" {
+			err = r.awaitEvicted(ctx, c, member)
+		}
 		from := c.logSize()
+		woke := time.Now()
 		if cerr := c.signal(syscall.SIGCONT); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -78,6 +85,8 @@ func (r *runner) do(ctx context.Context, s step) error {
 			r.noEffect("zombie %s held no landed, uncommitted record when stopped", c)
 		case msg == "":
 			r.noEffect("zombie %s: no sign within 30s of SIGCONT that it was fenced out (partitions lost, commit refused)", c)
+			r.moments = append(r.moments, moment{why: fmt.Sprintf("zombie %s woken, not seen fenced out", c), c: c,
+				from: woke.Add(-r.cfg.ZombiePause - time.Second), to: woke.Add(30 * time.Second)})
 		default:
 			r.faults.ZombiesFenced++
 			r.logf("zombie %s woke fenced out: %q", c, msg)
@@ -333,6 +342,39 @@ func (r *runner) awaitStable(ctx context.Context, d time.Duration) {
 		}
 		if sleep(ctx, 100*time.Millisecond) != nil { // polls the group's state; no event to wait on
 			return
+		}
+	}
+}
+
+// awaitEvicted keeps the stopped zombie c stopped until the group has
+// dropped its member (its session expired) and rebalanced without it, at
+// most a minute more: a zombie woken before that would be no zombie, and
+// the run would wait in vain for a sign that it was fenced out.
+func (r *runner) awaitEvicted(ctx context.Context, c *consumer, member string) error {
+	if member == "" {
+		r.logf("%s logged no member ID; waking it after %v without checking that the group dropped it", c, r.cfg.ZombiePause)
+		return nil
+	}
+	start := time.Now()
+	deadline := start.Add(time.Minute)
+	for {
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		gs, err := r.adm.DescribeGroups(dctx, r.group)
+		cancel()
+		if g, ok := gs[r.group]; err == nil && ok && g.Err == nil && g.State == "Stable" {
+			if !slices.ContainsFunc(g.Members, func(m kadm.DescribedGroupMember) bool { return m.MemberID == member }) {
+				if waited := time.Since(start); waited > time.Second {
+					r.logf("the group dropped %s's member %s %v after its pause ended; waking it now", c, member, waited.Round(100*time.Millisecond))
+				}
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			r.noEffect("the group did not drop %s's member %s within a minute past its pause (%v): it is woken a member", c, member, err)
+			return nil
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil { // polls the group; no event to wait on
+			return err
 		}
 	}
 }
