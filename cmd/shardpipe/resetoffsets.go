@@ -19,6 +19,9 @@ import (
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
+// fCreate lets reset-offsets create a group that does not exist.
+const fCreate = "create"
+
 func resetOffsetsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "reset-offsets",
@@ -28,7 +31,8 @@ func resetOffsetsCommand() *cli.Command {
 Examples:
    shardpipe reset-offsets --group shardpipe --topic orders --to 2026-11-30T04:00:00Z --dry-run
    shardpipe reset-offsets --group shardpipe --topic orders --to earliest`,
-		Description: "Refuses (exit 1) while the group has members: stop every consumer first. TIME moves each\n" +
+		Description: "Refuses (exit 1) while the group has members: stop every consumer first. A group that\n" +
+			"does not exist (a mistyped name) is refused (exit 3) unless --create. TIME moves each\n" +
 			"partition to the first record at or after it; a DURATION means that long ago; an OFFSET is\n" +
 			"clamped to the partition's log start and end. Prints the before and after table; --dry-run\n" +
 			"prints it and commits nothing. The ledger still suppresses what it holds when the group\n" +
@@ -46,6 +50,8 @@ Examples:
 			&cli.BoolFlag{Name: fDryRun, Sources: fromEnv(fDryRun), Usage: "print the before and after table, commit nothing"},
 			&cli.BoolFlag{Name: fForce, Sources: fromEnv(fForce),
 				Usage: "move the offsets even when the group would read again records older than --ttl whose keys the ledger lacks: their entries may have expired, so their effects apply again (skips that check)"},
+			&cli.BoolFlag{Name: fCreate, Sources: fromEnv(fCreate),
+				Usage: "create the group with these offsets when it does not exist (without it a missing group is refused, exit 3)"},
 			connectTimeoutFlag(),
 		}, ledgerFlags()...), // as run takes them: the ledger the group's records are checked against
 		Action: resetOffsetsAction,
@@ -108,7 +114,11 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 	if err := admin.CheckTopics(ctx, adm, topic); err != nil {
 		return exitFor(err, brokers, timeout)
 	}
-	if err := admin.RequireNoMembers(ctx, adm, group); err != nil {
+	var opts []admin.ResetOpt
+	if c.Bool(fCreate) {
+		opts = append(opts, admin.CreateGroup())
+	}
+	if err := admin.RequireGroup(ctx, adm, group, opts...); err != nil {
 		return exitFor(err, brokers, timeout)
 	}
 	moves, err := admin.PlanReset(ctx, adm, group, topic, to, parts...)
@@ -124,7 +134,7 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 	if c.Bool(fDryRun) {
 		return printMoves(c.Root().Writer, group, topic, moves, true)
 	}
-	if err := admin.ResetOffsets(ctx, adm, group, topic, moves); err != nil {
+	if err := admin.ResetOffsets(ctx, adm, group, topic, moves, opts...); err != nil {
 		return exitFor(err, brokers, timeout)
 	}
 	return printMoves(c.Root().Writer, group, topic, moves, false)
