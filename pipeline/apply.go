@@ -189,6 +189,10 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 				}
 				continue
 			}
+			if st := w.storm(off, res.Err); st != nil {
+				bad = w.recordError(&batch[i], attempts, ErrPoisonStorm, st)
+				break // the counts below still cover what landed before it
+			}
 			out, err := w.deadLetter(&batch[i], res.Err, attempts)
 			if err != nil {
 				bad = err // the counts below still cover what landed before it
@@ -199,7 +203,15 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 			} else {
 				replays++
 			}
+			if w.p.dlq.cfg.maxRun > 0 {
+				w.held = append(w.held, off) // landed once the run ends
+				continue
+			}
 		} else {
+			w.storms.see(off, false)
+			if err := w.landHeld(); err != nil {
+				return err
+			}
 			switch res.Outcome {
 			case sink.Applied:
 				claimed++

@@ -64,6 +64,9 @@ type worker struct {
 	redo       []sink.Record // records landed since the last commit, with a LossReporter barrier (reapply.go)
 	lossSeen   uint64        // the barrier's loss count when the records of redo began to land
 
+	storms stormCount // poison records in a row and in a window (poisonstorm.go)
+	held   []int64    // dead-lettered offsets of the current poison run, landed once it ends (holdPoison)
+
 	// unknown is the last batch whose Apply failed: its outcome is
 	// unknown, and finishUnknown finishes it at exit.
 	unknown []sink.Record
@@ -185,6 +188,9 @@ func (w *worker) loop() error {
 		}
 		recs := w.q.take(n)
 		if len(recs) == 0 {
+			if err := w.landHeld(); err != nil {
+				return err
+			}
 			if mode == draining {
 				return nil
 			}

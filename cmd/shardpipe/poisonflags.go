@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -13,6 +15,13 @@ import (
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
+// The poison storm bounds (pipeline.DeadLetterMaxRun, DeadLetterMaxShare).
+const (
+	fDLQMaxRun   = "dlq-max-run"
+	fDLQMaxShare = "dlq-max-share"
+	fDLQWindow   = "dlq-window"
+)
+
 // poisonConfig says what run and replay do with a poison record (no usable
 // key, a value the effect cannot read) once its attempts are spent.
 type poisonConfig struct {
@@ -20,6 +29,9 @@ type poisonConfig struct {
 	dlqTopic       string // "": <topic>.dlq
 	dlqPrefix      string // the dead-letter markers' key prefix
 	poisonAttempts int
+	maxRun         int     // --dlq-max-run; 0: no bound
+	maxShare       float64 // --dlq-max-share; 0: no bound
+	window         int     // --dlq-window
 }
 
 // poisonFlags are the poison-record flags run and replay share.
@@ -33,6 +45,12 @@ func poisonFlags() []cli.Flag {
 			Usage: "attempts in all for a poison record, with backoff from 100ms to 2s between them, before --on-poison applies"},
 		&cli.StringFlag{Name: fDLQPrefix, Value: "shardpipe:", Sources: fromEnv(fDLQPrefix),
 			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset) and the key written before each durability wait (prefix + fence); they must not overlap --ledger-prefix, so no business key can name one"},
+		&cli.IntFlag{Name: fDLQMaxRun, Value: pipeline.DefaultDeadLetterMaxRun, Sources: fromEnv(fDLQMaxRun),
+			Usage: "--on-poison dlq: stop (exit 1) at the poison record that makes more than this many in a row on a partition, before committing past the run: so many say the configuration (--key-from, --effect fields) is wrong, not the data (0: no bound)"},
+		&cli.FloatFlag{Name: fDLQMaxShare, Value: pipeline.DefaultDeadLetterMaxShare, Sources: fromEnv(fDLQMaxShare),
+			Usage: "--on-poison dlq: stop (exit 1) at the poison record that makes more than this share of a partition's last --dlq-window records poison (0: no bound)"},
+		&cli.IntFlag{Name: fDLQWindow, Value: pipeline.DefaultDeadLetterWindow, Sources: fromEnv(fDLQWindow),
+			Usage: "--on-poison dlq: how many of a partition's last records --dlq-max-share looks at"},
 	}
 }
 
@@ -68,6 +86,16 @@ func loadPoisonConfig(c *cli.Command, bad *problems, topics []string, ledgerPref
 			}
 		}
 	}
+	pc.maxRun, pc.maxShare, pc.window = int(c.Int(fDLQMaxRun)), c.Float(fDLQMaxShare), int(c.Int(fDLQWindow))
+	if pc.maxRun < 0 {
+		bad.addf("%s %d: want 0 (no bound) or more", flagRef(fDLQMaxRun), pc.maxRun)
+	}
+	if pc.maxShare < 0 || pc.maxShare > 1 {
+		bad.addf("%s %v: want 0 (no bound) to 1", flagRef(fDLQMaxShare), pc.maxShare)
+	}
+	if pc.window < 1 {
+		bad.addf("%s %d: want at least 1 record", flagRef(fDLQWindow), pc.window)
+	}
 	pc.poisonAttempts = int(c.Int(fPoisonAttempts))
 	if pc.poisonAttempts < 1 || pc.poisonAttempts > 100 {
 		bad.addf("%s %d: want 1 to 100", flagRef(fPoisonAttempts), pc.poisonAttempts)
@@ -81,7 +109,7 @@ func (pc poisonConfig) options(rdb redis.UniversalClient, lc ledgerConfig) []pip
 	opts := []pipeline.Opt{pipeline.PoisonAttempts(pc.poisonAttempts)}
 	if pc.deadLetter {
 		opts = append(opts, pipeline.DeadLetters(rdb, pc.dlqPrefix, pipeline.DeadLetterTo(pc.dlqTopic),
-			pipeline.DeadLetterTTL(lc.ttl)))
+			pipeline.DeadLetterTTL(lc.ttl), pipeline.DeadLetterMaxRun(pc.maxRun), pipeline.DeadLetterMaxShare(pc.maxShare, pc.window)))
 	}
 	return opts
 }
@@ -101,3 +129,15 @@ func (pc poisonConfig) checkDeadLetterTopics(ctx context.Context, brokers, sourc
 
 // overlap reports whether one key namespace holds the other.
 func overlap(a, b string) bool { return strings.HasPrefix(a, b) || strings.HasPrefix(b, a) }
+
+// poisonStorm words a run or replay stopped by a poison storm
+// (pipeline.ErrPoisonStorm): the error, then that the configuration is the
+// likely cause and what to do; nil for any other error.
+func poisonStorm(err error) error {
+	if !errors.Is(err, pipeline.ErrPoisonStorm) {
+		return nil
+	}
+	return &exitError{code: exitFailure, lines: []string{err.Error(),
+		fmt.Sprintf("so many poison records say the configuration, not the data, is the likely cause: check %s and the --effect fields against a record of the topic; the partition stopped before committing past the run, so a fixed run reads it again (raise %s or %s if the data is really this bad)",
+			flagRef(fKeyFrom), flagRef(fDLQMaxRun), flagRef(fDLQMaxShare))}}
+}

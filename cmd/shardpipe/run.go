@@ -81,6 +81,9 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	repStop()
 	<-repDone
 	rep.final()
+	if err := poisonStorm(err); err != nil {
+		return err
+	}
 	if err != nil {
 		return failure(fmt.Errorf("run: %w", err))
 	}
