@@ -207,7 +207,7 @@ func (r *Replay) Run(ctx context.Context) error {
 	}
 	t := Totals(r.stats.snapshot())
 	r.cfg.logger.Info("replay stopped", "id", r.id, "attempts", t.Attempts, "applied", t.Applied,
-		"suppressed", t.Suppressed, "rejected", t.DeadLettered, "fenced_commits", t.Fenced)
+		"suppressed", t.Suppressed, "poison", t.DeadLettered+t.DeadLetterReplays, "fenced_commits", t.Fenced)
 	if err := r.Err(); err != nil {
 		return err
 	}
