@@ -8,11 +8,11 @@ import (
 
 // ReplayProgress is one partition of a replay (or a dry run) so far.
 type ReplayProgress struct {
-	Partition  int32 // the partition of the replay's topic
-	From, To   int64 // the planned range; To exclusive
-	Begin      int64 // where this run began: From, or the checkpoint of an earlier run
-	Landed     int64 // every record below it has landed (or, in a dry run, been checked)
-	Epoch      int64 // the replay's epoch on the partition; 0 in a dry run
+	Partition int32 // the partition of the replay's topic
+	From, To  int64 // the planned range; To exclusive
+	Begin     int64 // where this run began: From, or the checkpoint of an earlier run
+	Landed    int64 // every record below it has landed (or, in a dry run, been checked)
+	Epoch     int64 // the replay's epoch on the partition; 0 in a dry run
 	// Read counts the data records read and landed from Begin on (dry run:
 	// checked): Applied + Suppressed + Poison, once the partition is done.
 	// Transaction markers are not records.
