@@ -111,6 +111,9 @@ func benchAction(ctx context.Context, c *cli.Command) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := benchReachable(ctx, cfg); err != nil {
+		return err
+	}
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return failure(err)

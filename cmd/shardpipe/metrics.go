@@ -21,12 +21,29 @@ import (
 // once the listener is bound, so a bad or busy address fails at start, with
 // the bound address and a channel closed when the server has stopped.
 func serveMetrics(ctx context.Context, addr string, stats func() []pipeline.PartitionStats, log *slog.Logger) (string, <-chan struct{}, error) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(metrics.NewCollector(stats))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
 	}
+	a, done := serveMetricsOn(ctx, ln, stats, log)
+	return a, done, nil
+}
+
+// listenMetrics binds --metrics-addr before anything else starts: an
+// address another process holds (or this host does not have) is a start-up
+// problem the flag fixes, a usage error (exit 2) naming it.
+func listenMetrics(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, usageErr(fmt.Sprintf("%s %s: cannot listen there (%v); choose a free address or leave it empty", flagRef(fMetricsAddr), addr, err))
+	}
+	return ln, nil
+}
+
+// serveMetricsOn is serveMetrics on a bound listener, which it closes.
+func serveMetricsOn(ctx context.Context, ln net.Listener, stats func() []pipeline.PartitionStats, log *slog.Logger) (string, <-chan struct{}) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics.NewCollector(stats))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -44,5 +61,5 @@ func serveMetrics(ctx context.Context, addr string, stats func() []pipeline.Part
 		_ = srv.Shutdown(sctx)
 	}()
 	log.Info("serving Prometheus metrics", "addr", ln.Addr().String(), "path", "/metrics")
-	return ln.Addr().String(), done, nil
+	return ln.Addr().String(), done
 }

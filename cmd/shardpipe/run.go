@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
@@ -43,6 +44,13 @@ func runAction(ctx context.Context, c *cli.Command) error {
 		return err
 	}
 	log := newLogger(c.Root().ErrWriter, rc.logFormat, rc.logLevel)
+	var metricsLn net.Listener
+	if rc.metricsAddr != "" {
+		if metricsLn, err = listenMetrics(rc.metricsAddr); err != nil {
+			return err
+		}
+		defer metricsLn.Close() // closed already once served
+	}
 	rdb := rc.redis.client()
 	defer rdb.Close()
 	// Signals are handled from here on: one during the start-up checks ends
@@ -63,14 +71,9 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	if err != nil {
 		return failure(err)
 	}
-	if rc.metricsAddr != "" {
+	if metricsLn != nil {
 		mctx, mstop := context.WithCancel(context.Background())
-		_, served, err := serveMetrics(mctx, rc.metricsAddr, p.Stats, log)
-		if err != nil {
-			mstop()
-			_ = p.Close(context.Background())
-			return failure(err)
-		}
+		_, served := serveMetricsOn(mctx, metricsLn, p.Stats, log)
 		defer func() { mstop(); <-served }()
 	}
 	rep := newReporter(p, rc.group, rc.topics, log)
