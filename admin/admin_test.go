@@ -140,3 +140,23 @@ func TestResetMissingGroup(t *testing.T) {
 		t.Fatalf("RequireGroup once created: %v", err)
 	}
 }
+
+// TestDeadLetterPartitions: a dead-letter topic with fewer partitions than
+// its source is reported with both counts (a warning: exactly once does not
+// depend on it); one with as many is not, nor one that does not exist.
+func TestDeadLetterPartitions(t *testing.T) {
+	brokers := integration.Kafka(t)
+	fewer := integration.CreateTopic(t, brokers, 4)
+	integration.CreateDeadLetterTopic(t, brokers, fewer, 2)
+	same := integration.CreateTopic(t, brokers, 2)
+	integration.CreateDeadLetterTopic(t, brokers, same, 2)
+	missing := integration.CreateTopic(t, brokers, 1)
+	adm := kadm.NewClient(integration.NewKafkaClient(t, brokers))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got, err := admin.CheckDeadLetterPartitions(ctx, adm, "", []string{fewer, same, missing})
+	want := []admin.DeadLetterPartitions{{Source: fewer, SourcePartitions: 4, DeadLetter: fewer + ".dlq", DeadLetterPartitions: 2}}
+	if err != nil || len(got) != 1 || got[0] != want[0] {
+		t.Fatalf("CheckDeadLetterPartitions = %+v, %v; want %+v", got, err, want)
+	}
+}

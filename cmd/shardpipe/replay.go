@@ -62,6 +62,7 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 		if err := rc.checkDeadLetterTopics(ctx, rc.brokers, []string{rc.topic}, rc.connectTimeout); err != nil {
 			return err
 		}
+		rc.warnDeadLetterPartitions(ctx, rc.brokers, []string{rc.topic}, rc.connectTimeout, log)
 	}
 	barrier, err := redisDurability(ctx, rdb, rc.ledgerConfig.redis.desc, rc.ledgerConfig.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
 	if err != nil {

@@ -18,6 +18,7 @@ func checkRunTopics(ctx context.Context, rc runConfig, log *slog.Logger) error {
 	if err := rc.checkDeadLetterTopics(ctx, rc.brokers, rc.topics, rc.connectTimeout); err != nil {
 		return err
 	}
+	rc.warnDeadLetterPartitions(ctx, rc.brokers, rc.topics, rc.connectTimeout, log)
 	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
 	cl, err := adminClient(rc.brokers)
