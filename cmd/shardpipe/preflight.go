@@ -18,7 +18,7 @@ import (
 // adminClient returns a Kafka client for admin requests whose dials and
 // retries end within the context's deadline.
 func adminClient(brokers []string) (*kgo.Client, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DialTimeout(3*time.Second),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), clientIDOpt(), kgo.DialTimeout(3*time.Second),
 		kgo.RetryTimeout(5*time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("kafka client for %s: %w", strings.Join(brokers, ","), err)

@@ -88,7 +88,8 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	}
 	opts := []pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier),
 		pipeline.CommitEvery(rc.commitConfig.commitEvery), pipeline.CommitInterval(rc.commitConfig.commitInterval),
-		pipeline.MaxUncommitted(rc.commitConfig.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)}
+		pipeline.MaxUncommitted(rc.commitConfig.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log),
+		pipeline.KafkaOptions(clientIDOpt())}
 	for _, o := range rc.poisonConfig.options(rdb, rc.ledgerConfig) {
 		opts = append(opts, o)
 	}

@@ -113,7 +113,7 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 		pipeline.CommitEvery(rc.commitEvery), pipeline.CommitInterval(rc.commitInterval),
 		pipeline.MaxUncommitted(rc.maxUncommitted), pipeline.MaxBatch(rc.maxBatch),
 		pipeline.ShutdownTimeout(rc.shutdownTimeout), pipeline.SessionTimeout(rc.sessionTimeout),
-		pipeline.Logger(log),
+		pipeline.Logger(log), pipeline.KafkaOptions(clientIDOpt()),
 	}
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
