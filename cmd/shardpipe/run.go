@@ -80,9 +80,12 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	repDone := make(chan struct{})
 	repCtx, repStop := context.WithCancel(context.Background())
 	go func() { defer close(repDone); rep.loop(repCtx, rc.reportInterval) }()
+	idleDone := make(chan struct{})
+	go func() { defer close(idleDone); explainNoPartitions(repCtx, p, rc, log) }()
 	err = p.Run(ctx)
 	repStop()
 	<-repDone
+	<-idleDone
 	rep.final()
 	if err := poisonStorm(err); err != nil {
 		return err
