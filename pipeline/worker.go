@@ -65,7 +65,7 @@ type worker struct {
 	lossSeen   uint64        // the barrier's loss count when the records of redo began to land
 
 	storms stormCount // poison records in a row and in a window (poisonstorm.go)
-	held   []int64    // dead-lettered offsets of the current poison run, landed once it ends (holdPoison)
+	held   []int64    // dead-lettered offsets of the current poison run, landed once it ends (landHeld)
 
 	// unknown is the last batch whose Apply failed: its outcome is
 	// unknown, and finishUnknown finishes it at exit.
