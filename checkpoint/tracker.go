@@ -30,6 +30,7 @@ type Tracker struct {
 	flight    []entry // flight[head:]: started records not yet folded into point, by offset
 	head      int     // records at the front of flight already folded
 	landed    int     // records landed since the last Committed
+	folded    int     // records folded into point since the last Committed
 }
 
 type entry struct {
@@ -86,6 +87,7 @@ func (t *Tracker) Land(offset int64) error {
 	}
 	t.point, t.epoch = fl[n-1].offset+1, fl[n-1].epoch
 	t.head += n
+	t.folded += n
 	// Folded records are dropped by moving a head, and the array is
 	// compacted once they are at least half of it, so that landing costs
 	// amortised O(1) and the array does not grow on a long-running partition.
@@ -117,10 +119,22 @@ func (t *Tracker) LandedSinceCommit() int { return t.landed }
 // commit point.
 func (t *Tracker) InFlight() int { return len(t.flight) - t.head }
 
-// Committed records that offset was committed. It resets LandedSinceCommit.
+// SinceCommit counts the records started since the last Committed (or
+// the start) that a restart from the committed offset would read again:
+// those folded into the commit point since, and those in flight (landed
+// past a record still unknown, or unknown). It is what bounds a crash's
+// re-reading when records land out of order, where LandedSinceCommit
+// misses the unknown ones and those that landed past the commit point
+// before the last commit.
+func (t *Tracker) SinceCommit() int { return t.folded + t.InFlight() }
+
+// Committed records that offset, the commit point read before the commit,
+// was committed. It resets LandedSinceCommit, and SinceCommit to the
+// records in flight.
 func (t *Tracker) Committed(offset int64) {
 	if offset > t.committed {
 		t.committed = offset
 	}
 	t.landed = 0
+	t.folded = 0
 }
