@@ -122,10 +122,10 @@ func checkOrder(t *testing.T, offsets, order []int64) {
 func TestTrackerSinceCommit(t *testing.T) {
 	tr := NewTracker(Partition{Topic: "t"}, 0)
 	steps := []struct {
-		op      string // start, land, commit
-		offset  int64
-		since   int
-		landed  int
+		op       string // start, land, commit
+		offset   int64
+		since    int
+		landed   int
 		inFlight int
 	}{
 		{"start", 0, 1, 0, 1},
