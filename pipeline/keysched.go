@@ -143,6 +143,28 @@ func (s *keySched[T]) Running() int { return s.running }
 func (s *keySched[T]) Held() int    { return s.held }
 func (s *keySched[T]) Waiting() int { return s.waiting.Len() }
 
+// CanRun reports whether Next(now) would return a record.
+func (s *keySched[T]) CanRun(now time.Time) bool {
+	if s.running >= s.max {
+		return false
+	}
+	return s.ready.Len() > 0 || s.waiting.Len() > 0 && !s.waiting.items[0].at.After(now)
+}
+
+// DropWaiting removes every key whose head waits for a retry, with the
+// records queued behind it, and returns those heads by offset: at a stop,
+// the records whose effects failed with no retry to come (the ones behind
+// them were never started).
+func (s *keySched[T]) DropWaiting() []schedItem[T] {
+	heads := s.WaitingHeads()
+	for _, l := range s.waiting.items {
+		s.held -= len(l.items)
+		delete(s.keys, l.key)
+	}
+	s.waiting.items = s.waiting.items[:0]
+	return heads
+}
+
 // WaitingHeads returns the heads waiting for a retry, by offset: at a
 // stop, the records whose effects failed with no retry to come.
 func (s *keySched[T]) WaitingHeads() []schedItem[T] {

@@ -151,6 +151,9 @@ func (w *worker) leftForReplay(stopped error) {
 }
 
 func (w *worker) loop() error {
+	if w.p.cfg.maxInFlight > 0 {
+		return w.loopInFlight() // inflight.go
+	}
 	maxBatch := w.p.cfg.maxBatch
 	for {
 		mode := w.mode.Load()
