@@ -111,8 +111,9 @@ func (t *Tracker) CommitLeaderEpoch() int32 { return t.epoch }
 // Dirty reports whether the commit point moved past the last committed one.
 func (t *Tracker) Dirty() bool { return t.point > t.committed }
 
-// LandedSinceCommit counts records landed since the last Committed; the commit
-// policy reads it.
+// LandedSinceCommit counts records landed and not covered by the last
+// Committed: landed since it, or landed before it past a record then still
+// unknown. The commit policy reads it.
 func (t *Tracker) LandedSinceCommit() int { return t.landed }
 
 // InFlight counts started records whose effects have not been folded into the
@@ -129,12 +130,18 @@ func (t *Tracker) InFlight() int { return len(t.flight) - t.head }
 func (t *Tracker) SinceCommit() int { return t.folded + t.InFlight() }
 
 // Committed records that offset, the commit point read before the commit,
-// was committed. It resets LandedSinceCommit, and SinceCommit to the
-// records in flight.
+// was committed. LandedSinceCommit then counts the records that landed past
+// a record still unknown (none when records land in order), and
+// SinceCommit the records in flight.
 func (t *Tracker) Committed(offset int64) {
 	if offset > t.committed {
 		t.committed = offset
 	}
 	t.landed = 0
+	for _, e := range t.flight[t.head:] {
+		if e.landed {
+			t.landed++
+		}
+	}
 	t.folded = 0
 }

@@ -136,8 +136,8 @@ func TestTrackerSinceCommit(t *testing.T) {
 		{"commit", 2, 1, 0, 1},
 		{"start", 3, 2, 0, 2},
 		{"land", 3, 2, 1, 2},   // past 2, still unknown
-		{"commit", 2, 2, 0, 2}, // a commit at the same point: 3 is still read again
-		{"land", 2, 2, 1, 0},
+		{"commit", 2, 2, 1, 2}, // a commit at the same point: 3 is still read again, and counts as landed
+		{"land", 2, 2, 2, 0},
 		{"commit", 4, 0, 0, 0},
 	}
 	for i, s := range steps {

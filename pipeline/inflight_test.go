@@ -210,3 +210,54 @@ func TestInFlightStopOnEffectFailure(t *testing.T) {
 		t.Fatalf("committed %d, past the record that gave up (9)", c)
 	}
 }
+
+// gated holds the Apply of offset 5 until release closes, and those past
+// it until the five before it returned, so the landing order is fixed:
+// 0..4, then 6 on, then 5.
+type gated struct {
+	pipeline.Applier
+	mu      sync.Mutex
+	early   int
+	first   chan struct{} // closed when 0..4 returned
+	release chan struct{}
+}
+
+func (g *gated) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, error) {
+	switch off := b[0].Offset; {
+	case off == 5:
+		<-g.release
+	case off > 5:
+		<-g.first
+	}
+	res, err := g.Applier.Apply(ctx, b)
+	if b[0].Offset < 5 {
+		g.mu.Lock()
+		if g.early++; g.early == 5 {
+			close(g.first)
+		}
+		g.mu.Unlock()
+	}
+	return res, err
+}
+
+// TestInFlightCommitsPastHole: records that landed past a record still
+// running when a commit was made count towards the next commit, so a
+// partition whose slow record lands last still commits to its end with
+// only the count trigger (no interval): 0..4 land, 6..17 land (the count
+// trigger commits the point, 5, at the tenth), then 5 lands.
+func TestInFlightCommitsPastHole(t *testing.T) {
+	env := newFake(t, "orders", 1)
+	produce(t, env.brokers, keyedOrders(18, 18)...)
+	g := &gated{Applier: guardedWith(t, env, newEffectLog()), first: make(chan struct{}), release: make(chan struct{})}
+	r := start(t, env.brokers, g, pipeline.MaxInFlight(18), pipeline.CommitEvery(10), pipeline.CommitInterval(0))
+	waitCommitted(t, r, 5)
+	close(g.release)
+	ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
+	defer cancel()
+	part := checkpoint.Partition{Topic: "orders"}
+	if err := r.log.Wait(ctx, "commit at 18", func(evs []watch.Tagged) bool {
+		return watch.Committed(evs, "")[part] == 18
+	}); err != nil {
+		t.Fatalf("%v (committed %d)", err, watch.Committed(r.log.Events(), "")[part])
+	}
+}
