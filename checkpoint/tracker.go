@@ -31,6 +31,7 @@ type Tracker struct {
 	head      int     // records at the front of flight already folded
 	landed    int     // records landed since the last Committed
 	folded    int     // records folded into point since the last Committed
+	total     int64   // records folded into point since NewTracker
 }
 
 type entry struct {
@@ -88,6 +89,7 @@ func (t *Tracker) Land(offset int64) error {
 	t.point, t.epoch = fl[n-1].offset+1, fl[n-1].epoch
 	t.head += n
 	t.folded += n
+	t.total += int64(n)
 	// Folded records are dropped by moving a head, and the array is
 	// compacted once they are at least half of it, so that landing costs
 	// amortised O(1) and the array does not grow on a long-running partition.
@@ -119,6 +121,12 @@ func (t *Tracker) LandedSinceCommit() int { return t.landed }
 // InFlight counts started records whose effects have not been folded into the
 // commit point.
 func (t *Tracker) InFlight() int { return len(t.flight) - t.head }
+
+// Folded counts the records folded into the commit point since NewTracker:
+// with records landing out of order, a count policy that wants commits to
+// fall every n records (Policy.Every) reads it rather than
+// LandedSinceCommit.
+func (t *Tracker) Folded() int64 { return t.total }
 
 // SinceCommit counts the records started since the last Committed (or
 // the start) that a restart from the committed offset would read again:

@@ -69,3 +69,45 @@ func TestInFlightCrash(t *testing.T) {
 		}
 	})
 }
+
+// TestInFlightRebalance is TestRebalance with MaxInFlight 16 in record mode
+// (the totals effect): a third consumer joins mid-stream and one leaves as
+// a crash, while each partition has many records in flight. Every order is
+// applied exactly once (ledger and totals agree), the pipelines suppressed
+// exactly the records the crashed member had landed past its committed
+// offsets, and no committed offset decreased.
+func TestInFlightRebalance(t *testing.T) {
+	protocols(t, func(t *testing.T, s scenario.Setup) {
+		s.Options = []pipeline.GroupOpt{pipeline.MaxInFlight(16)}
+		r := integration.Rebalance(t.Context(), t, s, scenario.RebalanceConfig{CrashLeave: true})
+		f := r.Rebalance
+		t.Logf("%s (%s)", r.Line(), s.Protocol)
+		integration.RequireExactlyOnce(t, r)
+		if !f.TotalsOK || len(r.Ledger) != len(r.Keys) || r.Applied != int64(len(r.Keys)) {
+			t.Errorf("totals ok %v, ledger %d, applied %d; want true and %d", f.TotalsOK, len(r.Ledger), r.Applied, len(r.Keys))
+		}
+		if r.Suppressed != f.Replays || f.OffsetDecreases != 0 {
+			t.Errorf("suppressed %d, replays %d, offset decreases %d; want suppressed = replays and no decrease",
+				r.Suppressed, f.Replays, f.OffsetDecreases)
+		}
+	})
+}
+
+// TestInFlightZombie is TestZombie with MaxInFlight 8: consumer A stalls
+// while effects are in flight on its partitions, is fenced for those that
+// move to B, and wakes: its late effects are suppressed by the ledger and
+// none of its commits lands.
+func TestInFlightZombie(t *testing.T) {
+	protocols(t, func(t *testing.T, s scenario.Setup) {
+		s.Options = []pipeline.GroupOpt{pipeline.MaxInFlight(8)}
+		r := integration.Zombie(t.Context(), t, s, scenario.ZombieConfig{})
+		z := r.Zombie
+		t.Logf("%s moved=%v zombie: attempts=%d applied=%d suppressed=%d fenced=%d", r, z.Moved, z.ZombieAttempts,
+			z.ZombieApplied, z.ZombieSuppressed, z.ZombieFenced)
+		integration.RequireExactlyOnce(t, r)
+		if z.ZombieAttempts == 0 || z.ZombieApplied != 0 || z.ZombieSuppressed != z.ZombieAttempts ||
+			z.ZombieFenced < int64(len(z.Moved)) {
+			t.Errorf("the zombie's late effects were not all suppressed and fenced: %+v", z)
+		}
+	})
+}

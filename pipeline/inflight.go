@@ -24,6 +24,9 @@ type flight struct {
 	leftBy error         // the failure of the first of them
 	crash  bool          // the CrashAfter point is reached: crash once nothing runs
 	last   int64         // the last offset started
+	// foldedAt is the tracker's Folded at the last commit: commits fall
+	// when Folded crosses a multiple of CommitEvery, as batches make them.
+	foldedAt int64
 }
 
 // flightDone is one effect's report.
@@ -70,8 +73,8 @@ func (w *worker) loopInFlight() (err error) {
 				return nil
 			}
 		}
-		if at, ok := w.nextCommit(); ok && !at.After(time.Now()) {
-			if err := w.commit(); err != nil {
+		if at, ok := w.nextCommitFlight(f); ok && !at.After(time.Now()) {
+			if err := w.commitFlight(f); err != nil {
 				return err
 			}
 			continue
@@ -80,6 +83,40 @@ func (w *worker) loopInFlight() (err error) {
 			return err
 		}
 	}
+}
+
+// nextCommitFlight is nextCommit for records that land out of order: the
+// count trigger fires when the records folded into the commit point cross
+// the next multiple of CommitEvery since the term began (so a partition
+// whose records number a multiple of it commits its end, as batches do),
+// and at once when MaxUncommitted records lie past the last commit.
+func (w *worker) nextCommitFlight(f *flight) (time.Time, bool) {
+	if w.tr == nil || !w.tr.Dirty() {
+		return time.Time{}, false
+	}
+	pol := w.p.cfg.policy
+	n := int(w.tr.Folded() - f.foldedAt)
+	if pol.Every > 0 {
+		n = int(w.tr.Folded() - (f.foldedAt - f.foldedAt%int64(pol.Every)))
+	}
+	if pol.Max > 0 && w.tr.SinceCommit() >= pol.Max {
+		n = max(n, pol.Max)
+	}
+	at, ok := pol.Next(n, w.since)
+	if ok && w.retryAt.After(at) {
+		at = w.retryAt
+	}
+	return at, ok
+}
+
+// commitFlight is commit, noting where a successful one left Folded.
+func (w *worker) commitFlight(f *flight) error {
+	before := w.lastCommit
+	err := w.commit()
+	if w.lastCommit != before {
+		f.foldedAt = w.tr.Folded()
+	}
+	return err
 }
 
 // admit moves records from the queue into the scheduler while the
@@ -191,7 +228,7 @@ func (w *worker) startOne(f *flight) bool {
 // retry's time or the next commit.
 func (w *worker) waitFlight(f *flight, mode int32) error {
 	var commitC, retryC <-chan time.Time
-	if at, ok := w.nextCommit(); ok {
+	if at, ok := w.nextCommitFlight(f); ok {
 		t := time.NewTimer(time.Until(at))
 		defer t.Stop()
 		commitC = t.C
@@ -226,7 +263,7 @@ func (w *worker) waitFlight(f *flight, mode int32) error {
 	case <-w.ctx.Done():
 		return w.ctx.Err()
 	case <-commitC:
-		return w.commit()
+		return w.commitFlight(f)
 	}
 	return nil
 }
