@@ -47,13 +47,17 @@ func (e *slowEffect) effect(ctx context.Context, _ string, r *sink.Record) error
 // with MaxInFlight 16: a worker running up to 16 external effects at once
 // dies after 37 attempts, with effects landed past holes in its partition;
 // the next owner resumes from the commit point, which never passed a record
-// whose effect had not landed, and every order's effect ran exactly once,
-// per the guard's ledger in Redis and per the calls counted.
+// whose effect had not landed, suppresses exactly the records landed past
+// it, and every order's effect ran exactly once, per the guard's ledger in
+// Redis and per the calls counted.
 func TestInFlightCrash(t *testing.T) {
 	protocols(t, func(t *testing.T, s scenario.Setup) {
 		e := &slowEffect{d: 2 * time.Millisecond}
 		s.Effect = e.effect
-		s.Options = []pipeline.GroupOpt{pipeline.MaxInFlight(16)}
+		// Records land out of order: a commit falls where the commit point
+		// crosses a multiple of CommitEvery, maybe past it, so a term resumed
+		// there needs the interval to commit its tail.
+		s.Options = []pipeline.GroupOpt{pipeline.MaxInFlight(16), pipeline.CommitInterval(100 * time.Millisecond)}
 		r := integration.CrashBeforeCommit(t.Context(), t, s, scenario.CrashConfig{})
 		c := r.Crash
 		t.Logf("%s peak=%d (real broker, %s protocol)", r.Line(), e.peak, s.Protocol)
