@@ -16,7 +16,11 @@ import (
 // a per-topic key space, one Guard per topic.
 func newHTTPGuarded(lc ledgerConfig, hc httpConfig, topics []string, rdb redis.UniversalClient, log *slog.Logger) (pipeline.Applier, error) {
 	log.Info("ledger key space", "key_space", lc.keySpace, "ledger_key", lc.prefixFor("<topic>")+"<business key>")
-	eff, err := httpeffect.New(hc.url.String(), httpeffect.Timeout(hc.timeout))
+	hopts := []httpeffect.Opt{httpeffect.Timeout(hc.timeout)}
+	if hc.rootCAs != nil {
+		hopts = append(hopts, httpeffect.RootCAs(hc.rootCAs))
+	}
+	eff, err := httpeffect.New(hc.url.String(), hopts...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/x509"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -11,6 +13,7 @@ import (
 const (
 	fHTTPURL     = "http-url"
 	fHTTPTimeout = "http-timeout"
+	fHTTPCA      = "http-ca"
 )
 
 // guardLease is the lease of a guard-mode claim (sink's default): an
@@ -21,6 +24,7 @@ const guardLease = 30 * time.Second
 type httpConfig struct {
 	url     *url.URL
 	timeout time.Duration
+	rootCAs *x509.CertPool // --http-ca; nil: the system's roots
 }
 
 // httpFlags are the flags of --effect http.
@@ -30,6 +34,8 @@ func httpFlags() []cli.Flag {
 			Usage: "http: POST each record's value here (http:// or https://), with Idempotency-Key: the business key; 2xx is success"},
 		&cli.DurationFlag{Name: fHTTPTimeout, Value: 10 * time.Second, Sources: fromEnv(fHTTPTimeout),
 			Usage: "http: how long one call may take (below the guard lease, 30s); a timeout is an error and the batch is retried"},
+		&cli.StringFlag{Name: fHTTPCA, Sources: fromEnv(fHTTPCA),
+			Usage: "http: PEM file of the CA certificates to trust for an https:// --http-url instead of the system's (empty: the system's)"},
 	}
 }
 
@@ -47,6 +53,18 @@ func loadHTTPConfig(c *cli.Command, bad *problems) httpConfig {
 		bad.addf("%s %q: want an absolute http:// or https:// URL with a host", flagRef(fHTTPURL), u.Redacted())
 	default:
 		hc.url = u
+	}
+	if path := c.String(fHTTPCA); path != "" {
+		pem, err := os.ReadFile(path)
+		pool := x509.NewCertPool()
+		switch {
+		case err != nil:
+			bad.addf("%s %q: %v", flagRef(fHTTPCA), path, err)
+		case !pool.AppendCertsFromPEM(pem):
+			bad.addf("%s %q: no PEM certificate in it", flagRef(fHTTPCA), path)
+		default:
+			hc.rootCAs = pool
+		}
 	}
 	hc.timeout = c.Duration(fHTTPTimeout)
 	if hc.timeout <= 0 || hc.timeout >= guardLease {

@@ -115,7 +115,7 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 	if barrier != nil {
 		popts = append(popts, pipeline.BeforeCommit(barrier))
 	}
-	for _, o := range rc.poisonConfig.options(rdb, rc.ledgerConfig) {
+	for _, o := range append(rc.poisonConfig.options(rdb, rc.ledgerConfig), rc.inflight.options()...) {
 		popts = append(popts, o)
 	}
 	p, err := pipeline.New(popts...)
