@@ -180,11 +180,11 @@ func explore(t *testing.T, offsets []int64, keys []string, max int) int {
 		}
 		return st
 	}
-	// replay rebuilds a state from the choices made so far (a choice is
-	// +i+1: record i lands; -(i+1): record i fails), so that the search
-	// needs no copy of the scheduler.
-	var fill func(st *state) string
-	fill = func(st *state) string {
+	// fill starts what the scheduler lets run and checks the state. walk
+	// rebuilds a state from the choices made so far (a choice is +i+1:
+	// record i lands; -(i+1): record i fails), so that the search needs no
+	// copy of the scheduler.
+	fill := func(st *state) string {
 		for {
 			_, it, ok := st.s.Next(st.now)
 			if !ok {
