@@ -202,7 +202,7 @@ func TestHTTPEffectCustomCA(t *testing.T) {
 	if err := e.Do(context.Background(), "k", &sink.Record{Value: []byte("v")}); err != nil {
 		t.Fatalf("with the CA: %v", err)
 	}
-	plain := testEffect(t, srv.URL, time.Second)
+	plain := testEffect(t, srv.URL, 10*time.Second)
 	if err := plain.Do(context.Background(), "k", &sink.Record{Value: []byte("v")}); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("without the CA: %v, want a certificate error", err)
 	}
