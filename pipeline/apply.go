@@ -253,16 +253,22 @@ func credits(res sink.Result) bool {
 }
 
 // countCommitted moves the records below point that credit this pass from
-// uncounted into PartitionStats.Applied: a commit moved past them.
+// uncounted into PartitionStats.Applied: a commit moved past them. With
+// MaxInFlight, records land out of order, so uncounted is not sorted.
 func (w *worker) countCommitted(point int64) {
 	n := 0
-	for n < len(w.uncounted) && w.uncounted[n] < point {
-		n++
+	kept := w.uncounted[:0]
+	for _, off := range w.uncounted {
+		if off < point {
+			n++
+		} else {
+			kept = append(kept, off)
+		}
 	}
+	w.uncounted = kept
 	if n == 0 {
 		return
 	}
-	w.uncounted = append(w.uncounted[:0], w.uncounted[n:]...)
 	w.p.stats.update(w.part, func(s *PartitionStats) { s.Applied += int64(n) })
 }
 

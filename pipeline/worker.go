@@ -60,7 +60,7 @@ type worker struct {
 	lastWarn   time.Time     // the last retry warning (rate limited by warn)
 	unlogged   int           // retries not logged since
 	lastCommit int64         // offset this term last committed, -1 for none
-	uncounted  []int64       // offsets landed that credit PartitionStats.Applied once committed past, ascending
+	uncounted  []int64       // offsets landed that credit PartitionStats.Applied once committed past (in landing order)
 	redo       []sink.Record // records landed since the last commit, with a LossReporter barrier (reapply.go)
 	lossSeen   uint64        // the barrier's loss count when the records of redo began to land
 
@@ -164,6 +164,9 @@ func (w *worker) leftForReplay(stopped error) {
 }
 
 func (w *worker) loop() error {
+	if w.p.cfg.maxInFlight > 0 {
+		return w.loopInFlight() // inflight.go
+	}
 	maxBatch := w.p.cfg.maxBatch
 	for {
 		mode := w.mode.Load()

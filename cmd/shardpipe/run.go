@@ -106,7 +106,7 @@ func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, bar
 	}
 	popts := appendOpts([]pipeline.GroupOpt{pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
 		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol), pipeline.ShutdownTimeout(rc.shutdownTimeout),
-		pipeline.SessionTimeout(rc.sessionTimeout)}, append(rc.commitConfig.options(rc.maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...)...)
+		pipeline.SessionTimeout(rc.sessionTimeout)}, append(append(rc.commitConfig.options(rc.maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...), rc.inflight.options()...)...)
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
 	}
