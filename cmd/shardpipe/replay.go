@@ -85,8 +85,8 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	}
 	view.Close()
 	prog := r.Progress()
-	logReplaySummary(log, rc, prog)
-	if werr := printReplaySummary(c.Root().Writer, rc, prog); werr != nil && err == nil {
+	termui.LogReplaySummary(log, rc.id, rc.topic, rc.dryRun, prog)
+	if werr := termui.ReplaySummary(c.Root().Writer, rc.id, rc.topic, rc.dryRun, prog); werr != nil && err == nil {
 		err = fmt.Errorf("write summary: %w", werr)
 	}
 	switch {
