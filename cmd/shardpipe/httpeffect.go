@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/x509"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/shardpipe/shardpipe/httpeffect"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/pipeline"
-	"github.com/shardpipe/shardpipe/sink"
 )
 
 // Flag names of --effect http (run only).
@@ -97,10 +95,9 @@ func newHTTPGuarded(lc ledgerConfig, hc httpConfig, topics []string, rdb redis.U
 		return nil, err
 	}
 	return lc.perTopic(topics, log, func(topic string) (pipeline.Applier, error) {
-		g, err := sink.NewGuard(rdb, sink.WithPrefix(lc.prefixFor(topic)), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
-			sink.WithLease(guardLease), sink.WithLogger(log))
+		g, err := lc.spec(log).Guard(rdb, topic, guardLease)
 		if err != nil {
-			return nil, fmt.Errorf("guard: %w", err)
+			return nil, err
 		}
 		return pipeline.Guarded(g, eff.Do), nil
 	})

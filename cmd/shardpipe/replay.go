@@ -55,7 +55,7 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	if err != nil {
 		return err
 	}
-	ledger, err := newLedger(rc.ledgerConfig, rc.topic, rdb, log)
+	ledger, err := rc.ledgerConfig.spec(log).Ledger(rdb, rc.topic)
 	if err != nil {
 		return failure(err)
 	}

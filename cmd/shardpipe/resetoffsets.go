@@ -151,6 +151,6 @@ func resetRisk(ctx context.Context, c *cli.Command, rc *resetConfig, adm *kadm.C
 		}
 		keysOnly := lc
 		keysOnly.totals = nil // only the keys are asked about
-		return newLedger(keysOnly, rc.topic, rdb, log)
+		return keysOnly.spec(log).Ledger(rdb, rc.topic)
 	}, "pass --force to move the offsets anyway (they apply again), or move them to a later --to")
 }
