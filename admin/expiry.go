@@ -117,14 +117,14 @@ func (e Expiry) MissingLines(what, ttl string) []string {
 	return lines
 }
 
-// Log logs, per partition, what e found: with forced (the ledger was not
-// asked on purpose) a warning per range of old records, since any whose
-// entry expired applies again; else, per partition whose old records all
-// have their ledger entries, that none would apply again.
-func (e Expiry) Log(log *slog.Logger, topic string, ttl time.Duration, forced bool) {
+// Log logs, per partition, what e found: when forced names why the ledger
+// was not asked on purpose (such as "--force"), a warning per range of old
+// records, since any whose entry expired applies again; per partition whose
+// old records all have their ledger entries, that none would apply again.
+func (e Expiry) Log(log *slog.Logger, topic string, ttl time.Duration, forced string) {
 	for _, rg := range e.Old {
-		if forced {
-			log.Warn("records older than the ledger TTL: not checked against the ledger (--force); any whose entry expired applies again",
+		if forced != "" {
+			log.Warn("records older than the ledger TTL: not checked against the ledger ("+forced+"); any whose entry expired applies again",
 				"topic", topic, "partition", rg.Partition, "from", rg.From, "to", rg.To, "ttl", ttl)
 		}
 	}

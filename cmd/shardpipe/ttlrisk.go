@@ -54,7 +54,11 @@ func (r ttlRisk) check(ctx context.Context, adm *kadm.Client, ranges []pipeline.
 	case err != nil:
 		return err
 	}
-	e.Log(r.log, r.topic, r.ttl, force)
+	forced := ""
+	if force {
+		forced = "--force"
+	}
+	e.Log(r.log, r.topic, r.ttl, forced)
 	lines := e.MissingLines(r.what, "--ttl "+r.ttl.String())
 	switch {
 	case len(lines) == 0:
