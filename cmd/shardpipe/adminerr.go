@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/shardpipe/shardpipe/admin"
@@ -14,15 +12,8 @@ import (
 // that timed out says within --connect-timeout, the Kafka brokers are named,
 // and a problem a flag can accept or fix names the flag.
 func problemLine(err error, brokers []string, timeout time.Duration) string {
-	var ue *admin.UnreachableError
-	if errors.As(err, &ue) {
-		switch {
-		case ue.Server == "kafka" && strings.HasPrefix(ue.Error(), "kafka: cannot reach a broker: "):
-			return brokerProblem(brokers, timeout, ue.Err)
-		case errors.Is(ue.Err, context.DeadlineExceeded) && (ue.Request == "PING" || strings.HasPrefix(ue.Request, "INFO ")):
-			return fmt.Sprintf("%s: no answer to %s within %v", ue.Server, ue.Request, timeout)
-		}
-		return err.Error()
+	if ue := (*admin.UnreachableError)(nil); errors.As(err, &ue) && ue.Describe(brokers, timeout) != ue.Error() {
+		return ue.Describe(brokers, timeout)
 	}
 	var ce *admin.CheckError
 	if !errors.As(err, &ce) {
@@ -46,14 +37,6 @@ func problemLine(err error, brokers []string, timeout time.Duration) string {
 			err, flagRef(fOnPoison))
 	}
 	return err.Error()
-}
-
-// brokerProblem words a failure to reach the brokers.
-func brokerProblem(brokers []string, timeout time.Duration, err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Sprintf("kafka %s: no broker answered within %v", strings.Join(brokers, ","), timeout)
-	}
-	return fmt.Sprintf("kafka %s: cannot reach a broker: %v", strings.Join(brokers, ","), err)
 }
 
 // exitFor maps an error of package admin to the command's exit error: a
