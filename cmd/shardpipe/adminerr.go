@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/admin"
 )
@@ -12,7 +16,16 @@ import (
 // that timed out says within --connect-timeout, the Kafka brokers are named,
 // and a problem a flag can accept or fix names the flag.
 func problemLine(err error, brokers []string, timeout time.Duration) string {
-	if ue := (*admin.UnreachableError)(nil); errors.As(err, &ue) && ue.Describe(brokers, timeout) != ue.Error() {
+	var ue *admin.UnreachableError
+	var eof *kgo.ErrFirstReadEOF
+	switch {
+	case errors.As(err, &ue) && strings.HasPrefix(ue.Error(), "kafka: cannot reach a broker: ") && errors.As(ue.Err, &eof) &&
+		!errors.Is(ue.Err, context.DeadlineExceeded):
+		// franz-go guesses TLS or SASL; the common cause without either is
+		// a port that is no broker's client listener (a KRaft controller's).
+		return fmt.Sprintf("kafka %s: the server closed the connection right after the first request: check that %s names a broker's client listener (not a controller's or another service's port), and whether that listener needs TLS or SASL",
+			strings.Join(brokers, ","), flagRef(fBrokers))
+	case ue != nil && ue.Describe(brokers, timeout) != ue.Error():
 		return ue.Describe(brokers, timeout)
 	}
 	var ce *admin.CheckError
