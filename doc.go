@@ -15,6 +15,9 @@
 //	                  durability barrier; imports only internal/faults/guardfault
 //	pipeline          group consumer, one worker per partition, epochs, poison records and
 //	                  dead letters, replay; imports checkpoint, sink and internal/faults
+//	secure            TLS, Kafka SASL and Redis ACL-user settings turned into kgo and go-redis
+//	                  options, secrets that never print, and Diagnose, which names the
+//	                  connection step that failed; imports no shardpipe package
 //	admin             operational checks and actions: Redis preflight and durability, topic
 //	                  and retention checks, group status and lag, offset resets, replay rules;
 //	                  imports pipeline, sink, checkpoint
@@ -46,6 +49,8 @@
 //	internal/produce  produce's sending loop: paced, acknowledged, interruptible
 //	internal/termui   progress displays of produce and replay (terminal bars or log lines)
 //	internal/bench    the bench command's modes and report; imports pipeline, sink
+//	internal/testcerts
+//	                  a CA and certificates as PEM files, for TLS tests on real servers
 //	internal/kafkainfo
 //	                  the broker's version, for bench and kafkaready
 //	internal/chaos    the fault suite driver (make chaos); imports internal/chaoscheck and
