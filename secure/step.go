@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"syscall"
@@ -107,10 +106,6 @@ func Diagnose(err error) *StepError {
 	}
 	if strings.Contains(msg, "appear to be a tls alert") {
 		return mk(StepTLS, "the listener speaks TLS and the client does not", "turn TLS on (a CA file, or the system roots)")
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
-		return mk(StepTLS, "the server closed the connection at the first request",
-			"the listener may want TLS, or SASL, or another mechanism: match the client's settings to the listener's")
 	}
 	return nil
 }

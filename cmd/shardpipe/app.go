@@ -63,6 +63,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 	onUsage := func(_ context.Context, _ *cli.Command, err error, _ bool) error { return usageErr(err.Error()) }
 	cmds := []*cli.Command{runCommand(), produceCommand(), statusCommand(), replayCommand(), resetOffsetsCommand(), benchCommand(), benchWorkerCommand(),
 		demoCommand(), versionCommand()}
+	addSecurityFlags(cmds)
 	for _, c := range cmds {
 		c.OnUsageError = onUsage
 		if c.Name != "demo" && c.Name != "version" && !c.Hidden {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/admin"
@@ -88,13 +89,13 @@ func (pc poisonConfig) options(rdb redis.UniversalClient, lc ledgerConfig) []pip
 
 // checkDeadLetterTopics fails (unavailable, exit 3) naming each missing
 // dead-letter topic of sources when pc dead-letters.
-func (pc poisonConfig) checkDeadLetterTopics(ctx context.Context, brokers, sources []string, timeout time.Duration) error {
+func (pc poisonConfig) checkDeadLetterTopics(ctx context.Context, brokers []string, kopts []kgo.Opt, sources []string, timeout time.Duration) error {
 	if !pc.deadLetter {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return exitFor(withAdmin(brokers, func(adm *kadm.Client) error {
+	return exitFor(withAdmin(brokers, kopts, func(adm *kadm.Client) error {
 		return admin.CheckDeadLetterTopics(ctx, adm, pc.dlqTopic, sources)
 	}), brokers, timeout)
 }

@@ -17,9 +17,10 @@ import (
 
 // adminClient returns a Kafka client for admin requests whose dials and
 // retries end within the context's deadline.
-func adminClient(brokers []string) (*kgo.Client, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DialTimeout(3*time.Second),
-		kgo.RetryTimeout(5*time.Second))
+// opts are the TLS and SASL options (kafkaSecurity).
+func adminClient(brokers []string, opts ...kgo.Opt) (*kgo.Client, error) {
+	cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(brokers...), kgo.DialTimeout(3*time.Second),
+		kgo.RetryTimeout(5*time.Second))...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client for %s: %w", strings.Join(brokers, ","), err)
 	}
@@ -28,8 +29,8 @@ func adminClient(brokers []string) (*kgo.Client, error) {
 
 // withAdmin runs fn with a kadm client on brokers; a client that cannot be
 // made counts as an unreachable broker.
-func withAdmin(brokers []string, fn func(*kadm.Client) error) error {
-	cl, err := adminClient(brokers)
+func withAdmin(brokers []string, kopts []kgo.Opt, fn func(*kadm.Client) error) error {
+	cl, err := adminClient(brokers, kopts...)
 	if err != nil {
 		return &admin.UnreachableError{Server: "kafka", Request: "Metadata", Err: err}
 	}
@@ -42,7 +43,7 @@ func withAdmin(brokers []string, fn func(*kadm.Client) error) error {
 // and can run the ledger (admin.CheckRedis). It returns an unavailable
 // error with one line per problem, or a usage error when only the settings
 // are wrong for the server (a cluster node given as one node).
-func preflight(ctx context.Context, brokers, topics []string, rdb redis.UniversalClient, redisDesc string, timeout time.Duration) error {
+func preflight(ctx context.Context, brokers []string, kopts []kgo.Opt, topics []string, rdb redis.UniversalClient, redisDesc string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var (
@@ -50,7 +51,7 @@ func preflight(ctx context.Context, brokers, topics []string, rdb redis.Universa
 		kErr, rErr error
 	)
 	wg.Go(func() {
-		kErr = withAdmin(brokers, func(adm *kadm.Client) error { return admin.CheckTopics(ctx, adm, topics...) })
+		kErr = withAdmin(brokers, kopts, func(adm *kadm.Client) error { return admin.CheckTopics(ctx, adm, topics...) })
 	})
 	if rdb != nil {
 		wg.Go(func() { rErr = admin.CheckRedis(ctx, rdb, redisDesc) })

@@ -55,7 +55,7 @@ func TestPreflightRedisServer(t *testing.T) {
 			}
 			rdb := target.client()
 			defer rdb.Close()
-			err = preflight(context.Background(), []string{broker}, []string{"orders"}, rdb, target.desc, 5*time.Second)
+			err = preflight(context.Background(), []string{broker}, nil, []string{"orders"}, rdb, target.desc, 5*time.Second)
 			if tt.code == 0 {
 				if err != nil {
 					t.Fatalf("preflight: %v", err)

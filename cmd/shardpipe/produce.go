@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/orders"
@@ -75,6 +76,7 @@ Examples:
 // produceConfig is produce's validated configuration.
 type produceConfig struct {
 	brokers     []string
+	kafkaOpts   []kgo.Opt // TLS and SASL
 	topic       string
 	gen         orders.GenConfig
 	rate        int
@@ -90,6 +92,7 @@ func loadProduceConfig(c *cli.Command) (produceConfig, error) {
 	var bad problems
 	pc := produceConfig{brokers: brokerList(&bad, c.StringSlice(fBrokers)), topic: c.String(fTopic),
 		from: c.String(fFrom), summary: c.String(fSummaryJSON)}
+	pc.kafkaOpts = kafkaSecurity(c, &bad)
 	if pc.topic == "" {
 		bad.addf("%s: no topic given", flagRef(fTopic))
 	} else if msg := topicProblem(pc.topic); msg != "" {

@@ -50,7 +50,7 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 	}
 	var found map[string]int
 	var missing []string
-	err := withAdmin(pc.brokers, func(adm *kadm.Client) (err error) {
+	err := withAdmin(pc.brokers, pc.kafkaOpts, func(adm *kadm.Client) (err error) {
 		found, missing, err = admin.TopicPartitions(ctx, adm, names...)
 		return err
 	})
@@ -66,7 +66,7 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 	if pc.partitions == 0 {
 		return unavailableErr(fmt.Sprintf("kafka: topic %q does not exist; pass %s N to create it", pc.topic, flagRef(fPartitions)))
 	}
-	cl, err := adminClient(pc.brokers)
+	cl, err := adminClient(pc.brokers, pc.kafkaOpts...)
 	if err != nil {
 		return failure(err)
 	}
@@ -94,7 +94,7 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 func sendAll(ctx context.Context, pc produceConfig, next produce.Next, total int64, stderr io.Writer,
 	interrupted func()) (orders.Summary, error) {
 	prog := termui.NewProgress(stderr, total, time.Second)
-	res, err := produce.Send(ctx, produce.Config{Brokers: pc.brokers, Topic: pc.topic, Rate: pc.rate, Delivery: pc.delivery,
+	res, err := produce.Send(ctx, produce.Config{Brokers: pc.brokers, KafkaOpts: pc.kafkaOpts, Topic: pc.topic, Rate: pc.rate, Delivery: pc.delivery,
 		OnAck: prog.Add, OnInterrupt: func() {
 			interrupted()
 			prog.Printf("produce: interrupted: no more records are sent; waiting up to %v for those in flight; interrupt again to quit at once\n",

@@ -55,11 +55,11 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	log := newLogger(stderr, rc.logFormat, rc.logLevel)
 	rdb := rc.ledgerConfig.redis.client()
 	defer rdb.Close()
-	if err := preflight(ctx, rc.brokers, []string{rc.topic}, rdb, rc.ledgerConfig.redis.desc, rc.connectTimeout); err != nil {
+	if err := preflight(ctx, rc.brokers, rc.kafkaOpts, []string{rc.topic}, rdb, rc.ledgerConfig.redis.desc, rc.connectTimeout); err != nil {
 		return err
 	}
 	if !rc.dryRun {
-		if err := rc.checkDeadLetterTopics(ctx, rc.brokers, []string{rc.topic}, rc.connectTimeout); err != nil {
+		if err := rc.checkDeadLetterTopics(ctx, rc.brokers, rc.kafkaOpts, []string{rc.topic}, rc.connectTimeout); err != nil {
 			return err
 		}
 	}
@@ -85,7 +85,7 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 		applier = pipeline.Paced(ledger, rc.rate)
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
-	opts := []pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier),
+	opts := []pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.kafkaOpts...), pipeline.Sink(applier),
 		pipeline.CommitEvery(rc.commitConfig.commitEvery), pipeline.CommitInterval(rc.commitConfig.commitInterval),
 		pipeline.MaxUncommitted(rc.commitConfig.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)}
 	for _, o := range rc.poisonConfig.options(rdb, rc.ledgerConfig) {
@@ -131,7 +131,7 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 // needs --force (a dry run only warns; --force skips the ledger check).
 func planReplay(ctx context.Context, rc replayConfig, now time.Time, stored []pipeline.Range, chk pipeline.Checker,
 	log *slog.Logger) ([]pipeline.Range, error) {
-	cl, err := adminClient(rc.brokers)
+	cl, err := adminClient(rc.brokers, rc.kafkaOpts...)
 	if err != nil {
 		return nil, failure(err)
 	}
@@ -152,7 +152,7 @@ func planReplay(ctx context.Context, rc replayConfig, now time.Time, stored []pi
 	for _, rg := range ranges {
 		log.Info("replay range", "topic", rc.topic, "partition", rg.Partition, "from", rg.From, "to", rg.To, "records", rg.Len())
 	}
-	risk := ttlRisk{brokers: rc.brokers, topic: rc.topic, ttl: rc.ledgerConfig.ttl, now: now, log: log, what: "the replay"}
+	risk := ttlRisk{brokers: rc.brokers, kafkaOpts: rc.kafkaOpts, topic: rc.topic, ttl: rc.ledgerConfig.ttl, now: now, log: log, what: "the replay"}
 	lines, err := risk.lines(ctx, adm, ranges, !rc.force, func() (pipeline.Checker, error) { return chk, nil })
 	switch {
 	case err != nil:

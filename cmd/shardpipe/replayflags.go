@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/pipeline"
@@ -63,6 +64,7 @@ func replayFlags() []cli.Flag {
 // replayConfig is replay's validated configuration.
 type replayConfig struct {
 	brokers      []string
+	kafkaOpts    []kgo.Opt // TLS and SASL
 	topic        string
 	id           string
 	from, to     pipeline.Bound
@@ -87,6 +89,7 @@ func loadReplayConfig(c *cli.Command, now time.Time) (replayConfig, error) {
 		err error
 	)
 	rc.brokers = brokerList(&bad, c.StringSlice(fBrokers))
+	rc.kafkaOpts = kafkaSecurity(c, &bad)
 	rc.topic = strings.TrimSpace(c.String(fTopic))
 	if rc.topic == "" {
 		bad.addf("%s: no topic given", flagRef(fTopic))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/admin"
@@ -55,6 +56,7 @@ Examples:
 func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 	var bad problems
 	brokers := brokerList(&bad, c.StringSlice(fBrokers))
+	kopts := kafkaSecurity(c, &bad)
 	group := strings.TrimSpace(c.String(fGroup))
 	if group == "" {
 		bad.addf("%s: empty; name the consumer group", flagRef(fGroup))
@@ -99,7 +101,7 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 	now := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cl, err := adminClient(brokers)
+	cl, err := adminClient(brokers, kopts...)
 	if err != nil {
 		return failure(err)
 	}
@@ -118,7 +120,7 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 	if err != nil {
 		return exitFor(err, brokers, timeout)
 	}
-	if err := resetRisk(ctx, c, lc, brokers, topic, adm, moves, now); err != nil {
+	if err := resetRisk(ctx, c, lc, brokers, kopts, topic, adm, moves, now); err != nil {
 		return err
 	}
 	if c.Bool(fDryRun) {
@@ -132,14 +134,14 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command) error {
 
 // resetRisk applies the TTL rule (ttlRisk) to the records the group would
 // read again: from each partition's new offset up to its committed one.
-func resetRisk(ctx context.Context, c *cli.Command, lc ledgerConfig, brokers []string, topic string, adm *kadm.Client,
+func resetRisk(ctx context.Context, c *cli.Command, lc ledgerConfig, brokers []string, kopts []kgo.Opt, topic string, adm *kadm.Client,
 	moves []admin.Move, now time.Time) error {
 	back := admin.ReadAgain(moves)
 	if len(back) == 0 {
 		return nil
 	}
 	log := newLogger(c.Root().ErrWriter, "text", slog.LevelInfo)
-	risk := ttlRisk{brokers: brokers, topic: topic, ttl: lc.ttl, now: now, log: log, what: "the group"}
+	risk := ttlRisk{brokers: brokers, kafkaOpts: kopts, topic: topic, ttl: lc.ttl, now: now, log: log, what: "the group"}
 	var rdb redis.UniversalClient
 	defer func() {
 		if rdb != nil {

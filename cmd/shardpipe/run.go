@@ -49,7 +49,7 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	// run cleanly (exit 0), since nothing is held yet.
 	ctx, stop := untilSignal(ctx)
 	defer stop()
-	if err := preflight(ctx, rc.brokers, rc.topics, rdb, rc.redis.desc, rc.connectTimeout); err != nil {
+	if err := preflight(ctx, rc.brokers, rc.kafkaOpts, rc.topics, rdb, rc.redis.desc, rc.connectTimeout); err != nil {
 		return interruptedOr(ctx, log, err)
 	}
 	if err := checkRunTopics(ctx, rc, log); err != nil {
@@ -102,7 +102,7 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 		return nil, err
 	}
 	popts := []pipeline.GroupOpt{
-		pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
+		pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.kafkaOpts...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
 		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol),
 		pipeline.CommitEvery(rc.commitEvery), pipeline.CommitInterval(rc.commitInterval),
 		pipeline.MaxUncommitted(rc.maxUncommitted), pipeline.MaxBatch(rc.maxBatch),

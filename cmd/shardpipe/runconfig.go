@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/pipeline"
@@ -17,8 +18,10 @@ import (
 // runConfig is run's validated configuration.
 type runConfig struct {
 	brokers []string
-	topics  []string
-	group   string
+	// kafkaOpts are the TLS and SASL options of every Kafka client.
+	kafkaOpts []kgo.Opt
+	topics    []string
+	group     string
 	ledgerConfig
 	http httpConfig // with --effect http
 	commitConfig
@@ -48,6 +51,7 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 		err error
 	)
 	rc.brokers = brokerList(&bad, c.StringSlice(fBrokers))
+	rc.kafkaOpts = kafkaSecurity(c, &bad)
 	rc.topics = splitList(c.StringSlice(fTopic))
 	if len(rc.topics) == 0 {
 		bad.addf("%s: no topic given; name at least one", flagRef(fTopic))
@@ -120,6 +124,8 @@ func loadLedgerConfig(c *cli.Command, bad *problems) ledgerConfig {
 	)
 	if lc.redis, err = parseRedis(c.String(fRedis), c.Bool(fRedisCluster)); err != nil {
 		bad.addf("%s %q: %v", flagRef(fRedis), redactURL(c.String(fRedis)), err)
+	} else if err := lc.redis.secure(redisSecurity(c, bad)); err != nil {
+		bad.addf("%s", securityProblem(err, "redis"))
 	}
 	lc.prefix = c.String(fLedgerPrefix)
 	if lc.prefix == "" {

@@ -15,12 +15,12 @@ import (
 // one), and each consumed topic's retention is compared with the ledger TTL
 // (logged by warnRetention). One admin client, within rc.connectTimeout.
 func checkRunTopics(ctx context.Context, rc runConfig, log *slog.Logger) error {
-	if err := rc.checkDeadLetterTopics(ctx, rc.brokers, rc.topics, rc.connectTimeout); err != nil {
+	if err := rc.checkDeadLetterTopics(ctx, rc.brokers, rc.kafkaOpts, rc.topics, rc.connectTimeout); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
-	cl, err := adminClient(rc.brokers)
+	cl, err := adminClient(rc.brokers, rc.kafkaOpts...)
 	if err != nil {
 		return failure(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/admin"
@@ -48,6 +49,7 @@ Examples:
 func statusAction(ctx context.Context, c *cli.Command) error {
 	var bad problems
 	brokers := brokerList(&bad, c.StringSlice(fBrokers))
+	kopts := kafkaSecurity(c, &bad)
 	topics := splitList(c.StringSlice(fTopic))
 	for _, t := range topics {
 		if msg := topicProblem(t); msg != "" {
@@ -64,7 +66,7 @@ func statusAction(ctx context.Context, c *cli.Command) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	st, err := describe(ctx, brokers, group, topics, timeout)
+	st, err := describe(ctx, brokers, kopts, group, topics, timeout)
 	if err != nil {
 		return err
 	}
@@ -85,8 +87,8 @@ func statusAction(ctx context.Context, c *cli.Command) error {
 }
 
 // describe gathers the group's status (admin.DescribeGroup).
-func describe(ctx context.Context, brokers []string, group string, topics []string, timeout time.Duration) (admin.GroupStatus, error) {
-	cl, err := adminClient(brokers)
+func describe(ctx context.Context, brokers []string, kopts []kgo.Opt, group string, topics []string, timeout time.Duration) (admin.GroupStatus, error) {
+	cl, err := adminClient(brokers, kopts...)
 	if err != nil {
 		return admin.GroupStatus{Group: group}, failure(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/pipeline"
@@ -24,10 +25,12 @@ import (
 // records.
 type ttlRisk struct {
 	brokers []string
-	topic   string
-	ttl     time.Duration
-	now     time.Time
-	log     *slog.Logger
+	// kafkaOpts are the TLS and SASL options of the reading client.
+	kafkaOpts []kgo.Opt
+	topic     string
+	ttl       time.Duration
+	now       time.Time
+	log       *slog.Logger
 	// what says what reads the ranges again, for the lines: "replay" or
 	// "the group".
 	what string
@@ -37,7 +40,7 @@ type ttlRisk struct {
 // chk is called only when some records are older than the TTL.
 func (r ttlRisk) lines(ctx context.Context, adm *kadm.Client, ranges []pipeline.Range, check bool,
 	chk func() (pipeline.Checker, error)) ([]string, error) {
-	ec := admin.ExpiryCheck{Brokers: r.brokers, Topic: r.topic, TTL: r.ttl, Now: r.now}
+	ec := admin.ExpiryCheck{Brokers: r.brokers, KafkaOpts: r.kafkaOpts, Topic: r.topic, TTL: r.ttl, Now: r.now}
 	if check {
 		ec.Ledger = chk
 	}
