@@ -55,6 +55,9 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	if err := checkRunTopics(ctx, rc, log); err != nil {
 		return interruptedOr(ctx, log, err)
 	}
+	if err := checkAccess(ctx, rc, rdb); err != nil {
+		return interruptedOr(ctx, log, err)
+	}
 	barrier, err := redisDurability(ctx, rdb, rc.redis.desc, rc.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
 	if err != nil {
 		return interruptedOr(ctx, log, err)

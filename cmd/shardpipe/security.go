@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/urfave/cli/v3"
 
@@ -202,8 +205,28 @@ func stepLine(err error, brokers []string) (string, bool) {
 		flags = []string{fKafkaSASL, fKafkaSASLUser, fKafkaSASLPassFile, fKafkaSASLTokenFile}
 	}
 	line := fmt.Sprintf("%s: %v", server, d)
+	if ue != nil {
+		line = fmt.Sprintf("%s: %s: %v", server, ue.Request, d)
+	}
 	if len(flags) > 0 {
 		line += " (" + "--" + strings.Join(flags, ", --") + ")"
 	}
 	return line, true
+}
+
+// checkAccess runs after preflight: the principal may describe the group
+// (admin.CheckGroupAccess) and the Redis user may reach the ledger's keys
+// (admin.CheckRedisKeys, read-only). A refusal is exit 3 naming the step.
+func checkAccess(ctx context.Context, rc runConfig, rdb redis.UniversalClient) error {
+	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
+	defer cancel()
+	err := withAdmin(rc.brokers, rc.kafkaOpts, func(adm *kadm.Client) error { return admin.CheckGroupAccess(ctx, adm, rc.group) })
+	if err == nil {
+		keys := []string{rc.prefix + "preflight-probe"}
+		if rc.totals != nil {
+			keys = append(keys, rc.totals.Hash)
+		}
+		err = admin.CheckRedisKeys(ctx, rdb, rc.redis.desc, keys...)
+	}
+	return exitFor(err, rc.brokers, rc.connectTimeout)
 }
