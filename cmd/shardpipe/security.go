@@ -88,7 +88,14 @@ func kafkaSecurity(c *cli.Command, bad *problems) []kgo.Opt {
 		SASL: secure.SASL{Mechanism: c.String(fKafkaSASL), User: c.String(fKafkaSASLUser),
 			TokenFile: c.String(fKafkaSASLTokenFile), TokenCommand: strings.Fields(c.String(fKafkaSASLTokenCmd))},
 	}
-	k.SASL.Password = secretOf(c, bad, fKafkaSASLPassFile, envKafkaSASLPass, "Kafka SASL password file")
+	if k.SASL.Mechanism != "" || c.String(fKafkaSASLPassFile) != "" {
+		// The variable alone, without a mechanism, is not a contradiction:
+		// it may be set for other commands.
+		n := len(*bad)
+		if k.SASL.Password = secretOf(c, bad, fKafkaSASLPassFile, envKafkaSASLPass, "Kafka SASL password file"); len(*bad) > n {
+			return nil
+		}
+	}
 	opts, err := k.Opts()
 	if err != nil {
 		bad.addf("%s", securityProblem(err, "kafka"))
