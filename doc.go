@@ -27,11 +27,11 @@
 //	                  packages above; imports any of them and internal/...
 //	integration       the test kit on real Kafka and Redis: servers, names, cleanup, and the
 //	                  scenarios of integration/scenario run for a test; imports it, pipeline,
-//	                  sink, checkpoint, internal/...
+//	                  sink, checkpoint, secure, internal/...
 //	integration/scenario
 //	                  the fault scenarios (crash, rebalance, zombie, replay, poison) and their
 //	                  report, behind the kit and the demo; imports pipeline, sink, checkpoint,
-//	                  internal/...; not testing, kfake or miniredis
+//	                  secure, internal/...; not testing, kfake or miniredis
 //	integration/embedded
 //	                  in-process Kafka (kfake) and Redis (miniredis) for the kit's users
 //	internal/embedded in-process Kafka and Redis for the demo

@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/internal/testcerts"
 	"github.com/shardpipe/shardpipe/secure"
 )
@@ -41,7 +43,7 @@ func TestSecureKafkaSteps(t *testing.T) {
 	}
 	caTLS := secure.TLS{CAFile: k.ca.CertFile}
 	pw := func(s string) secure.Secret { return secure.NewSecret(s, "test") }
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	topic := "secure-steps"
 	if _, err := k.admin.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
@@ -106,6 +108,7 @@ func TestSecureKafkaSteps(t *testing.T) {
 			t.Logf("%v -> %v", err, d)
 		})
 	}
+	t.Run("scenarios", func(t *testing.T) { secureScenarios(ctx, t, k) })
 	t.Run("authorization", func(t *testing.T) {
 		opts, err := secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "SCRAM-SHA-256", User: scramUser, Password: pw(scramPass)}}.Opts()
 		if err != nil {
@@ -125,5 +128,42 @@ func TestSecureKafkaSteps(t *testing.T) {
 			t.Fatalf("describe %s without an ACL: %v, diagnosed %v; want step authorization", topic, err, d)
 		}
 		t.Logf("%v -> %v", err, d)
+	})
+}
+
+// secureScenarios runs the seed parity and the rebalance (crash-leave)
+// scenarios with Setup.Kafka (SASL_SSL, PLAIN, the test CA) and
+// Setup.RedisSecurity (TLS, an ACL user), as TestSeedParity and
+// TestRebalance do in the clear.
+func secureScenarios(ctx context.Context, t *testing.T, k *tlsKafka) {
+	for _, b := range []*kadm.ACLBuilder{kadm.NewACLs().Topics("*"), kadm.NewACLs().Groups("*"), kadm.NewACLs().Clusters()} {
+		k.allow(ctx, t, "User:"+plainUser, b, kadm.OpAll)
+	}
+	rs, raddr := tlsRedis(t, k.ca)
+	const redisPass = "kit-redis-Secr3t"
+	if err := rs.c.Do(ctx, "ACL", "SETUSER", "kit", "on", ">"+redisPass, "~*", "+@all").Err(); err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	setup := scenario.Setup{Brokers: []string{k.sasl}, Redis: raddr,
+		Kafka: secure.Kafka{TLS: secure.TLS{CAFile: k.ca.CertFile},
+			SASL: secure.SASL{Mechanism: secure.PLAIN, User: plainUser, Password: secure.NewSecret(plainPass, "test")}},
+		RedisSecurity: secure.Redis{TLS: secure.TLS{CAFile: k.ca.CertFile}, User: "kit", Password: secure.NewSecret(redisPass, "test")}}
+	t.Run("seed parity", func(t *testing.T) {
+		r := integration.CrashBeforeCommit(ctx, t, setup, scenario.CrashConfig{})
+		const want = "shard0=250 crash_attempts=37 checkpoint=30 replay=7 applied=1000 suppressed=7"
+		if line := r.Line(); line != want {
+			t.Errorf("got  %s\nwant %s", line, want)
+		}
+		integration.RequireExactlyOnce(t, r)
+	})
+	t.Run("rebalance crash-leave", func(t *testing.T) {
+		r := integration.Rebalance(ctx, t, setup, scenario.RebalanceConfig{CrashLeave: true})
+		f := r.Rebalance
+		t.Logf("%s replays=%d assignments=%d decreases=%d totals_ok=%t", r, f.Replays, f.Assignments, f.OffsetDecreases, f.TotalsOK)
+		integration.RequireExactlyOnce(t, r)
+		if !f.TotalsOK || len(r.Ledger) != len(r.Keys) || r.Suppressed != f.Replays || f.Replays == 0 || f.OffsetDecreases != 0 {
+			t.Errorf("totals_ok=%t ledger=%d keys=%d suppressed=%d replays=%d decreases=%d", f.TotalsOK, len(r.Ledger), len(r.Keys),
+				r.Suppressed, f.Replays, f.OffsetDecreases)
+		}
 	})
 }

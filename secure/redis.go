@@ -29,6 +29,11 @@ func (r Redis) ApplyCluster(o *redis.ClusterOptions) error {
 	return r.apply(&o.TLSConfig, &o.Username, &o.Password)
 }
 
+// ApplyUniversal sets r on a UniversalOptions (any of the three clients).
+func (r Redis) ApplyUniversal(o *redis.UniversalOptions) error {
+	return r.apply(&o.TLSConfig, &o.Username, &o.Password)
+}
+
 // ApplyFailover sets r on a Sentinel client's options: the master and
 // replicas get the user, TLS applies to the sentinels too (go-redis uses
 // one TLS config for both); a sentinel's own password comes from the URL.
