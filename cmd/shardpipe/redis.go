@@ -12,8 +12,9 @@ import (
 // redisTarget is a parsed --redis: how to connect, and a name for messages
 // without secrets. Exactly one of single and clusterOpts is set.
 type redisTarget struct {
-	single      *redis.Options        // one node: host:port or a redis:// URL
-	clusterOpts *redis.ClusterOptions // Redis Cluster: a node list, or --redis-cluster
+	single      *redis.Options         // one node: host:port or a redis:// URL
+	clusterOpts *redis.ClusterOptions  // Redis Cluster: a node list, or --redis-cluster
+	failover    *redis.FailoverOptions // Sentinel: a URL with master_name (then single is nil)
 	cluster     bool
 	desc        string
 }
@@ -55,6 +56,13 @@ func parseRedisURL(spec string, cluster bool) (redisTarget, error) {
 		}
 		return redisTarget{clusterOpts: o, cluster: true, desc: desc}, nil
 	}
+	if u, err := url.Parse(spec); err == nil && u.Query().Has("master_name") {
+		o, err := redis.ParseFailoverURL(spec)
+		if err != nil {
+			return redisTarget{}, fmt.Errorf("Sentinel URL: %w", err)
+		}
+		return redisTarget{failover: o, desc: desc}, nil
+	}
 	o, err := redis.ParseURL(spec)
 	if err != nil {
 		return redisTarget{}, fmt.Errorf("URL: %w", err)
@@ -83,6 +91,11 @@ func (t redisTarget) client() redis.UniversalClient {
 		o := *t.clusterOpts
 		o.ContextTimeoutEnabled = true
 		return redis.NewClusterClient(&o)
+	}
+	if t.failover != nil {
+		o := *t.failover
+		o.ContextTimeoutEnabled = true
+		return redis.NewFailoverClient(&o)
 	}
 	o := *t.single
 	o.ContextTimeoutEnabled = true

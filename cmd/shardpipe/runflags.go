@@ -79,7 +79,7 @@ func runFlags() []cli.Flag {
 func ledgerFlags() []cli.Flag {
 	fs := []cli.Flag{
 		&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379", Sources: fromEnv(fRedis),
-			Usage: "Redis for the ledger: host:port, a redis:// or rediss:// URL, or a comma-separated list of Redis Cluster nodes"},
+			Usage: "Redis for the ledger: host:port, a redis:// or rediss:// URL (with ?master_name=M: Redis Sentinel, the URL's host and &addr= the sentinels), or a comma-separated list of Redis Cluster nodes"},
 		&cli.BoolFlag{Name: fRedisCluster, Sources: fromEnv(fRedisCluster),
 			Usage: "treat a single --redis address or URL as a Redis Cluster seed"},
 	}

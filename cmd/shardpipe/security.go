@@ -151,6 +151,9 @@ func (t *redisTarget) secure(r secure.Redis) error {
 	if t.single != nil {
 		return r.ApplyOptions(t.single)
 	}
+	if t.failover != nil {
+		return r.ApplyFailover(t.failover)
+	}
 	return nil
 }
 
