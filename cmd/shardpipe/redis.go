@@ -59,7 +59,7 @@ func parseRedisURL(spec string, cluster bool) (redisTarget, error) {
 	if u, err := url.Parse(spec); err == nil && u.Query().Has("master_name") {
 		o, err := redis.ParseFailoverURL(spec)
 		if err != nil {
-			return redisTarget{}, fmt.Errorf("Sentinel URL: %w", err)
+			return redisTarget{}, fmt.Errorf("sentinel URL: %w", err)
 		}
 		return redisTarget{failover: o, desc: desc}, nil
 	}
