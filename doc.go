@@ -10,7 +10,7 @@
 // TestImportArrows enforces them):
 //
 //	checkpoint        per-partition tracker and fenced commit (Kafka, Redis, memory stores);
-//	                  imports no shardpipe package
+//	                  imports only internal/faults/commitfault
 //	sink              the Redis ledger (record mode), the claim/done guard (guard mode), the
 //	                  durability barrier; imports only internal/faults/guardfault
 //	pipeline          group consumer, one worker per partition, epochs, poison records and
@@ -21,7 +21,8 @@
 //	admin             operational checks and actions: Redis preflight and durability, topic
 //	                  and retention checks, group status and lag, offset resets, replay rules;
 //	                  imports pipeline, sink, checkpoint
-//	metrics           Prometheus collector over pipeline stats; imports pipeline
+//	metrics           Prometheus collector over pipeline stats, and its /metrics server; imports
+//	                  pipeline
 //	httpeffect        an HTTP POST as guard mode's external effect; imports sink
 //	cmd/shardpipe     the command: flags, config, rendering, exit codes and wiring of the
 //	                  packages above; imports any of them and internal/...
@@ -45,9 +46,21 @@
 //	                  API names them; imports checkpoint, sink, internal/faults/guardfault
 //	internal/faults/guardfault
 //	                  the guard's fault points, which sink reads; imports no shardpipe package
+//	internal/faults/commitfault
+//	                  a rewrite of checkpoint.Kafka's OffsetCommit requests (the zombie
+//	                  scenario's stale commit), which checkpoint reads; imports no shardpipe package
 //	internal/apicheck tests of the public API: docs, no fault seams, README snippets compile
 //	internal/produce  produce's sending loop: paced, acknowledged, interruptible
-//	internal/termui   progress displays of produce and replay (terminal bars or log lines)
+//	internal/buildinfo
+//	                  the binary's version, revision and platform, for the version command
+//	internal/cliflags commands of urfave/cli built from flag groups defined once: each flag's
+//	                  environment variable, every problem of the command line, the environment
+//	                  and the settings reported at once, "did you mean"; imports no shardpipe package
+//	internal/flagcheck
+//	                  checks of the command's settings: addresses, topic names, partition lists,
+//	                  Redis targets, replay bounds; imports pipeline, secure
+//	internal/termui   progress displays of produce and replay (terminal bars or log lines) and
+//	                  run's progress and summary lines
 //	internal/bench    the bench command's modes and report; imports pipeline, sink
 //	internal/testcerts
 //	                  a CA and certificates as PEM files, for TLS tests on real servers

@@ -41,3 +41,12 @@ func CheckGroupAccess(ctx context.Context, adm *kadm.Client, group string) error
 	}
 	return nil
 }
+
+// CheckAccess is CheckGroupAccess, then, when it passes, CheckRedisKeys:
+// the access a consumer needs beyond preflight, named by the first refusal.
+func CheckAccess(ctx context.Context, adm *kadm.Client, group string, rdb redis.UniversalClient, name string, keys ...string) error {
+	if err := CheckGroupAccess(ctx, adm, group); err != nil {
+		return err
+	}
+	return CheckRedisKeys(ctx, rdb, name, keys...)
+}

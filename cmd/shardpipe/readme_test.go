@@ -21,7 +21,7 @@ const (
 func configTable() string {
 	var b strings.Builder
 	b.WriteString("| flag | environment | default | meaning |\n| --- | --- | --- | --- |\n")
-	for _, f := range runFlags() {
+	for _, f := range runCommand().Flags {
 		d := f.(cli.DocGenerationFlag)
 		def := strings.ReplaceAll(d.GetValue(), `"`, "")
 		if def == "" {
@@ -72,7 +72,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run --help: exit %d", code)
 	}
-	for _, f := range runFlags() {
+	for _, f := range runCommand().Flags {
 		name := f.Names()[0]
 		env := f.(cli.DocGenerationFlag).GetEnvVars()[0]
 		if env != envName(name) {

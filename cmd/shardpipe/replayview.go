@@ -10,7 +10,7 @@ import (
 )
 
 // logReplaySummary logs one line per partition and a total line.
-func logReplaySummary(log *slog.Logger, rc replayConfig, ps []pipeline.ReplayProgress) {
+func logReplaySummary(log *slog.Logger, rc *replayConfig, ps []pipeline.ReplayProgress) {
 	var applied, suppressed, rejected int64
 	for _, p := range ps {
 		log.Info("replay partition", "id", rc.id, "topic", rc.topic, "partition", p.Partition, "dry_run", rc.dryRun,
@@ -25,7 +25,7 @@ func logReplaySummary(log *slog.Logger, rc replayConfig, ps []pipeline.ReplayPro
 }
 
 // printReplaySummary writes the table that ends a replay.
-func printReplaySummary(out io.Writer, rc replayConfig, ps []pipeline.ReplayProgress) error {
+func printReplaySummary(out io.Writer, rc *replayConfig, ps []pipeline.ReplayProgress) error {
 	w := &stickyWriter{w: out}
 	what := "replay"
 	ap, su := "APPLIED", "SUPPRESSED"

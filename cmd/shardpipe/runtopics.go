@@ -5,28 +5,32 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/shardpipe/shardpipe/admin"
 )
 
-// checkRunTopics runs after preflight: with --on-poison dlq every
-// dead-letter topic must exist (unavailable, exit 3, naming each missing
-// one), and each consumed topic's retention is compared with the ledger TTL
-// (logged by warnRetention). One admin client, within rc.connectTimeout.
-func checkRunTopics(ctx context.Context, rc runConfig, log *slog.Logger) error {
-	if err := rc.checkDeadLetterTopics(ctx, rc.brokers, rc.kafkaOpts, rc.topics, rc.connectTimeout); err != nil {
-		return err
-	}
+// checkRetention compares each consumed topic's retention with the ledger
+// TTL (warnRetention), within --connect-timeout.
+func checkRetention(ctx context.Context, rc *runConfig, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
-	cl, err := adminClient(rc.brokers, rc.kafkaOpts...)
-	if err != nil {
-		return failure(err)
+	_ = rc.withAdmin(func(adm *kadm.Client) error { warnRetention(ctx, adm, rc.topics, rc.ttl, log); return nil })
+}
+
+// checkAccess: the principal may describe the group and the Redis user may
+// reach the ledger's keys, read-only (admin.CheckAccess); a refusal is exit 3.
+func checkAccess(ctx context.Context, rc *runConfig, rdb redis.UniversalClient) error {
+	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
+	defer cancel()
+	keys := []string{rc.prefix + "preflight-probe"}
+	if rc.totals != nil {
+		keys = append(keys, rc.totals.Hash)
 	}
-	defer cl.Close()
-	warnRetention(ctx, kadm.NewClient(cl), rc.topics, rc.ttl, log)
-	return nil
+	return exitFor(rc.withAdmin(func(adm *kadm.Client) error {
+		return admin.CheckAccess(ctx, adm, rc.group, rdb, rc.redis.Desc, keys...)
+	}), rc.brokers, rc.connectTimeout)
 }
 
 // warnRetention logs one warning per topic whose retention.ms is longer

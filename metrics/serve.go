@@ -1,4 +1,4 @@
-package main
+package metrics
 
 import (
 	"context"
@@ -12,17 +12,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/shardpipe/shardpipe/metrics"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// serveMetrics listens on addr and serves /metrics (a metrics.Collector
-// over stats) until ctx ends. It returns
-// once the listener is bound, so a bad or busy address fails at start, with
-// the bound address and a channel closed when the server has stopped.
-func serveMetrics(ctx context.Context, addr string, stats func() []pipeline.PartitionStats, log *slog.Logger) (string, <-chan struct{}, error) {
+// Serve listens on addr (host:port, or :0 for any free port) and serves a
+// Collector over stats at /metrics, on a registry of its own, until ctx
+// ends; then it shuts the server down, waiting up to 2s for scrapes in
+// progress. It returns once the listener is bound, so a bad or busy address
+// fails at once, with the bound address and a channel closed when the
+// server has stopped. A server that stops by itself is logged on log.
+func Serve(ctx context.Context, addr string, stats func() []pipeline.PartitionStats, log *slog.Logger) (string, <-chan struct{}, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(metrics.NewCollector(stats))
+	reg.MustRegister(NewCollector(stats))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
