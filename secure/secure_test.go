@@ -187,3 +187,43 @@ func TestDiagnoseReplies(t *testing.T) {
 		t.Errorf("Diagnose(other) = %v, want nil", d)
 	}
 }
+
+// TestValuesNameTheSetting: each bad plain value is a *secure.SettingError naming
+// the setting a command maps to its flag, and holds no secret.
+func TestValuesNameTheSetting(t *testing.T) {
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "x.pem")
+	if err := os.WriteFile(notPEM, []byte("pw-Secr3t"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SP_TEST_PW", "pw-Secr3t")
+	kafka := []struct {
+		v       secure.KafkaValues
+		setting string
+	}{
+		{secure.KafkaValues{TLSCA: notPEM}, "tls-ca"},
+		{secure.KafkaValues{TLSCert: notPEM}, "tls-cert"},
+		{secure.KafkaValues{TLSKey: notPEM}, "tls-key"},
+		{secure.KafkaValues{SASLMechanism: "GSSAPI", SASLUser: "u"}, "sasl-mechanism"},
+		{secure.KafkaValues{SASLMechanism: "PLAIN", PasswordEnv: "SP_TEST_PW"}, "sasl-user"},
+		{secure.KafkaValues{SASLMechanism: "PLAIN", SASLUser: "u", SASLPasswordFile: filepath.Join(dir, "none")}, "sasl-password-file"},
+	}
+	for _, tt := range kafka {
+		_, err := tt.v.Opts()
+		var se *secure.SettingError
+		if !errors.As(err, &se) || se.Setting != tt.setting || strings.Contains(err.Error(), "pw-Secr3t") {
+			t.Errorf("%+v: %v, want a *secure.SettingError of %s without the secret", tt.v, err, tt.setting)
+		}
+	}
+	if opts, err := (secure.KafkaValues{PasswordEnv: "SP_TEST_PW"}).Opts(); err != nil || len(opts) != 0 {
+		t.Errorf("the password variable alone: %v, %d options; want no error and none", err, len(opts))
+	}
+	_, err := secure.RedisValues{TLSCA: notPEM}.Redis()
+	var se *secure.SettingError
+	if !errors.As(err, &se) || se.Setting != "tls-ca" {
+		t.Errorf("redis CA not PEM: %v, want a *secure.SettingError of tls-ca", err)
+	}
+	if r, err := (secure.RedisValues{User: "u", PasswordEnv: "SP_TEST_PW"}).Redis(); err != nil || r.Password.Value() != "pw-Secr3t" {
+		t.Errorf("redis password from the variable: %v", err)
+	}
+}
