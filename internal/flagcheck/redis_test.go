@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/shardpipe/shardpipe/secure"
 )
 
 // TestParseRedisOptions: a redis:// URL's query options reach the client;
@@ -118,4 +120,20 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestParseRedisSentinel: a URL with master_name is a Sentinel target whose
+// sentinels are the URL's host and each addr, and whose description hides
+// the password; Secure sets the master's ACL user on it.
+func TestParseRedisSentinel(t *testing.T) {
+	rt, err := ParseRedis("redis://:s3cret@h1:26379?master_name=m&addr=h2:26379", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := rt.Failover; o == nil || rt.Single != nil || o.MasterName != "m" || len(o.SentinelAddrs) != 2 || strings.Contains(rt.Desc, "s3cret") {
+		t.Fatalf("target %+v", rt)
+	}
+	if err := rt.Secure(secure.Redis{User: "ledger"}); err != nil || rt.Failover.Username != "ledger" {
+		t.Fatalf("Secure: %v, user %q", err, rt.Failover.Username)
+	}
 }
