@@ -99,6 +99,12 @@ func metricDefs() []metricDef {
 			func(s pipeline.PartitionStats) float64 { return float64(s.Epoch) }},
 		{"shardpipe_partition_held", "1 while the partition is assigned to this process.", prometheus.GaugeValue,
 			func(s pipeline.PartitionStats) float64 { return b2f(s.Held) }},
+		{"shardpipe_effects_in_flight", "Effects running now (pipeline.MaxInFlight).", prometheus.GaugeValue,
+			func(s pipeline.PartitionStats) float64 { return float64(s.InFlight) }},
+		{"shardpipe_effects_retrying", "Records whose effect failed and that wait for their retry (pipeline.MaxInFlight); the committed offset cannot pass the lowest.", prometheus.GaugeValue,
+			func(s pipeline.PartitionStats) float64 { return float64(s.Retrying) }},
+		{"shardpipe_effects_given_up_total", "Records whose effect failed EffectAttempts times, or was rejected, and that were dead-lettered.", prometheus.CounterValue,
+			func(s pipeline.PartitionStats) float64 { return float64(s.EffectsGivenUp) }},
 	}
 }
 

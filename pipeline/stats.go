@@ -53,6 +53,14 @@ type PartitionStats struct {
 	Landed            int64 // offset below which every effect has landed (the commit point); -1 when none
 	Committed         int64 // last offset committed here; -1 when none
 	Fenced            int64 // commits refused as stale, by the local fence or the broker
+	// InFlight counts the records whose effects run now (MaxInFlight).
+	InFlight int64
+	// Retrying counts the records whose effect failed and that wait for
+	// their retry (MaxInFlight): the commit point cannot pass the lowest.
+	Retrying int64
+	// EffectsGivenUp counts records whose effect failed EffectAttempts
+	// times (or was rejected) and that were dead-lettered.
+	EffectsGivenUp int64
 }
 
 // stats keeps PartitionStats behind one mutex; workers update once per batch.

@@ -102,7 +102,10 @@ func Diagnose(err error) *StepError {
 	}
 	var fe *kgo.ErrFirstReadEOF
 	if errors.As(err, &fe) {
-		return mk(StepTLS, fe.Error(), "match the client's TLS and SASL settings to the listener's")
+		// franz-go guesses TLS or SASL; the port may also be no broker's
+		// client listener (a KRaft controller's).
+		return mk(StepTLS, "the server closed the connection right after the first request",
+			"check that the address names a broker's client listener (not a controller's or another service's port), and match the client's TLS and SASL settings to the listener's")
 	}
 	if strings.Contains(msg, "appear to be a tls alert") {
 		return mk(StepTLS, "the listener speaks TLS and the client does not", "turn TLS on (a CA file, or the system roots)")

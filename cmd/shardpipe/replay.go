@@ -96,6 +96,8 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		return failure(fmt.Errorf("replay %q was fenced: a newer replay with the same --id took over; this one stopped (%w)", rc.id, err))
 	case errors.Is(err, pipeline.ErrPlanChanged): // another first run of the id stored its plan meanwhile
 		return usageErr(err.Error(), "use a new --id for a new range, or give this id's range flags as its first run did")
+	case errors.Is(err, pipeline.ErrPoisonStorm):
+		return poisonStorm(err)
 	case errors.Is(err, context.Canceled):
 		return failure(fmt.Errorf("replay %q interrupted; what landed is checkpointed: run the same command again to continue", rc.id))
 	}

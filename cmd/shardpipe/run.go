@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
@@ -39,6 +40,16 @@ Examples:
 
 func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	log := newLogger(c.Root().ErrWriter, rc.log)
+	// --metrics-addr is bound before anything connects: a taken address is
+	// a start-up problem the flag fixes (exit 2 naming it).
+	var metricsLn net.Listener
+	if rc.metricsAddr != "" {
+		var err error
+		if metricsLn, err = net.Listen("tcp", rc.metricsAddr); err != nil {
+			return usageErr(fmt.Sprintf("%s %s: cannot listen there (%v); choose a free address or leave it empty", flagRef(fMetricsAddr), rc.metricsAddr, err))
+		}
+		defer metricsLn.Close() // closed already once served
+	}
 	rdb := rc.redis.Client()
 	defer rdb.Close()
 	// Signals are handled from here on: one during the start-up checks ends
@@ -57,24 +68,25 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	if err != nil {
 		return failure(err)
 	}
-	if rc.metricsAddr != "" {
+	if metricsLn != nil {
 		mctx, mstop := context.WithCancel(context.Background())
-		_, served, err := metrics.Serve(mctx, rc.metricsAddr, p.Stats, log)
-		if err != nil {
-			mstop()
-			_ = p.Close(context.Background())
-			return failure(err)
-		}
+		_, served := metrics.ServeListener(mctx, metricsLn, p.Stats, log)
 		defer func() { mstop(); <-served }()
 	}
 	rep := termui.NewRunReport(p, rc.group, rc.topics, log)
 	repDone := make(chan struct{})
 	repCtx, repStop := context.WithCancel(context.Background())
 	go func() { defer close(repDone); rep.Loop(repCtx, rc.log.reportInterval) }()
+	idleDone := make(chan struct{})
+	go func() { defer close(idleDone); explainNoPartitions(repCtx, p, rc, log) }()
 	err = p.Run(ctx)
 	repStop()
 	<-repDone
+	<-idleDone
 	rep.Final()
+	if err := poisonStorm(err); err != nil {
+		return err
+	}
 	if err != nil {
 		return failure(fmt.Errorf("run: %w", err))
 	}
@@ -97,7 +109,7 @@ func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, bar
 	}
 	popts := appendOpts([]pipeline.GroupOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
 		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol), pipeline.ShutdownTimeout(rc.shutdownTimeout),
-		pipeline.SessionTimeout(rc.sessionTimeout)}, append(rc.commitConfig.options(rc.maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...)...)
+		pipeline.SessionTimeout(rc.sessionTimeout)}, append(append(rc.commitConfig.options(rc.maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...), rc.inflight.options()...)...)
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
 	}
