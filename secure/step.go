@@ -102,8 +102,11 @@ func Diagnose(err error) *StepError {
 	}
 	var fe *kgo.ErrFirstReadEOF
 	if errors.As(err, &fe) {
-		// franz-go guesses TLS or SASL; the port may also be no broker's
-		// client listener (a KRaft controller's).
+		if strings.Contains(fe.Error(), "using TLS when") { // the client spoke TLS
+			return mk(StepTLS, fe.Error(), "match the client's TLS and SASL settings to the listener's")
+		}
+		// A plaintext client: franz-go guesses TLS or SASL missing; the
+		// port may also be no broker's client listener (a KRaft controller's).
 		return mk(StepTLS, "the server closed the connection right after the first request",
 			"check that the address names a broker's client listener (not a controller's or another service's port), and match the client's TLS and SASL settings to the listener's")
 	}
