@@ -19,8 +19,9 @@
 //	                  options, secrets that never print, and Diagnose, which names the
 //	                  connection step that failed; imports no shardpipe package
 //	admin             operational checks and actions: Redis preflight and durability, topic
-//	                  and retention checks, group status and lag, offset resets, replay rules;
-//	                  imports pipeline, sink, checkpoint
+//	                  and retention checks, group status and lag, offset resets, replay rules,
+//	                  start-up warnings, why a run holds no partitions; imports pipeline, sink,
+//	                  checkpoint
 //	metrics           Prometheus collector over pipeline stats, and its /metrics server; imports
 //	                  pipeline
 //	httpeffect        an HTTP POST as guard mode's external effect; imports sink
@@ -59,8 +60,9 @@
 //	internal/flagcheck
 //	                  checks of the command's settings: addresses, topic names, partition lists,
 //	                  Redis targets, replay bounds; imports pipeline, secure
-//	internal/termui   progress displays of produce and replay (terminal bars or log lines) and
-//	                  run's progress and summary lines
+//	internal/termui   progress displays of produce and replay (terminal bars or log lines),
+//	                  run's progress and summary lines, the tables of status, reset-offsets and
+//	                  replay; imports pipeline, admin
 //	internal/bench    the bench command's modes and report; imports pipeline, sink
 //	internal/testcerts
 //	                  a CA and certificates as PEM files, for TLS tests on real servers

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,6 +14,7 @@ import (
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -121,12 +119,12 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) er
 		return err
 	}
 	if rc.dryRun {
-		return printMoves(c.Root().Writer, group, topic, moves, true)
+		return termui.MovesTable(c.Root().Writer, group, topic, moves, true)
 	}
 	if err := admin.ResetOffsets(ctx, adm, group, topic, moves, opts...); err != nil {
 		return exitFor(err, brokers, timeout)
 	}
-	return printMoves(c.Root().Writer, group, topic, moves, false)
+	return termui.MovesTable(c.Root().Writer, group, topic, moves, false)
 }
 
 // resetRisk applies the TTL rule (ttlRisk) to the records the group would
@@ -153,26 +151,6 @@ func resetRisk(ctx context.Context, c *cli.Command, rc *resetConfig, adm *kadm.C
 		}
 		keysOnly := lc
 		keysOnly.totals = nil // only the keys are asked about
-		return newLedger(keysOnly, rc.topic, rdb, log)
+		return keysOnly.spec(log).Ledger(rdb, rc.topic)
 	}, "pass --force to move the offsets anyway (they apply again), or move them to a later --to")
-}
-
-func printMoves(out io.Writer, group, topic string, moves []admin.Move, dry bool) error {
-	w := &stickyWriter{w: out}
-	if dry {
-		fmt.Fprintf(w, "dry run: group %s topic %s (nothing committed)\n", group, topic)
-	} else {
-		fmt.Fprintf(w, "group %s topic %s: offsets moved\n", group, topic)
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "PARTITION\tBEFORE\tAFTER\t")
-	for _, m := range moves {
-		before := "-"
-		if m.Before >= 0 {
-			before = strconv.FormatInt(m.Before, 10)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t\n", m.Partition, before, m.After)
-	}
-	_ = tw.Flush()
-	return w.err
 }

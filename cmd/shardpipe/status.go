@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/termui"
 )
 
 func statusCommand() *cli.Command {
@@ -68,7 +67,7 @@ func statusAction(ctx context.Context, c *cli.Command, sc *statusConfig) error {
 		}
 		return nil
 	}
-	if err := printStatus(c.Root().Writer, st); err != nil {
+	if err := termui.StatusTable(c.Root().Writer, st); err != nil {
 		return failure(fmt.Errorf("write status: %w", err))
 	}
 	return nil
@@ -93,52 +92,4 @@ func describe(ctx context.Context, k kafkaConn, group string, topics []string, t
 		return st, exitFor(err, k.brokers, timeout)
 	}
 	return st, nil
-}
-
-// printStatus writes st as a header and a table, and returns the first
-// write error.
-func printStatus(out io.Writer, st admin.GroupStatus) error {
-	w := &stickyWriter{w: out}
-	epoch := "n/a (classic groups do not report their generation)"
-	if st.Epoch != nil {
-		epoch = fmt.Sprint(*st.Epoch)
-	}
-	fmt.Fprintf(w, "group %s  type %s  state %s  epoch %s  members %d  lag %d\n",
-		st.Group, st.Type, st.State, epoch, len(st.Members), st.Lag)
-	for _, m := range st.Members {
-		if m.Epoch != nil {
-			fmt.Fprintf(w, "  member %s  client %s  host %s  member-epoch %d\n", m.ID, m.ClientID, m.Host, *m.Epoch)
-		} else {
-			fmt.Fprintf(w, "  member %s  client %s  host %s\n", m.ID, m.ClientID, m.Host)
-		}
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCOMMITTED\tLAST-STABLE\tLOG-END\tLAG\tMEMBER")
-	for _, p := range st.Partitions {
-		committed, member := fmt.Sprint(p.Committed), p.Member
-		if p.Committed < 0 {
-			committed = "-"
-		}
-		if member == "" {
-			member = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\n", p.Topic, p.Partition, committed, p.LastStable, p.LogEnd, p.Lag, member)
-	}
-	_ = tw.Flush()
-	return w.err
-}
-
-// stickyWriter keeps the first write error and drops every write after it.
-type stickyWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (s *stickyWriter) Write(p []byte) (int, error) {
-	if s.err != nil {
-		return 0, s.err
-	}
-	n, err := s.w.Write(p)
-	s.err = err
-	return n, err
 }
