@@ -15,6 +15,9 @@
 //	                  durability barrier; imports only internal/faults/guardfault
 //	pipeline          group consumer, one worker per partition, epochs, poison records and
 //	                  dead letters, replay; imports checkpoint, sink and internal/faults
+//	secure            TLS, Kafka SASL and Redis ACL-user settings turned into kgo and go-redis
+//	                  options, secrets that never print, and Diagnose, which names the
+//	                  connection step that failed; imports no shardpipe package
 //	admin             operational checks and actions: Redis preflight and durability, topic
 //	                  and retention checks, group status and lag, offset resets, replay rules,
 //	                  start-up warnings, why a run holds no partitions; imports pipeline, sink,
@@ -26,11 +29,11 @@
 //	                  packages above; imports any of them and internal/...
 //	integration       the test kit on real Kafka and Redis: servers, names, cleanup, and the
 //	                  scenarios of integration/scenario run for a test; imports it, pipeline,
-//	                  sink, checkpoint, internal/...
+//	                  sink, checkpoint, secure, internal/...
 //	integration/scenario
 //	                  the fault scenarios (crash, rebalance, zombie, replay, poison) and their
 //	                  report, behind the kit and the demo; imports pipeline, sink, checkpoint,
-//	                  internal/...; not testing, kfake or miniredis
+//	                  secure, internal/...; not testing, kfake or miniredis
 //	integration/embedded
 //	                  in-process Kafka (kfake) and Redis (miniredis) for the kit's users
 //	internal/embedded in-process Kafka and Redis for the demo
@@ -56,11 +59,13 @@
 //	                  and the settings reported at once, "did you mean"; imports no shardpipe package
 //	internal/flagcheck
 //	                  checks of the command's settings: addresses, topic names, partition lists,
-//	                  Redis targets, replay bounds; imports pipeline
+//	                  Redis targets, replay bounds; imports pipeline, secure
 //	internal/termui   progress displays of produce and replay (terminal bars or log lines),
 //	                  run's progress and summary lines, the tables of status, reset-offsets and
 //	                  replay; imports pipeline, admin
 //	internal/bench    the bench command's modes and report; imports pipeline, sink
+//	internal/testcerts
+//	                  a CA and certificates as PEM files, for TLS tests on real servers
 //	internal/kafkainfo
 //	                  the broker's version, for bench and kafkaready
 //	internal/chaos    the fault suite driver (make chaos); imports internal/chaoscheck and
