@@ -35,6 +35,7 @@ func (w *worker) commit() error {
 	if err := w.reapplyLost(); err != nil {
 		return err
 	}
+	done := w.roundTrip()
 	err := w.durable(ctx, point)
 	if err == nil && w.lost() {
 		err = errLost // found by another partition's wait: apply again first
@@ -42,13 +43,16 @@ func (w *worker) commit() error {
 	if err == nil {
 		err = w.p.store.CommitAt(ctx, w.part, w.epoch, point, leaderEpoch)
 	}
+	if d := done(err); w.p.cfg.meter != nil {
+		w.p.cfg.meter.CommitRoundTrip(w.part, d, err)
+	}
 	if err == nil {
 		w.committedRedo()
 		w.tr.Committed(point)
 		w.lastCommit = point
 		w.countCommitted(point)
 		w.since, w.retryAt, w.failures = time.Time{}, time.Time{}, 0
-		w.p.stats.update(w.part, func(s *PartitionStats) { s.Committed = point })
+		w.p.stats.update(w.part, func(s *PartitionStats) { s.Committed, s.CommitFailures = point, 0 })
 		w.p.emit(Event{Kind: Committed, Partition: w.part, Epoch: w.epoch, Offset: point})
 		return nil
 	}
@@ -60,6 +64,7 @@ func (w *worker) commit() error {
 	}
 	if stale && local {
 		w.fence()
+		w.p.stats.update(w.part, func(s *PartitionStats) { s.TermFenced = true })
 	}
 	w.p.emit(Event{Kind: CommitRefused, Partition: w.part, Epoch: w.epoch, Offset: point, Err: err})
 	if stale && local {
@@ -72,6 +77,7 @@ func (w *worker) commit() error {
 		return fmt.Errorf("%s epoch %d: commit of offset %d: %w", w.part, w.epoch, point, err)
 	}
 	w.failures++
+	w.p.stats.update(w.part, func(s *PartitionStats) { s.CommitFailures = int64(w.failures) })
 	backoff := w.p.cfg.retry.Ceiling(w.failures)
 	w.retryAt = time.Now().Add(backoff)
 	w.p.cfg.logger.Warn("commit failed; retrying", "partition", w.part.String(), "epoch", w.epoch,

@@ -32,7 +32,7 @@ func poisonFlags() []cli.Flag {
 		&cli.IntFlag{Name: fPoisonAttempts, Value: 3, Sources: fromEnv(fPoisonAttempts),
 			Usage: "attempts in all for a poison record, with backoff from 100ms to 2s between them, before --on-poison applies"},
 		&cli.StringFlag{Name: fDLQPrefix, Value: "shardpipe:", Sources: fromEnv(fDLQPrefix),
-			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset) and the key written before each durability wait (prefix + fence); they must not overlap --ledger-prefix, so no business key can name one"},
+			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset), the key written before each durability wait (prefix + fence) and the one each readiness probe writes (prefix + health); they must not overlap --ledger-prefix, so no business key can name one"},
 	}
 }
 
@@ -50,6 +50,9 @@ func loadPoisonConfig(c *cli.Command, bad *problems, topics []string, ledgerPref
 	case ledgerPrefix != "" && overlap(fenceKey(pc.dlqPrefix), ledgerPrefix):
 		bad.addf("%s %q: its durability fence key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
 			flagRef(fDLQPrefix), pc.dlqPrefix, fenceKey(pc.dlqPrefix), flagRef(fLedgerPrefix), ledgerPrefix)
+	case ledgerPrefix != "" && overlap(healthKey(pc.dlqPrefix), ledgerPrefix):
+		bad.addf("%s %q: the readiness probe's key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
+			flagRef(fDLQPrefix), pc.dlqPrefix, healthKey(pc.dlqPrefix), flagRef(fLedgerPrefix), ledgerPrefix)
 	}
 	switch s := c.String(fOnPoison); s {
 	case "dlq":

@@ -59,13 +59,19 @@ func runAction(ctx context.Context, c *cli.Command) error {
 	if err != nil {
 		return interruptedOr(ctx, log, err)
 	}
-	p, err := newPipeline(rc, rdb, log, barrier)
+	var obs *observability
+	var extra []pipeline.Opt
+	if rc.metricsAddr != "" {
+		obs = newObservability(rdb)
+		extra = obs.options()
+	}
+	p, err := newPipeline(rc, rdb, log, barrier, extra...)
 	if err != nil {
 		return failure(err)
 	}
-	if rc.metricsAddr != "" {
+	if obs != nil {
 		mctx, mstop := context.WithCancel(context.Background())
-		_, served, err := serveMetrics(mctx, rc.metricsAddr, p.Stats, log)
+		_, served, err := obs.serve(mctx, rc.metricsAddr, p, rdb, healthKey(rc.dlqPrefix), rc.group, log)
 		if err != nil {
 			mstop()
 			_ = p.Close(context.Background())
@@ -90,7 +96,7 @@ func runAction(ctx context.Context, c *cli.Command) error {
 // newPipeline builds the sink (the ledger, or guard mode for --effect http)
 // and the pipeline from rc. barrier, when not nil, runs before every commit
 // (redisDurability).
-func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier) (*pipeline.Pipeline, error) {
+func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier, extra ...pipeline.Opt) (*pipeline.Pipeline, error) {
 	var ledger pipeline.Applier
 	var err error
 	if rc.httpEffect {
@@ -115,7 +121,7 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 	if barrier != nil {
 		popts = append(popts, pipeline.BeforeCommit(barrier))
 	}
-	for _, o := range rc.poisonConfig.options(rdb, rc.ledgerConfig) {
+	for _, o := range append(rc.poisonConfig.options(rdb, rc.ledgerConfig), extra...) {
 		popts = append(popts, o)
 	}
 	p, err := pipeline.New(popts...)

@@ -84,6 +84,8 @@ func TestRunRejectsBadSettings(t *testing.T) {
 			`--dlq-prefix (SHARDPIPE_DLQ_PREFIX) "app:": its markers (app:dlq:...) overlap --ledger-prefix (SHARDPIPE_LEDGER_PREFIX) "app:"`},
 		{"fence key inside the ledger", []string{"--ledger-prefix", "app:fen", "--dlq-prefix", "app:"}, nil,
 			`--dlq-prefix (SHARDPIPE_DLQ_PREFIX) "app:": its durability fence key app:fence overlaps --ledger-prefix (SHARDPIPE_LEDGER_PREFIX) "app:fen"`},
+		{"readiness key inside the ledger", []string{"--ledger-prefix", "app:hea", "--dlq-prefix", "app:"}, nil,
+			`--dlq-prefix (SHARDPIPE_DLQ_PREFIX) "app:": the readiness probe's key app:health overlaps --ledger-prefix (SHARDPIPE_LEDGER_PREFIX) "app:hea"`},
 		{"redis-replicas", []string{"--redis-replicas", "-1"}, nil, "--redis-replicas (SHARDPIPE_REDIS_REPLICAS) -1: must be 0 or more"},
 		{"key-space", []string{"--key-space", "topic"}, nil, `--key-space (SHARDPIPE_KEY_SPACE) "topic": want shared or per-topic`},
 		{"env on-poison", nil, map[string]string{"SHARDPIPE_ON_POISON": "drop"}, `--on-poison (SHARDPIPE_ON_POISON) "drop": want dlq or stop`},

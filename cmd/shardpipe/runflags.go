@@ -66,7 +66,7 @@ func runFlags() []cli.Flag {
 		&cli.DurationFlag{Name: fReportInterval, Value: 10 * time.Second, Sources: fromEnv(fReportInterval),
 			Usage: "how often to log a one-line progress summary (0: never)"},
 		&cli.StringFlag{Name: fMetricsAddr, Sources: fromEnv(fMetricsAddr),
-			Usage: "serve Prometheus metrics (per partition: attempted, applied, suppressed, fenced commits, landed and committed offsets) at http://ADDR/metrics, e.g. :9464 (empty: off)"},
+			Usage: "serve Prometheus metrics (per partition counters, offsets and lag; latency histograms; Kafka client, Redis pool, Go and process metrics) at http://ADDR/metrics, the probes /healthz and /readyz, and the status page /status, e.g. :9464 (empty: off)"},
 		&cli.StringFlag{Name: fLogFormat, Value: "text", Sources: fromEnv(fLogFormat),
 			Usage: "log format on stderr: text or json"},
 		&cli.StringFlag{Name: fLogLevel, Value: "info", Sources: fromEnv(fLogLevel),
