@@ -83,6 +83,9 @@ func New(opts ...GroupOpt) (*Pipeline, error) {
 			kopts = append(kopts, kgo.SessionTimeout(cfg.sessionTimeout))
 		}
 	}
+	if cfg.instanceID != "" {
+		kopts = append(kopts, kgo.InstanceID(cfg.instanceID))
+	}
 	cl, err := kgo.NewClient(kopts...)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: kafka client: %w", err)

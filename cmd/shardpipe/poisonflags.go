@@ -28,7 +28,7 @@ func poisonFlags() []cli.Flag {
 		&cli.StringFlag{Name: fOnPoison, Value: "dlq", Sources: fromEnv(fOnPoison),
 			Usage: "a poison record (no usable key, a value the effect cannot read), once its attempts are spent: dlq (write it to the dead-letter topic, once, then commit past it) or stop (exit 1, offset stays before it)"},
 		&cli.StringFlag{Name: fDLQTopic, Sources: fromEnv(fDLQTopic),
-			Usage: "dead-letter topic for every consumed topic (empty: <topic>.dlq for each); it must exist"},
+			Usage: "dead-letter topic for every consumed topic (empty: <topic>.dlq for each); it must exist (run: unless --create-dlq-topic creates it)"},
 		&cli.IntFlag{Name: fPoisonAttempts, Value: 3, Sources: fromEnv(fPoisonAttempts),
 			Usage: "attempts in all for a poison record, with backoff from 100ms to 2s between them, before --on-poison applies"},
 		&cli.StringFlag{Name: fDLQPrefix, Value: "shardpipe:", Sources: fromEnv(fDLQPrefix),

@@ -118,6 +118,7 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
 	}
+	popts = append(popts, rc.groupOptions()...)
 	if barrier != nil {
 		popts = append(popts, pipeline.BeforeCommit(barrier))
 	}

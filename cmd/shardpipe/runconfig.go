@@ -25,6 +25,7 @@ type runConfig struct {
 	protocol    pipeline.Protocol
 	startLatest bool
 	poisonConfig
+	operateConfig
 	sessionTimeout  time.Duration
 	shutdownTimeout time.Duration
 	connectTimeout  time.Duration
@@ -78,6 +79,7 @@ func loadRunConfig(c *cli.Command) (runConfig, error) {
 		bad.addf("%s %q: want earliest or latest", flagRef(fStart), s)
 	}
 	rc.poisonConfig = loadPoisonConfig(c, &bad, rc.topics, rc.ledgerConfig.prefix)
+	rc.operateConfig = loadOperateConfig(c, &bad)
 	rc.sessionTimeout = positive(&bad, c, fSessionTimeout)
 	rc.shutdownTimeout = positive(&bad, c, fShutdownTimeout)
 	rc.connectTimeout = positive(&bad, c, fConnectTimeout)

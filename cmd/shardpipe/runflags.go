@@ -57,6 +57,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: fStart, Value: "earliest", Sources: fromEnv(fStart),
 			Usage: "where a group with no committed offset starts: earliest or latest"})
 	fs = append(fs, poisonFlags()...)
+	fs = append(fs, operateFlags()...)
 	return append(fs,
 		&cli.DurationFlag{Name: fSessionTimeout, Value: 45 * time.Second, Sources: fromEnv(fSessionTimeout),
 			Usage: "classic protocol: a member that stops heartbeating (a killed process) leaves the group after this; the broker's group.min/max.session.timeout.ms bound it"},

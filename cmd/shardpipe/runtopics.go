@@ -11,10 +11,13 @@ import (
 )
 
 // checkRunTopics runs after preflight: with --on-poison dlq every
-// dead-letter topic must exist (unavailable, exit 3, naming each missing
+// dead-letter topic must exist (created first with --create-dlq-topic) (unavailable, exit 3, naming each missing
 // one), and each consumed topic's retention is compared with the ledger TTL
 // (logged by warnRetention). One admin client, within rc.connectTimeout.
 func checkRunTopics(ctx context.Context, rc runConfig, log *slog.Logger) error {
+	if err := createDeadLetterTopics(ctx, rc, log); err != nil {
+		return err
+	}
 	if err := rc.checkDeadLetterTopics(ctx, rc.brokers, rc.topics, rc.connectTimeout); err != nil {
 		return err
 	}
