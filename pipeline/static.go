@@ -9,11 +9,14 @@ package pipeline
 // drain and commit every partition, but the pipeline does not leave the
 // group. In the classic protocol no LeaveGroup is sent (franz-go sends one
 // only when the member revoked partitions in a rebalance it had not
-// finished); in the consumer protocol the final heartbeat is a temporary
-// leave (member epoch -2). Either way the partitions stay assigned to the ID,
-// unconsumed, until a process with that ID returns or the session timeout
-// (SessionTimeout; the broker's group.consumer.session.timeout.ms in the
-// consumer protocol) passes; only then are they reassigned. Each process
+// finished), and the partitions stay assigned to the ID, unconsumed, until
+// a process with that ID returns or SessionTimeout passes. In the consumer
+// protocol the final heartbeat is a temporary leave (member epoch -2),
+// which should keep them reserved until the broker's
+// group.consumer.session.timeout.ms; but with franz-go v1.22.3 on Kafka 4
+// a restart right after it was refused (UNRELEASED_INSTANCE_ID) for some
+// seconds, during which the group gave its partitions to other members:
+// rely on it in the classic protocol only. Each process
 // needs its own ID: one that joins with an ID in use fences the other,
 // whose commits the broker then refuses. Default: none (dynamic
 // membership: a stop leaves at once and the group rebalances).

@@ -29,7 +29,7 @@ type operateConfig struct {
 func operateFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: fInstanceID, Sources: fromEnv(fInstanceID),
-			Usage: "static group membership (group.instance.id), unique per process (e.g. the pod name of a StatefulSet): a restart with the same ID within the session timeout (classic: --session-timeout; consumer: the broker's group.consumer.session.timeout.ms) keeps its partitions, with no rebalance. SIGTERM still drains and commits but does not leave the group (classic: no LeaveGroup; consumer: a temporary leave, epoch -2): the partitions wait, unconsumed, until the ID returns or the session times out (empty: dynamic membership, a stop leaves at once)"},
+			Usage: "static group membership (group.instance.id), unique per process (e.g. the pod name of a StatefulSet). Classic protocol: a restart with the same ID within --session-timeout keeps its partitions, with no rebalance; SIGTERM still drains and commits but sends no LeaveGroup, so the partitions wait, unconsumed, until the ID returns or the session times out. Consumer protocol: SIGTERM sends a temporary leave (epoch -2), but a restart may be refused for some seconds (UNRELEASED_INSTANCE_ID) while the group hands its partitions to others (empty: dynamic membership, a stop leaves at once)"},
 		&cli.BoolFlag{Name: fCreateDLQTopic, Value: true, Sources: fromEnv(fCreateDLQTopic),
 			Usage: "with --on-poison dlq: create a missing dead-letter topic with its source's partition count and replication factor, and log it (false: refuse to start, naming it)"},
 	}

@@ -84,6 +84,8 @@ func TestRunRejectsBadSettings(t *testing.T) {
 			`--dlq-prefix (SHARDPIPE_DLQ_PREFIX) "app:": its markers (app:dlq:...) overlap --ledger-prefix (SHARDPIPE_LEDGER_PREFIX) "app:"`},
 		{"fence key inside the ledger", []string{"--ledger-prefix", "app:fen", "--dlq-prefix", "app:"}, nil,
 			`--dlq-prefix (SHARDPIPE_DLQ_PREFIX) "app:": its durability fence key app:fence overlaps --ledger-prefix (SHARDPIPE_LEDGER_PREFIX) "app:fen"`},
+		{"instance-id empty", []string{"--instance-id", " "}, nil, `--instance-id (SHARDPIPE_INSTANCE_ID) " ": empty; give each process its own ID, or leave the flag out`},
+		{"instance-id bad character", []string{"--instance-id", "pod/1"}, nil, `--instance-id (SHARDPIPE_INSTANCE_ID) "pod/1": character '/' not allowed`},
 		{"readiness key inside the ledger", []string{"--ledger-prefix", "app:hea", "--dlq-prefix", "app:"}, nil,
 			`--dlq-prefix (SHARDPIPE_DLQ_PREFIX) "app:": the readiness probe's key app:health overlaps --ledger-prefix (SHARDPIPE_LEDGER_PREFIX) "app:hea"`},
 		{"redis-replicas", []string{"--redis-replicas", "-1"}, nil, "--redis-replicas (SHARDPIPE_REDIS_REPLICAS) -1: must be 0 or more"},
