@@ -12,6 +12,8 @@ func (p *Probe) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeReport(w, p.Live()) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) { writeReport(w, p.Ready(r.Context())) })
+	mux.HandleFunc("GET /status", p.serveStatus)
+	mux.HandleFunc("GET /status.json", p.serveStatusJSON)
 	return mux
 }
 
