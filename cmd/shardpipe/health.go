@@ -50,3 +50,17 @@ func (o *observability) serve(ctx context.Context, addr string, p *pipeline.Pipe
 // healthKey is the Redis key readiness writes: one of shardpipe's own keys,
 // which loadPoisonConfig keeps out of the ledger's prefix.
 func healthKey(dlqPrefix string) string { return dlqPrefix + "health" }
+
+// serveReplay registers a replay's counters and serves /metrics on addr
+// (serveOps, without probes: a replay is in no group) until the returned
+// func is called, which waits for the server to stop.
+func (o *observability) serveReplay(addr string, stats func() []pipeline.PartitionStats, log *slog.Logger) (func(), error) {
+	o.reg.MustRegister(metrics.NewCollector(stats))
+	ctx, cancel := context.WithCancel(context.Background())
+	_, served, err := serveOps(ctx, addr, prometheus.Gatherers{o.reg, o.kafka}, nil, log)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return func() { cancel(); <-served }, nil
+}

@@ -94,9 +94,23 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	if barrier != nil {
 		opts = append(opts, pipeline.BeforeCommit(barrier))
 	}
+	var obs *observability
+	if rc.metricsAddr != "" {
+		obs = newObservability(rdb)
+		for _, o := range obs.options() {
+			opts = append(opts, o)
+		}
+	}
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
 		return failure(err)
+	}
+	if obs != nil {
+		stopMetrics, err := obs.serveReplay(rc.metricsAddr, r.Stats, log)
+		if err != nil {
+			return failure(err)
+		}
+		defer stopMetrics()
 	}
 	ctx, stop := untilSignal(ctx)
 	defer stop()

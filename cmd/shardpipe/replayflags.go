@@ -53,6 +53,8 @@ func replayFlags() []cli.Flag {
 		connectTimeoutFlag(),
 		&cli.DurationFlag{Name: fReportInterval, Value: 10 * time.Second, Sources: fromEnv(fReportInterval),
 			Usage: "when stderr is not a terminal: how often to log a progress line (0: never)"},
+		&cli.StringFlag{Name: fMetricsAddr, Sources: fromEnv(fMetricsAddr),
+			Usage: "serve Prometheus metrics (the same series as run's, per partition of the replay) at http://ADDR/metrics, e.g. :9465 (empty: off)"},
 		&cli.StringFlag{Name: fLogFormat, Value: "text", Sources: fromEnv(fLogFormat),
 			Usage: "log format on stderr: text or json"},
 		&cli.StringFlag{Name: fLogLevel, Value: "info", Sources: fromEnv(fLogLevel),
@@ -76,6 +78,7 @@ type replayConfig struct {
 	given            string // the range flags as given, stored with the plan by the first run of the id
 	connectTimeout   time.Duration
 	reportInterval   time.Duration
+	metricsAddr      string // "": no metrics
 	logFormat        string
 	logLevel         slog.Level
 }
@@ -135,6 +138,11 @@ func loadReplayConfig(c *cli.Command, now time.Time) (replayConfig, error) {
 	rc.connectTimeout = positive(&bad, c, fConnectTimeout)
 	if rc.reportInterval = c.Duration(fReportInterval); rc.reportInterval < 0 {
 		bad.addf("%s %v: must be 0 (off) or more", flagRef(fReportInterval), rc.reportInterval)
+	}
+	if rc.metricsAddr = c.String(fMetricsAddr); rc.metricsAddr != "" {
+		if msg := listenAddrProblem(rc.metricsAddr); msg != "" {
+			bad.addf("%s %q: %s", flagRef(fMetricsAddr), rc.metricsAddr, msg)
+		}
 	}
 	rc.logFormat = logFormat(&bad, c.String(fLogFormat))
 	rc.logLevel = logLevel(&bad, c.String(fLogLevel))
