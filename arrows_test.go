@@ -22,7 +22,7 @@ func TestImportArrows(t *testing.T) {
 		pkg    string
 		banned []string // import path prefixes
 	}{
-		{"checkpoint", append([]string{module + "pipeline", module + "sink", module + "admin", module + "metrics", module + "httpeffect"}, banned...)},
+		{"checkpoint", append([]string{module + "pipeline", module + "internal/faults/guardfault", module + "sink", module + "admin", module + "metrics", module + "httpeffect"}, banned...)},
 		{"sink", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics", module + "httpeffect"}, banned...)},
 		{"pipeline", append([]string{module + "admin", module + "metrics", module + "opshttp", module + "httpeffect"}, banned...)},
 		{"admin", append([]string{module + "metrics", module + "httpeffect"}, banned...)},
@@ -31,6 +31,7 @@ func TestImportArrows(t *testing.T) {
 		{"httpeffect", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics"}, banned...)},
 		{"internal/chaoscheck", []string{module}},
 		{"internal/faults/guardfault", []string{module}},
+		{"internal/faults/commitfault", []string{module}},
 		// The scenario engine runs in the demo and in users' programs: no
 		// testing, no fakes, not the kit.
 		{"integration/scenario", append([]string{"testing", module + "admin", module + "metrics", module + "httpeffect"}, banned...)},

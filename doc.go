@@ -10,7 +10,7 @@
 // TestImportArrows enforces them):
 //
 //	checkpoint        per-partition tracker and fenced commit (Kafka, Redis, memory stores);
-//	                  imports no shardpipe package
+//	                  imports only internal/faults/commitfault
 //	sink              the Redis ledger (record mode), the claim/done guard (guard mode), the
 //	                  durability barrier; imports only internal/faults/guardfault
 //	pipeline          group consumer, one worker per partition, epochs, poison records and
@@ -19,7 +19,8 @@
 //	                  and retention checks, group status and lag, offset resets, replay rules;
 //	                  imports pipeline, sink, checkpoint
 //	metrics           Prometheus collectors: pipeline stats and lag, latency histograms (a
-//	                  pipeline.Meter), the Kafka client (kprom) and the Redis pool; imports pipeline
+//	                  pipeline.Meter), the Kafka client (kprom), the Redis pool, and the /metrics
+//	                  server; imports pipeline
 //	opshttp           the operator's HTTP endpoints: /healthz, /readyz and the /status page;
 //	                  imports pipeline and metrics
 //	httpeffect        an HTTP POST as guard mode's external effect; imports sink
@@ -45,9 +46,21 @@
 //	                  API names them; imports checkpoint, sink, internal/faults/guardfault
 //	internal/faults/guardfault
 //	                  the guard's fault points, which sink reads; imports no shardpipe package
+//	internal/faults/commitfault
+//	                  a rewrite of checkpoint.Kafka's OffsetCommit requests (the zombie
+//	                  scenario's stale commit), which checkpoint reads; imports no shardpipe package
 //	internal/apicheck tests of the public API: docs, no fault seams, README snippets compile
 //	internal/produce  produce's sending loop: paced, acknowledged, interruptible
-//	internal/termui   progress displays of produce and replay (terminal bars or log lines)
+//	internal/buildinfo
+//	                  the binary's version, revision and platform, for the version command
+//	internal/cliflags commands of urfave/cli built from flag groups defined once: each flag's
+//	                  environment variable, every problem of the command line, the environment
+//	                  and the settings reported at once, "did you mean"; imports no shardpipe package
+//	internal/flagcheck
+//	                  checks of the command's settings: addresses, topic names, partition lists,
+//	                  Redis targets, replay bounds; imports pipeline
+//	internal/termui   progress displays of produce and replay (terminal bars or log lines) and
+//	                  run's progress and summary lines
 //	internal/bench    the bench command's modes and report; imports pipeline, sink
 //	internal/kafkainfo
 //	                  the broker's version, for bench and kafkaready

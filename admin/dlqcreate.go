@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -76,4 +77,23 @@ func CreateDeadLetterTopics(ctx context.Context, adm *kadm.Client, dlq string, s
 		}
 	}
 	return out, nil
+}
+
+// EnsureDeadLetterTopics is CheckDeadLetterTopics preceded, when create is
+// true, by CreateDeadLetterTopics, each topic it created logged on log at
+// info (with its partitions, replication factor and sources): what run
+// does at start with --create-dlq-topic. It returns the first error of
+// either.
+func EnsureDeadLetterTopics(ctx context.Context, adm *kadm.Client, dlq string, sources []string, create bool, log *slog.Logger) error {
+	if create {
+		created, err := CreateDeadLetterTopics(ctx, adm, dlq, sources)
+		for _, c := range created {
+			log.Info("created the missing dead-letter topic (--create-dlq-topic)", "topic", c.Topic,
+				"partitions", c.Partitions, "replication_factor", c.Replication, "sources", c.Sources)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return CheckDeadLetterTopics(ctx, adm, dlq, sources)
 }

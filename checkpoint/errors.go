@@ -13,6 +13,12 @@ var (
 	// ErrStaleOffset means a commit would move the offset backwards inside one
 	// epoch. The offset did not move.
 	ErrStaleOffset = errors.New("checkpoint: stale offset")
+	// ErrMemberChanged means a Kafka commit's term was assigned to a group
+	// member the client no longer is: it rejoined as a new member (a
+	// classic member whose session expired, told so by its JoinGroup). The
+	// commit was not sent; the term is closed. It comes wrapped with
+	// ErrStaleEpoch.
+	ErrMemberChanged = errors.New("checkpoint: the term's group member is gone (the client rejoined as a new member)")
 )
 
 // CommitError describes a refused or failed commit: which partition, the

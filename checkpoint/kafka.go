@@ -26,6 +26,18 @@ import (
 // STALE_MEMBER_EPOCH, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID) also wrap
 // ErrStaleEpoch, with the broker's error beside it.
 //
+// A term also belongs to the group member that was assigned it. A classic
+// member whose session expired can learn of it from its JoinGroup (the
+// broker answers UNKNOWN_MEMBER_ID); franz-go then rejoins at once as a
+// new member, without OnPartitionsLost, and sends every later commit, a
+// commit of the old member's term too, with the new member's ID and
+// generation, which the broker accepts although the old member's
+// partitions may have been given to, and committed past by, another
+// member. So a commit goes out only under the member ID its term was
+// assigned to: checked as franz-go builds the request, a commit of an
+// older membership's term is refused with ErrStaleEpoch (ErrMemberChanged)
+// and the term is closed.
+//
 // Each Commit waits for a synchronous OffsetCommit (Client.CommitOffsetsSync).
 // Commits of different partitions that overlap in time share one request
 // (group commit): franz-go sends one synchronous commit at a time, and one
@@ -46,6 +58,7 @@ type Kafka struct {
 type term struct {
 	held     bool
 	pos      Position   // epoch of the term; offset last committed in it (-1: none yet)
+	member   string     // the group member ID the term was assigned to ("": not in a group)
 	inFlight sync.Mutex // held while a commit of this partition is with the broker
 }
 
@@ -55,9 +68,11 @@ func NewKafka(cl *kgo.Client) *Kafka {
 	return &Kafka{cl: cl, batch: commitBatcher{send: kafkaSend(cl)}, terms: make(map[Partition]*term)}
 }
 
-// Assign opens p's term at epoch. Commits with an older epoch are refused from
-// now on.
+// Assign opens p's term at epoch, for the client's group member ID now
+// (call it where franz-go assigns p). Commits with an older epoch, or sent
+// under another member ID, are refused from now on.
 func (k *Kafka) Assign(p Partition, epoch int64) {
+	member, _ := k.cl.GroupMetadata()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	t := k.terms[p]
@@ -67,6 +82,7 @@ func (k *Kafka) Assign(p Partition, epoch int64) {
 	}
 	t.held = true
 	t.pos = Position{Epoch: epoch, Offset: -1}
+	t.member = member
 }
 
 // Release closes p's term at epoch (revoked, lost, or its worker died): every
@@ -124,7 +140,7 @@ func (k *Kafka) CommitAt(ctx context.Context, p Partition, epoch, offset int64, 
 	defer t.inFlight.Unlock()
 
 	k.mu.Lock()
-	held, cur := t.held, t.pos
+	held, cur, member := t.held, t.pos, t.member
 	k.mu.Unlock()
 	if !held {
 		return &CommitError{Partition: p, Epoch: epoch, Offset: offset, Current: cur,
@@ -138,7 +154,16 @@ func (k *Kafka) CommitAt(ctx context.Context, p Partition, epoch, offset int64, 
 	if err != nil || v == Same {
 		return err
 	}
-	if err := k.send(ctx, p, offset, leaderEpoch); err != nil {
+	if err := k.send(ctx, p, offset, leaderEpoch, member); err != nil {
+		if errors.Is(err, ErrMemberChanged) {
+			// The membership the term belonged to is over: so is the
+			// term, as if released.
+			k.mu.Lock()
+			if t.pos.Epoch == epoch && t.member == member {
+				t.held = false
+			}
+			k.mu.Unlock()
+		}
 		return &CommitError{Partition: p, Epoch: epoch, Offset: offset, Current: cur, Err: err}
 	}
 	k.mu.Lock()
@@ -150,11 +175,14 @@ func (k *Kafka) CommitAt(ctx context.Context, p Partition, epoch, offset int64, 
 }
 
 // send commits offset for p (in a request it may share with other
-// partitions) and maps its errors.
-func (k *Kafka) send(ctx context.Context, p Partition, offset int64, leaderEpoch int32) error {
-	rerr := k.batch.commit(ctx, p, offset, leaderEpoch)
+// partitions) under member, and maps its errors.
+func (k *Kafka) send(ctx context.Context, p Partition, offset int64, leaderEpoch int32, member string) error {
+	rerr := k.batch.commit(ctx, p, offset, leaderEpoch, member)
 	if rerr == nil {
 		return nil
+	}
+	if errors.Is(rerr, ErrMemberChanged) {
+		return fmt.Errorf("%w: %w", ErrStaleEpoch, rerr)
 	}
 	if fencedByBroker(rerr) {
 		return fmt.Errorf("%w: broker refused: %w", ErrStaleEpoch, rerr)

@@ -2,11 +2,15 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/shardpipe/shardpipe/internal/faults/commitfault"
 )
 
 // commitBatcher shares OffsetCommit round trips between partitions (group
@@ -36,14 +40,16 @@ type commitReq struct {
 	ctx    context.Context
 	p      Partition
 	offset int64
-	epoch  int32 // leader epoch of the record before offset; -1 unknown
+	epoch  int32  // leader epoch of the record before offset; -1 unknown
+	member string // the member ID the partition's term was assigned to; "" any
 	err    error
 	done   chan struct{} // closed once the request carrying it is answered
 	lead   chan struct{} // closed when the lead is handed to this commit
 }
 
-func newCommitReq(ctx context.Context, p Partition, offset int64, leaderEpoch int32) *commitReq {
-	return &commitReq{ctx: ctx, p: p, offset: offset, epoch: leaderEpoch, done: make(chan struct{}), lead: make(chan struct{})}
+func newCommitReq(ctx context.Context, p Partition, offset int64, leaderEpoch int32, member string) *commitReq {
+	return &commitReq{ctx: ctx, p: p, offset: offset, epoch: leaderEpoch, member: member,
+		done: make(chan struct{}), lead: make(chan struct{})}
 }
 
 // commitQueue holds the hand-over rules: who sends, what, and who sends
@@ -80,13 +86,15 @@ func (q *commitQueue) handOver() *commitReq {
 	return q.waiting[0]
 }
 
-// commit sends offset (with leaderEpoch) for p, in a request shared with other partitions'
-// commits, and returns the broker's answer for p. It returns only once the
+// commit sends offset (with leaderEpoch) for p, in a request shared with
+// other partitions' commits, and returns the broker's answer for p, or
+// ErrMemberChanged when the request would go out under another member ID
+// than member (unless member is ""). It returns only once the
 // request that carried it has finished, whatever ctx does, so that a
 // caller holding a partition's in-flight lock keeps it until the commit can
 // no longer land. ctx bounds the request when this commit leads it.
-func (b *commitBatcher) commit(ctx context.Context, p Partition, offset int64, leaderEpoch int32) error {
-	r := newCommitReq(ctx, p, offset, leaderEpoch)
+func (b *commitBatcher) commit(ctx context.Context, p Partition, offset int64, leaderEpoch int32, member string) error {
+	r := newCommitReq(ctx, p, offset, leaderEpoch, member)
 	b.mu.Lock()
 	lead := b.q.join(r)
 	b.mu.Unlock()
@@ -116,7 +124,9 @@ func (b *commitBatcher) commit(ctx context.Context, p Partition, offset int64, l
 // kafkaSend returns the send of a batcher on cl: one OffsetCommit for rs
 // (one entry per partition at most: a partition's caller holds its
 // in-flight lock) under the leader's context, each caller's answer its
-// partition's.
+// partition's. A commit whose term belongs to another member ID than the
+// one franz-go sends the request with is taken out of it, as franz-go
+// builds it (after any rejoin), and answered ErrMemberChanged.
 func kafkaSend(cl *kgo.Client) func(rs []*commitReq) {
 	return func(rs []*commitReq) {
 		offsets := make(map[string]map[int32]kgo.EpochOffset)
@@ -130,7 +140,23 @@ func kafkaSend(cl *kgo.Client) func(rs []*commitReq) {
 			reqErr error
 			perP   = make(map[Partition]error)
 		)
-		cl.CommitOffsetsSync(rs[0].ctx, offsets,
+		before := commitfault.From(rs[0].ctx)
+		ctx := kgo.PreCommitFnContext(rs[0].ctx, func(req *kmsg.OffsetCommitRequest) error {
+			if before != nil {
+				if err := before(req); err != nil {
+					return err
+				}
+			}
+			for _, r := range rs {
+				if r.member != "" && r.member != req.MemberID {
+					perP[r.p] = fmt.Errorf("%w: the term's member %s, the request's %s (generation %d)",
+						ErrMemberChanged, r.member, req.MemberID, req.Generation)
+				}
+			}
+			dropMembersChanged(req, perP)
+			return nil
+		})
+		cl.CommitOffsetsSync(ctx, offsets,
 			func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 				if err != nil {
 					reqErr = err
@@ -146,12 +172,32 @@ func kafkaSend(cl *kgo.Client) func(rs []*commitReq) {
 				}
 			})
 		for _, r := range rs {
-			r.err = reqErr
-			if r.err == nil {
-				r.err = perP[r.p]
+			r.err = perP[r.p]
+			if r.err == nil || !errors.Is(r.err, ErrMemberChanged) && reqErr != nil {
+				r.err = reqErr
 			}
 		}
 	}
+}
+
+// dropMembersChanged takes the partitions refused in refused out of req.
+func dropMembersChanged(req *kmsg.OffsetCommitRequest, refused map[Partition]error) {
+	if len(refused) == 0 {
+		return
+	}
+	topics := req.Topics[:0]
+	for _, t := range req.Topics {
+		ps := t.Partitions[:0]
+		for _, p := range t.Partitions {
+			if refused[Partition{Topic: t.Topic, Partition: p.Partition}] == nil {
+				ps = append(ps, p)
+			}
+		}
+		if t.Partitions = ps; len(ps) > 0 {
+			topics = append(topics, t)
+		}
+	}
+	req.Topics = topics
 }
 
 // responseTopic names a topic of an OffsetCommit response. From v10 on the

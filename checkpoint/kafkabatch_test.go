@@ -18,7 +18,7 @@ import (
 func TestCommitQueueHandOver(t *testing.T) {
 	var q commitQueue
 	r := func(p int32) *commitReq {
-		return newCommitReq(context.Background(), Partition{Topic: "t", Partition: p}, 1, 0)
+		return newCommitReq(context.Background(), Partition{Topic: "t", Partition: p}, 1, 0, "")
 	}
 	parts := func(rs []*commitReq) string {
 		s := ""
@@ -73,7 +73,7 @@ func TestCommitBatcherLeaderHandsOver(t *testing.T) {
 	defer cancel()
 	commit := func(p int32) chan error {
 		done := make(chan error, 1)
-		go func() { done <- b.commit(ctx, Partition{Topic: "t", Partition: p}, 1, 0) }()
+		go func() { done <- b.commit(ctx, Partition{Topic: "t", Partition: p}, 1, 0, "") }()
 		return done
 	}
 	next := func(want int32) sent {
@@ -153,7 +153,7 @@ func TestCommitBatcherConcurrentAnswers(t *testing.T) {
 			defer wg.Done()
 			p := Partition{Topic: "t", Partition: int32(i)}
 			for off := int64(1); off <= rounds; off++ {
-				err := b.commit(context.Background(), p, off, 0)
+				err := b.commit(context.Background(), p, off, 0, "")
 				if want := off%7 == 0; errors.Is(err, refused) != want {
 					t.Errorf("%s at %d: got %v, want refused=%v", p, off, err, want)
 				}

@@ -29,7 +29,7 @@ func TestBenchSmall(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, "bench", "--brokers", strings.Join(brokers, ","), "--redis", addr,
-			"--topic", topic, "--records", "2000", "--partitions", "4", "--rounds", "1", "--naive-records", "100",
+			"--bench-topic", topic, "--records", "2000", "--partitions", "4", "--rounds", "1", "--naive-records", "100",
 			"--latency-rate", "1000", "--latency-duration", "1s", "--json")
 		cmd.Env = withoutShardpipeEnv()
 		var stderr strings.Builder

@@ -204,9 +204,9 @@ func replayTimeRanges(t *testing.T, bin string) {
 		}
 	}
 
-	code, out := runCmd(ctx, bin, e.replayArgs("no-such", "--from", "0", "--partitions", "1,5")...)
+	code, out := runCmd(ctx, bin, e.replayArgs("no-such", "--from", "0", "--partition-ids", "1,5")...)
 	if code != 2 || !strings.Contains(out, "partition 5") {
-		t.Fatalf("--partitions 1,5 on a topic of 2: exit %d, want 2 naming partition 5\n%s", code, out)
+		t.Fatalf("--partition-ids 1,5 on a topic of 2: exit %d, want 2 naming partition 5\n%s", code, out)
 	}
 	code, out = runCmd(ctx, bin, e.replayArgs("too-old", "--from", "0", "--ttl", "150m")...)
 	if code != 2 || !strings.Contains(out, "older than --ttl") || !strings.Contains(out, "--force") {

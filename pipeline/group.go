@@ -11,11 +11,13 @@ import (
 )
 
 // onAssigned starts a worker per new partition, fenced at the epoch this
-// assignment came with.
-func (p *Pipeline) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
+// assignment came with. Partitions kept from an earlier membership (see
+// renewTerms) get new terms too.
+func (p *Pipeline) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
 	<-p.ready
 	member, gen := cl.GroupMetadata()
 	epoch := int64(gen)
+	assigned = p.renewTerms(ctx, cl, member, assigned)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for topic, parts := range assigned {
@@ -38,24 +40,31 @@ func (p *Pipeline) onAssigned(_ context.Context, cl *kgo.Client, assigned map[st
 		cl.ResumeFetchPartitions(map[string][]int32{topic: parts})
 	}
 	if len(assigned) > 0 {
-		p.cfg.logger.Info("partitions assigned", "epoch", epoch, "partitions", assigned)
+		p.cfg.logger.Info("partitions assigned", "epoch", epoch, "member", member, "partitions", assigned)
 	}
 }
 
 // onRevoked lets each revoked partition's worker finish its in-flight batch
 // and commit, then closes the term. A worker that misses the revoke timeout
 // is fenced: it may still finish its batch (the ledger suppresses what the new
-// owner already applied) but it can no longer commit.
-func (p *Pipeline) onRevoked(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
-	p.endTerms(revoked, false)
+// owner already applied) but it can no longer commit. A term of an earlier
+// membership (franz-go rejoined as a new member) ends as lost.
+func (p *Pipeline) onRevoked(_ context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	member, _ := cl.GroupMetadata()
+	p.endTerms(revoked, false, member)
 }
 
 // onLost stops each lost partition's worker without a commit.
 func (p *Pipeline) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
-	p.endTerms(lost, true)
+	p.endTerms(lost, true, "")
 }
 
-func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
+// endTerms ends the terms of parts: revoked (a final commit), or lost (none).
+// member, when given, is the client's member ID now: a term assigned to
+// another member ID ended with that membership and is lost whatever the
+// callback, since the group may have given its partitions to another member
+// meanwhile.
+func (p *Pipeline) endTerms(parts map[string][]int32, lost bool, member string) {
 	<-p.ready
 	p.mu.Lock()
 	aborted := p.aborted
@@ -74,15 +83,18 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 	}
 	p.mu.Unlock()
 
-	kind := Revoked
-	if lost {
-		kind = Lost
-	}
 	deadline, cancel := context.WithTimeout(context.Background(), p.cfg.revokeTimeout)
 	defer cancel()
 	by, _ := deadline.Deadline()
 	var wg sync.WaitGroup
+	anyLost := false
 	for _, w := range ws {
+		wl := lost || member != "" && w.member != member
+		anyLost = anyLost || wl
+		kind := Revoked
+		if wl {
+			kind = Lost
+		}
 		// A worker killed before (abandoned at the shutdown timeout, or by
 		// Abort) is not waited for again: what it still does, finishing
 		// its unknown batch, it does without holding up the rebalance or
@@ -91,7 +103,7 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 		if !aborted && !abandoned {
 			w.grant(by) // an unknown batch's effects are marked done within the wait
 		}
-		if lost {
+		if wl {
 			// Fence first, so not even an in-flight commit of the old
 			// term can land after this returns.
 			w.kill()
@@ -117,7 +129,14 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool) {
 		}()
 	}
 	wg.Wait()
-	if len(ws) > 0 {
-		p.cfg.logger.Info("partitions "+kind.String(), "partitions", parts)
+	switch {
+	case len(ws) == 0:
+	case member != "" && anyLost && !lost:
+		p.cfg.logger.Info("partitions lost", "partitions", parts,
+			"why", "revoked after the client rejoined the group as a new member: the old member's terms ended with it")
+	case anyLost:
+		p.cfg.logger.Info("partitions lost", "partitions", parts)
+	default:
+		p.cfg.logger.Info("partitions revoked", "partitions", parts)
 	}
 }

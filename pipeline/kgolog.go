@@ -8,10 +8,17 @@ import (
 )
 
 // kgoLogger hands franz-go's logs to slog, at warn and above so that a busy
-// group does not drown the pipeline's own lines.
+// group does not drown the pipeline's own lines; with the logger at debug,
+// also franz-go's info lines (joins, syncs, heartbeat errors: the group's
+// life as the client saw it).
 type kgoLogger struct{ l *slog.Logger }
 
-func (k kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+func (k kgoLogger) Level() kgo.LogLevel {
+	if k.l.Enabled(context.Background(), slog.LevelDebug) {
+		return kgo.LogLevelInfo
+	}
+	return kgo.LogLevelWarn
+}
 
 func (k kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 	lv := slog.LevelInfo

@@ -19,7 +19,8 @@ package pipeline
 // rely on it in the classic protocol only. Each process
 // needs its own ID: one that joins with an ID in use fences the other,
 // whose commits the broker then refuses. Default: none (dynamic
-// membership: a stop leaves at once and the group rebalances).
+// membership: a stop leaves at once and the group rebalances); an empty
+// id is the same as none.
 func InstanceID(id string) GroupOpt {
 	return groupOpt(func(c *config) { c.instanceID = id })
 }

@@ -10,23 +10,6 @@ import (
 	"github.com/shardpipe/shardpipe/admin"
 )
 
-// leaves returns the errors joined in err (errors.Join, nested too), or
-// err alone.
-func leaves(err error) []error {
-	if err == nil {
-		return nil
-	}
-	j, ok := err.(interface{ Unwrap() []error })
-	if _, single := err.(*admin.UnreachableError); !ok || single {
-		return []error{err}
-	}
-	var out []error
-	for _, e := range j.Unwrap() {
-		out = append(out, leaves(e)...)
-	}
-	return out
-}
-
 // problemLine words one error of package admin for the command: a request
 // that timed out says within --connect-timeout, the Kafka brokers are named,
 // and a problem a flag can accept or fix names the flag.
@@ -77,7 +60,7 @@ func brokerProblem(brokers []string, timeout time.Duration, err error) string {
 // anything else a failure (exit 1).
 func exitFor(err error, brokers []string, timeout time.Duration) error {
 	var unav, usage, fail []string
-	for _, e := range leaves(err) {
+	for _, e := range admin.Problems(err) {
 		l := problemLine(e, brokers, timeout)
 		switch {
 		case errors.Is(e, admin.ErrClusterNode), errors.Is(e, admin.ErrEviction), errors.Is(e, admin.ErrNoPersistence):

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 )
 
 // Exit codes.
@@ -39,12 +41,19 @@ func failure(err error) error { return &exitError{code: exitFailure, lines: []st
 // to stderr, one line each, prefixed "shardpipe: ".
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newApp(stdout, stderr)
-	err := root.Run(ctx, args)
+	args, err := cliflags.CheckArgs(root, args)
+	if err == nil {
+		err = root.Run(ctx, args)
+	}
 	if err == nil {
 		return exitOK
 	}
 	var ee *exitError
-	if !errors.As(err, &ee) {
+	var ue *cliflags.UsageError
+	switch {
+	case errors.As(err, &ue):
+		ee = &exitError{code: exitUsage, lines: ue.Lines}
+	case !errors.As(err, &ee):
 		// urfave/cli's own parse errors: unknown flags, unparsable values
 		// from the command line or the environment.
 		ee = &exitError{code: exitUsage, lines: []string{err.Error()}}
@@ -66,9 +75,6 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		demoCommand(), versionCommand()}
 	for _, c := range cmds {
 		c.OnUsageError = onUsage
-		if c.Name != "demo" && c.Name != "version" && !c.Hidden {
-			c.Action = noArgs(c.Name, c.Action)
-		}
 	}
 	return &cli.Command{
 		Name:  "shardpipe",
@@ -84,9 +90,6 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		HideVersion:    true,
 		OnUsageError:   onUsage,
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		CommandNotFound: func(_ context.Context, _ *cli.Command, name string) {
-			// reported by Action below
-		},
 		Action: func(_ context.Context, c *cli.Command) error {
 			if c.Args().Len() > 0 {
 				return usageErr(fmt.Sprintf("unknown command %q: want run, produce, status, replay, reset-offsets, bench, demo or version", c.Args().First()))
@@ -96,26 +99,14 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 	}
 }
 
-// envName is the environment variable for flag name.
-func envName(flag string) string {
-	return "SHARDPIPE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-}
+// env names the flags' variables: SHARDPIPE_ and the flag's name.
+const env cliflags.Env = "SHARDPIPE_"
 
-// fromEnv is the value source for flag name.
-func fromEnv(flag string) cli.ValueSourceChain { return cli.EnvVars(envName(flag)) }
+// envName is the environment variable for flag name.
+func envName(flag string) string { return env.Name(flag) }
 
 // flagRef names a flag and its variable for messages: "--ttl (SHARDPIPE_TTL)".
-func flagRef(flag string) string { return "--" + flag + " (" + envName(flag) + ")" }
-
-// noArgs refuses arguments (exit 2) before action runs.
-func noArgs(name string, action cli.ActionFunc) cli.ActionFunc {
-	return func(ctx context.Context, c *cli.Command) error {
-		if c.Args().Len() > 0 {
-			return usageErr(fmt.Sprintf("%s takes no arguments, got %q", name, c.Args().Slice()))
-		}
-		return action(ctx, c)
-	}
-}
+func flagRef(flag string) string { return env.Ref(flag) }
 
 // untilSignal returns ctx ended by the first SIGINT or SIGTERM; a second
 // one kills at once (the default handling is restored when ctx ends).

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
@@ -13,9 +12,12 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/bench"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/flagcheck"
 )
 
 const (
+	fBenchTopic      = "bench-topic"
 	fRecords         = "records"
 	fRounds          = "rounds"
 	fNaiveRecords    = "naive-records"
@@ -29,7 +31,7 @@ const (
 )
 
 func benchCommand() *cli.Command {
-	return &cli.Command{
+	return cliflags.Command(env, &cli.Command{
 		Name:  "bench",
 		Usage: "measure shardpipe against the consume and sink ceilings on your Kafka and Redis",
 		UsageText: `shardpipe bench --brokers kafka:9092 --redis redis:6379 [--records N] [--json]
@@ -45,94 +47,75 @@ Examples:
 			"the latency from record timestamp to effect landed at --latency-rate. It prints records/s,\n" +
 			"CPU seconds per million records, peak RSS and allocations per record (median [min-max]),\n" +
 			"and the ratios d/min(a,b), d/c, e/d, f/min(a,b). It writes only keys under\n" +
-			"'shardpipe-bench:' (deleted after each round, TTL 1h) and topics named after --topic.",
-		Flags: []cli.Flag{
-			brokersFlag(),
-			&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379", Sources: fromEnv(fRedis),
-				Usage: "Redis, host:port or a redis:// URL"},
-			&cli.StringFlag{Name: fTopic, Usage: "pre-filled topic to use (default shardpipe-bench-RECORDS, recreated when it holds another count)"},
-			&cli.IntFlag{Name: fRecords, Value: 1_000_000, Usage: "records in the topic, and per round of each mode"},
-			&cli.IntFlag{Name: fPartitions, Value: 12, Usage: "partitions of a topic the bench creates"},
-			&cli.StringFlag{Name: fModes, Usage: "measure only these, comma-separated: a-f or consume, sink, naive, shardpipe, totals, replay, and latency (default all)"},
-			&cli.IntFlag{Name: fCommitEvery, Usage: "modes d, e, f: commit every N records instead of the pipeline's default (a what-if; 0: the default)"},
-			&cli.IntFlag{Name: fRounds, Value: 3, Usage: "rounds per mode; figures are the median with min and max"},
-			&cli.IntFlag{Name: fNaiveRecords, Value: 20_000, Usage: "naive baseline: records per round at most"},
-			&cli.DurationFlag{Name: fNaiveBudget, Value: 5 * time.Second, Usage: "naive baseline: time per round at most"},
-			&cli.IntFlag{Name: fLatencyRate, Value: 20_000, Usage: "latency: offered records per second (0: skip)"},
-			&cli.DurationFlag{Name: fLatencyDuration, Value: 5 * time.Second, Usage: "latency: how long each round offers load"},
-			&cli.DurationFlag{Name: fLatencyCommit, Value: 100 * time.Millisecond, Usage: "latency: the pipeline's --commit-interval"},
-			&cli.BoolFlag{Name: fJSON, Usage: "print JSON instead of a table"},
-			&cli.StringFlag{Name: fJSONFile, Usage: "also write the JSON report to this file"},
-			&cli.StringFlag{Name: fProfileDir, Usage: "write CPU and allocation profiles of each mode's first round here"},
-		},
-		Action: benchAction,
+			"'shardpipe-bench:' (deleted after each round, TTL 1h) and topics named after --bench-topic.",
+	}, benchAction)
+}
+
+// benchConfig is bench's validated configuration.
+type benchConfig struct {
+	kafkaConn
+	bench.Config
+	json     bool
+	jsonFile string
+}
+
+func (bc *benchConfig) Groups() []cliflags.Group {
+	return []cliflags.Group{kafkaGroup(&bc.kafkaConn), cliflags.NewGroup(bc.load,
+		&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379", Usage: "Redis, host:port or a redis:// URL"},
+		&cli.StringFlag{Name: fBenchTopic, Usage: "pre-filled topic to use (default shardpipe-bench-RECORDS, recreated when it holds another count)"},
+		&cli.IntFlag{Name: fRecords, Value: 1_000_000, Usage: "records in the topic, and per round of each mode"},
+		&cli.IntFlag{Name: fPartitions, Value: 12, Usage: "partitions of a topic the bench creates"},
+		&cli.StringFlag{Name: fModes, Usage: "measure only these, comma-separated: a-f or consume, sink, naive, shardpipe, totals, replay, and latency (default all)"},
+		&cli.IntFlag{Name: fCommitEvery, Usage: "modes d, e, f: commit every N records instead of the pipeline's default (a what-if; 0: the default)"},
+		&cli.IntFlag{Name: fRounds, Value: 3, Usage: "rounds per mode; figures are the median with min and max"},
+		&cli.IntFlag{Name: fNaiveRecords, Value: 20_000, Usage: "naive baseline: records per round at most"},
+		&cli.DurationFlag{Name: fNaiveBudget, Value: 5 * time.Second, Usage: "naive baseline: time per round at most"},
+		&cli.IntFlag{Name: fLatencyRate, Value: 20_000, Usage: "latency: offered records per second (0: skip)"},
+		&cli.DurationFlag{Name: fLatencyDuration, Value: 5 * time.Second, Usage: "latency: how long each round offers load"},
+		&cli.DurationFlag{Name: fLatencyCommit, Value: 100 * time.Millisecond, Usage: "latency: the pipeline's --commit-interval"},
+		&cli.BoolFlag{Name: fJSON, Usage: "print JSON instead of a table"},
+		&cli.StringFlag{Name: fJSONFile, Usage: "also write the JSON report to this file"},
+		&cli.StringFlag{Name: fProfileDir, Usage: "write CPU and allocation profiles of each mode's first round here"})}
+}
+
+func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
+	bc.Config = bench.Config{
+		Brokers: bc.brokers, Redis: strings.TrimSpace(c.String(fRedis)),
+		Topic: c.String(fBenchTopic), Records: c.Int(fRecords), Partitions: int32(c.Int(fPartitions)),
+		Rounds: c.Int(fRounds), NaiveRecords: c.Int(fNaiveRecords), NaiveBudget: c.Duration(fNaiveBudget),
+		LatencyRate: c.Int(fLatencyRate), LatencyDuration: c.Duration(fLatencyDuration),
+		LatencyCommit: c.Duration(fLatencyCommit), ProfileDir: c.String(fProfileDir), CommitEvery: c.Int(fCommitEvery),
+		Args: []string{"bench-worker", "--spec"}, Stderr: c.Root().ErrWriter,
+		Log: newLogger(c.Root().ErrWriter, logConfig{format: "text"}),
+	}
+	bc.json, bc.jsonFile = c.Bool(fJSON), c.String(fJSONFile)
+	if bc.Topic == "" {
+		bc.Topic, bc.Recreate = fmt.Sprintf("shardpipe-bench-%d", bc.Records), true
+	} else if msg := flagcheck.Topic(bc.Topic); msg != "" {
+		bad.Addf("%s %q: %s", flagRef(fBenchTopic), bc.Topic, msg)
+	}
+	if ms, err := bench.ParseModes(c.String(fModes)); err != nil {
+		bad.Addf("%s: %v", flagRef(fModes), err)
+	} else {
+		bc.Modes = ms
+	}
+	if _, err := flagcheck.ParseRedis(bc.Redis, false); err != nil {
+		bad.Addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(bc.Redis), err)
+	}
+	if err := bc.Validate(); err != nil && len(*bad) == 0 {
+		bad.Addf("%v", err)
 	}
 }
 
-func benchAction(ctx context.Context, c *cli.Command) error {
-	var bad problems
-	cfg := bench.Config{
-		Brokers: brokerList(&bad, c.StringSlice(fBrokers)), Redis: strings.TrimSpace(c.String(fRedis)),
-		Topic: c.String(fTopic), Records: int(c.Int(fRecords)), Partitions: int32(c.Int(fPartitions)),
-		Rounds: int(c.Int(fRounds)), NaiveRecords: int(c.Int(fNaiveRecords)), NaiveBudget: c.Duration(fNaiveBudget),
-		LatencyRate: int(c.Int(fLatencyRate)), LatencyDuration: c.Duration(fLatencyDuration),
-		LatencyCommit: c.Duration(fLatencyCommit), ProfileDir: c.String(fProfileDir), CommitEvery: int(c.Int(fCommitEvery)),
-		Args: []string{"bench-worker", "--spec"}, Stderr: c.Root().ErrWriter,
-		Log: newLogger(c.Root().ErrWriter, "text", 0),
-	}
-	if cfg.Topic == "" {
-		cfg.Topic, cfg.Recreate = fmt.Sprintf("shardpipe-bench-%d", cfg.Records), true
-	} else if msg := topicProblem(cfg.Topic); msg != "" {
-		bad.addf("--%s %q: %s", fTopic, cfg.Topic, msg)
-	}
-	if ms, err := bench.ParseModes(c.String(fModes)); err != nil {
-		bad.addf("--%s: %v", fModes, err)
-	} else {
-		cfg.Modes = ms
-	}
-	if _, err := parseRedis(cfg.Redis, false); err != nil {
-		bad.addf("%s %q: %v", flagRef(fRedis), redactURL(cfg.Redis), err)
-	}
-	if err := cfg.Validate(); err != nil && len(bad) == 0 {
-		bad.addf("%v", err)
-	}
-	if len(bad) > 0 {
-		return usageErr(bad...)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return failure(fmt.Errorf("bench: cannot find this binary to start workers: %w", err))
-	}
-	cfg.Exe = exe
-	if cfg.ProfileDir != "" {
-		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
-			return failure(fmt.Errorf("bench: %w", err))
-		}
-	}
+func benchAction(ctx context.Context, c *cli.Command, bc *benchConfig) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := bench.Run(ctx, cfg)
+	rep, err := bench.Run(ctx, bc.Config)
 	if err != nil {
 		return failure(err)
 	}
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return failure(fmt.Errorf("bench: encode the report: %w", err))
-	}
-	js = append(js, '\n')
-	if f := c.String(fJSONFile); f != "" {
-		if err := os.WriteFile(f, js, 0o644); err != nil {
-			return failure(fmt.Errorf("bench: %w", err))
-		}
-	}
-	out := c.Root().Writer
-	if c.Bool(fJSON) {
-		_, err = out.Write(js)
-	} else {
-		err = bench.WriteTable(out, rep)
-	}
-	if err != nil {
-		return failure(fmt.Errorf("bench: write the report: %w", err))
+	if err := bench.Output(rep, c.Root().Writer, bc.json, bc.jsonFile); err != nil {
+		return failure(err)
 	}
 	return nil
 }

@@ -17,10 +17,10 @@ func TestBenchRejectsBadSettings(t *testing.T) {
 		{"rounds", []string{"--rounds", "0"}, "rounds 0: want at least 1"},
 		{"broker", []string{"--brokers", "nohost"}, `--brokers (SHARDPIPE_BROKERS) "nohost": want host:port`},
 		{"redis", []string{"--redis", "redis://x:y:z"}, "--redis (SHARDPIPE_REDIS)"},
-		{"topic", []string{"--topic", "bad topic"}, `--topic "bad topic"`},
+		{"topic", []string{"--bench-topic", "bad topic"}, `--bench-topic (SHARDPIPE_BENCH_TOPIC) "bad topic"`},
 		{"latency", []string{"--latency-commit-interval", "0s"}, "latency commit interval 0s"},
 		{"arguments", []string{"extra"}, "bench takes no arguments"},
-		{"modes", []string{"--modes", "d,x"}, `--modes: mode "x": want a-f`},
+		{"modes", []string{"--modes", "d,x"}, `--modes (SHARDPIPE_MODES): mode "x": want a-f`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

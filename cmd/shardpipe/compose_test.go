@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -144,9 +146,9 @@ func TestCompose(t *testing.T) {
 			var err error
 			switch sub {
 			case "run":
-				_, err = loadRunConfig(parsed(t, sub))
+				_, err = cliflags.Load[runConfig](parsed(t, sub))
 			case "produce":
-				_, err = loadProduceConfig(parsed(t, sub))
+				_, err = cliflags.Load[produceConfig](parsed(t, sub))
 			}
 			if err != nil {
 				t.Errorf("its environment fails 'shardpipe %s' validation: %v", sub, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/admin"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -21,33 +22,22 @@ const (
 	fAllowNoPersistence = "redis-allow-no-persistence"
 )
 
-func durabilityFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.IntFlag{Name: fRedisReplicas, Sources: fromEnv(fRedisReplicas),
+// durabilityGroup is the durability flags, what the ledger's Redis must
+// promise before a commit (the Name and FenceKey are set at start). Any
+// deployment takes them: on Redis Cluster the wait runs on every primary.
+func durabilityGroup(dc *admin.DurabilityConfig) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
+		dc.Replicas, dc.AllowEviction, dc.AllowNoPersistence = c.Int(fRedisReplicas), c.Bool(fAllowEviction), c.Bool(fAllowNoPersistence)
+		if dc.Replicas < 0 {
+			bad.Addf("%s %d: must be 0 or more", flagRef(fRedisReplicas), dc.Replicas)
+		}
+	},
+		&cli.IntFlag{Name: fRedisReplicas,
 			Usage: "commit an offset only once this many Redis replicas hold the ledger writes before it (WAITAOF: fsynced there; Redis before 7.2: WAIT, received; on Redis Cluster: replicas of every primary), so a failover loses none; commits wait while fewer replicas answer (0: wait for none)"},
-		&cli.BoolFlag{Name: fAllowEviction, Sources: fromEnv(fAllowEviction),
+		&cli.BoolFlag{Name: fAllowEviction,
 			Usage: "start although the ledger Redis's maxmemory-policy may evict keys (anything but noeviction; ledger keys carry a TTL, so volatile-* evicts them too): RISK: a record whose ledger key was evicted applies its effect again"},
-		&cli.BoolFlag{Name: fAllowNoPersistence, Sources: fromEnv(fAllowNoPersistence),
-			Usage: "start although the ledger Redis persists nothing (appendonly no and no save points): RISK: a Redis restart forgets the ledger and the effects written with it while offsets stay committed past them: those effects are lost, not replayed"},
-	}
-}
-
-// durabilityConfig is what the ledger's Redis must promise before a commit.
-type durabilityConfig struct {
-	replicas           int
-	allowEviction      bool
-	allowNoPersistence bool
-}
-
-// loadDurabilityConfig reads the durability flags. Any deployment takes
-// them: on Redis Cluster the wait runs on every primary.
-func loadDurabilityConfig(c *cli.Command, bad *problems, _ bool) durabilityConfig {
-	dc := durabilityConfig{replicas: int(c.Int(fRedisReplicas)), allowEviction: c.Bool(fAllowEviction),
-		allowNoPersistence: c.Bool(fAllowNoPersistence)}
-	if dc.replicas < 0 {
-		bad.addf("%s %d: must be 0 or more", flagRef(fRedisReplicas), dc.replicas)
-	}
-	return dc
+		&cli.BoolFlag{Name: fAllowNoPersistence,
+			Usage: "start although the ledger Redis persists nothing (appendonly no and no save points): RISK: a Redis restart forgets the ledger and the effects written with it while offsets stay committed past them: those effects are lost, not replayed"})
 }
 
 // fenceKey is the key the durability barrier writes before each wait:
@@ -59,12 +49,11 @@ func fenceKey(dlqPrefix string) string { return dlqPrefix + "fence" }
 // that break a ledger (usage error: exit 2) unless dc allows them, logs what
 // the rest risks, and returns the barrier every commit waits for (nil when
 // there is nothing to wait for).
-func redisDurability(ctx context.Context, rdb redis.UniversalClient, desc string, dc durabilityConfig, fence string,
-	timeout time.Duration, log *slog.Logger) (pipeline.Barrier, error) {
+func redisDurability(ctx context.Context, rdb redis.UniversalClient, dc admin.DurabilityConfig, timeout time.Duration,
+	log *slog.Logger) (pipeline.Barrier, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	d, err := admin.CheckDurability(ctx, rdb, admin.DurabilityConfig{Name: desc, FenceKey: fence, Replicas: dc.replicas,
-		AllowEviction: dc.allowEviction, AllowNoPersistence: dc.allowNoPersistence})
+	d, err := admin.CheckDurability(ctx, rdb, dc)
 	for _, r := range d.Risks {
 		msg := r.Message
 		switch {
@@ -80,7 +69,7 @@ func redisDurability(ctx context.Context, rdb redis.UniversalClient, desc string
 	if err != nil {
 		return nil, exitFor(err, nil, timeout)
 	}
-	attrs := []any{"wait", d.Wait, "redis", desc, "local_fsync", d.LocalFsync, "replicas", dc.replicas}
+	attrs := []any{"wait", d.Wait, "redis", dc.Name, "local_fsync", d.LocalFsync, "replicas", dc.Replicas}
 	for _, k := range []string{"appendonly", "appendfsync", "save", "maxmemory-policy"} {
 		if v, ok := d.Nodes[0].Config[k]; ok {
 			attrs = append(attrs, strings.ReplaceAll(k, "-", "_"), v)

@@ -3,42 +3,77 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/httpeffect"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
-// newHTTPGuarded is --effect http: guard mode (httpeffect.Effect) (a sink.Guard on the ledger's
-// Redis, key space, TTL and key source) around an HTTP call per record; in
-// a per-topic key space, one Guard per topic.
+// Flag names of --effect http (run only).
+const (
+	fHTTPURL     = "http-url"
+	fHTTPTimeout = "http-timeout"
+)
+
+// guardLease is the lease of a guard-mode claim (sink's default): an
+// effect must finish within it, so --http-timeout stays below it.
+const guardLease = 30 * time.Second
+
+// httpConfig is --effect http's validated configuration.
+type httpConfig struct {
+	url     *url.URL
+	timeout time.Duration
+}
+
+// httpGroup is the flags of --effect http, checked only when on is.
+func httpGroup(hc *httpConfig, on *bool) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
+		if !*on {
+			return
+		}
+		raw := c.String(fHTTPURL)
+		u, err := url.Parse(raw)
+		switch {
+		case raw == "":
+			bad.Addf("%s: empty; --effect http needs the URL to POST each record to", flagRef(fHTTPURL))
+		case err != nil:
+			bad.Addf("%s: not a valid URL", flagRef(fHTTPURL))
+		case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+			bad.Addf("%s %q: want an absolute http:// or https:// URL with a host", flagRef(fHTTPURL), u.Redacted())
+		default:
+			hc.url = u
+		}
+		if hc.timeout = c.Duration(fHTTPTimeout); hc.timeout <= 0 || hc.timeout >= guardLease {
+			bad.Addf("%s %v: want more than 0 and less than the guard lease %v (the call's context ends with the lease)",
+				flagRef(fHTTPTimeout), hc.timeout, guardLease)
+		}
+	},
+		&cli.StringFlag{Name: fHTTPURL,
+			Usage: "http: POST each record's value here (http:// or https://), with Idempotency-Key: the business key; 2xx is success"},
+		&cli.DurationFlag{Name: fHTTPTimeout, Value: 10 * time.Second,
+			Usage: "http: how long one call may take (below the guard lease, 30s); a timeout is an error and the batch is retried"})
+}
+
+// newHTTPGuarded is --effect http: guard mode (httpeffect.Effect) (a
+// sink.Guard on the ledger's Redis, key space, TTL and key source) around
+// an HTTP call per record; in a per-topic key space, one Guard per topic.
 func newHTTPGuarded(lc ledgerConfig, hc httpConfig, topics []string, rdb redis.UniversalClient, log *slog.Logger) (pipeline.Applier, error) {
-	log.Info("ledger key space", "key_space", lc.keySpace, "ledger_key", lc.prefixFor("<topic>")+"<business key>")
 	eff, err := httpeffect.New(hc.url.String(), httpeffect.Timeout(hc.timeout))
 	if err != nil {
 		return nil, err
 	}
-	effect := eff.Do
-	guarded := func(topic string) (pipeline.Applier, error) {
+	return lc.perTopic(topics, log, func(topic string) (pipeline.Applier, error) {
 		g, err := sink.NewGuard(rdb, sink.WithPrefix(lc.prefixFor(topic)), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
 			sink.WithLease(guardLease), sink.WithLogger(log))
 		if err != nil {
 			return nil, fmt.Errorf("guard: %w", err)
 		}
-		return pipeline.Guarded(g, effect), nil
-	}
-	if lc.keySpace != keySpacePerTopic {
-		return guarded("")
-	}
-	gs := make(map[string]pipeline.Applier, len(topics))
-	for _, t := range topics {
-		g, err := guarded(t)
-		if err != nil {
-			return nil, err
-		}
-		gs[t] = g
-	}
-	return pipeline.ByTopic(gs), nil
+		return pipeline.Guarded(g, eff.Do), nil
+	})
 }

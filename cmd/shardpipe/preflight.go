@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,19 +16,19 @@ import (
 
 // adminClient returns a Kafka client for admin requests whose dials and
 // retries end within the context's deadline.
-func adminClient(brokers []string) (*kgo.Client, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DialTimeout(3*time.Second),
+func (k kafkaConn) adminClient() (*kgo.Client, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.brokers...), kgo.DialTimeout(3*time.Second),
 		kgo.RetryTimeout(5*time.Second))
 	if err != nil {
-		return nil, fmt.Errorf("kafka client for %s: %w", strings.Join(brokers, ","), err)
+		return nil, fmt.Errorf("kafka client for %s: %w", strings.Join(k.brokers, ","), err)
 	}
 	return cl, nil
 }
 
-// withAdmin runs fn with a kadm client on brokers; a client that cannot be
-// made counts as an unreachable broker.
-func withAdmin(brokers []string, fn func(*kadm.Client) error) error {
-	cl, err := adminClient(brokers)
+// withAdmin runs fn with a kadm client; a client that cannot be made
+// counts as an unreachable broker.
+func (k kafkaConn) withAdmin(fn func(*kadm.Client) error) error {
+	cl, err := k.adminClient()
 	if err != nil {
 		return &admin.UnreachableError{Server: "kafka", Request: "Metadata", Err: err}
 	}
@@ -37,30 +36,25 @@ func withAdmin(brokers []string, fn func(*kadm.Client) error) error {
 	return fn(kadm.NewClient(cl))
 }
 
-// preflight checks, concurrently and within timeout, that the brokers
-// answer and every topic exists (admin.CheckTopics), and that Redis answers
-// and can run the ledger (admin.CheckRedis). It returns an unavailable
+// preflight checks within timeout that the brokers answer, every topic
+// exists and Redis can run the ledger (admin.Preflight). It returns an unavailable
 // error with one line per problem, or a usage error when only the settings
 // are wrong for the server (a cluster node given as one node).
-func preflight(ctx context.Context, brokers, topics []string, rdb redis.UniversalClient, redisDesc string, timeout time.Duration) error {
+func preflight(ctx context.Context, k kafkaConn, topics []string, rdb redis.UniversalClient, redisDesc string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var (
-		wg         sync.WaitGroup
-		kErr, rErr error
-	)
-	wg.Go(func() {
-		kErr = withAdmin(brokers, func(adm *kadm.Client) error { return admin.CheckTopics(ctx, adm, topics...) })
-	})
-	if rdb != nil {
-		wg.Go(func() { rErr = admin.CheckRedis(ctx, rdb, redisDesc) })
+	var kErr, rErr error
+	if err := k.withAdmin(func(adm *kadm.Client) error {
+		kErr, rErr = admin.Preflight(ctx, adm, topics, rdb, redisDesc)
+		return nil
+	}); err != nil {
+		kErr = err
 	}
-	wg.Wait()
 	var lines []string
-	for _, e := range leaves(kErr) {
-		lines = append(lines, problemLine(e, brokers, timeout))
+	for _, e := range admin.Problems(kErr) {
+		lines = append(lines, problemLine(e, k.brokers, timeout))
 	}
-	rExit := exitFor(rErr, brokers, timeout)
+	rExit := exitFor(rErr, k.brokers, timeout)
 	if len(lines) == 0 {
 		return rExit
 	}

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2/server"
-	"github.com/redis/go-redis/v9"
+
+	"github.com/shardpipe/shardpipe/internal/flagcheck"
 )
 
 // TestPreflightRedisServer: preflight reads INFO from Redis (miniredis
@@ -49,13 +50,13 @@ func TestPreflightRedisServer(t *testing.T) {
 				return true
 			})
 			defer mr.Server().SetPreHook(nil)
-			target, err := parseRedis(mr.Addr(), false)
+			target, err := flagcheck.ParseRedis(mr.Addr(), false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rdb := target.client()
+			rdb := target.Client()
 			defer rdb.Close()
-			err = preflight(context.Background(), []string{broker}, []string{"orders"}, rdb, target.desc, 5*time.Second)
+			err = preflight(context.Background(), kafkaConn{brokers: []string{broker}}, []string{"orders"}, rdb, target.Desc, 5*time.Second)
 			if tt.code == 0 {
 				if err != nil {
 					t.Fatalf("preflight: %v", err)
@@ -69,75 +70,6 @@ func TestPreflightRedisServer(t *testing.T) {
 			if len(ee.lines) != 1 || !strings.Contains(ee.lines[0], tt.want) {
 				t.Fatalf("lines %q, want one containing %q", ee.lines, tt.want)
 			}
-		})
-	}
-}
-
-// TestParseRedisOptions: a redis:// URL's query options reach the client;
-// an unknown one is rejected.
-func TestParseRedisOptions(t *testing.T) {
-	tests := []struct {
-		name, spec string
-		cluster    bool
-		check      func(t *testing.T, rdb redis.UniversalClient)
-		err        string
-	}{
-		{"url options", "redis://u:secret@h:6380/2?protocol=2&dial_timeout=3s&read_timeout=4s&pool_size=7&max_retries=5&client_name=sp", false,
-			func(t *testing.T, rdb redis.UniversalClient) {
-				c, ok := rdb.(*redis.Client)
-				if !ok {
-					t.Fatalf("client %T, want *redis.Client", rdb)
-				}
-				o := c.Options()
-				if o.Addr != "h:6380" || o.Username != "u" || o.Password != "secret" || o.DB != 2 || o.Protocol != 2 ||
-					o.DialTimeout != 3*time.Second || o.ReadTimeout != 4*time.Second || o.PoolSize != 7 ||
-					o.MaxRetries != 5 || o.ClientName != "sp" || !o.ContextTimeoutEnabled {
-					t.Fatalf("options %+v", o)
-				}
-			}, ""},
-		{"rediss", "rediss://h:6380", false, func(t *testing.T, rdb redis.UniversalClient) {
-			if o := rdb.(*redis.Client).Options(); o.TLSConfig == nil || o.TLSConfig.ServerName != "h" {
-				t.Fatalf("TLS config %+v", o.TLSConfig)
-			}
-		}, ""},
-		{"host:port", "h:6379", false, func(t *testing.T, rdb redis.UniversalClient) {
-			if o := rdb.(*redis.Client).Options(); o.Addr != "h:6379" || !o.ContextTimeoutEnabled {
-				t.Fatalf("options %+v", o)
-			}
-		}, ""},
-		{"node list", "a:1, b:2", false, func(t *testing.T, rdb redis.UniversalClient) {
-			c, ok := rdb.(*redis.ClusterClient)
-			if !ok {
-				t.Fatalf("client %T, want *redis.ClusterClient", rdb)
-			}
-			if o := c.Options(); len(o.Addrs) != 2 || !o.ContextTimeoutEnabled {
-				t.Fatalf("options %+v", o)
-			}
-		}, ""},
-		{"cluster url options", "redis://h:1?addr=h:2&pool_size=9", true, func(t *testing.T, rdb redis.UniversalClient) {
-			if o := rdb.(*redis.ClusterClient).Options(); len(o.Addrs) != 2 || o.PoolSize != 9 {
-				t.Fatalf("options %+v", o)
-			}
-		}, ""},
-		{"unknown option", "redis://h:1/0?pool_sise=3", false, nil, "unexpected option: pool_sise"},
-		{"unknown cluster option", "redis://h:1?bogus=1", true, nil, "unexpected option: bogus"},
-		{"empty list", " , ", false, nil, "no address in the list"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			target, err := parseRedis(tt.spec, tt.cluster)
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("parseRedis(%q): %v, want an error containing %q", tt.spec, err, tt.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			rdb := target.client()
-			defer rdb.Close()
-			tt.check(t, rdb)
 		})
 	}
 }

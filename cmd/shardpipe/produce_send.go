@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -17,70 +14,28 @@ import (
 	"github.com/shardpipe/shardpipe/internal/orders"
 	"github.com/shardpipe/shardpipe/internal/produce"
 	"github.com/shardpipe/shardpipe/internal/termui"
-	"github.com/shardpipe/shardpipe/internal/topics"
-	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// source returns the record source: the generator or JSON lines.
-func (pc produceConfig) source(stdin io.Reader) (next produce.Next, total int64, closeFn func(), err error) {
-	if pc.from == "" {
-		next, total := produce.Generated(pc.gen)
-		return next, total, func() {}, nil
-	}
-	r, closeFn := stdin, func() {}
-	if pc.from != "-" {
-		f, err := os.Open(pc.from)
-		if err != nil {
-			return nil, 0, nil, fmt.Errorf("%s: %w", flagRef(fFrom), err)
-		}
-		r, closeFn = f, func() { _ = f.Close() }
-	}
-	return produce.Lines(r, pc.from), -1, closeFn, nil
-}
-
-// ensureTopic checks the topic exists. With --partitions it creates it when
-// missing, and also its dead-letter topic <topic>.dlq (what run's default
-// --on-poison dlq writes to) with as many partitions, when that is missing.
-func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error {
+// ensureTopic checks the topic exists; with --partitions it creates it
+// and its dead-letter topic when missing (admin.EnsureTopic).
+func ensureTopic(ctx context.Context, pc *produceConfig, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, pc.connect)
 	defer cancel()
-	names := []string{pc.topic}
-	if pc.partitions > 0 && !strings.HasSuffix(pc.topic, ".dlq") {
-		names = append(names, pipeline.DeadLetterTopic("", pc.topic))
-	}
-	var found map[string]int
-	var missing []string
-	err := withAdmin(pc.brokers, func(adm *kadm.Client) (err error) {
-		found, missing, err = admin.TopicPartitions(ctx, adm, names...)
+	var e admin.Ensured
+	err := pc.withAdmin(func(adm *kadm.Client) (err error) {
+		e, err = admin.EnsureTopic(ctx, adm, pc.topic, pc.partitions, pc.replication)
 		return err
 	})
-	if err != nil {
+	if errors.Is(err, admin.ErrTopicMissing) {
+		return unavailableErr(fmt.Sprintf("kafka: topic %q does not exist; pass %s N to create it", pc.topic, flagRef(fPartitions)))
+	} else if err != nil {
 		return exitFor(err, pc.brokers, pc.connect)
 	}
-	if n, ok := found[pc.topic]; ok && pc.partitions > 0 && int32(n) != pc.partitions {
-		fmt.Fprintf(stderr, "produce: topic %s exists with %d partitions (not changed to %d)\n", pc.topic, n, pc.partitions)
+	if e.Existing > 0 && pc.partitions > 0 && int32(e.Existing) != pc.partitions {
+		fmt.Fprintf(stderr, "produce: topic %s exists with %d partitions (not changed to %d)\n", pc.topic, e.Existing, pc.partitions)
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	if pc.partitions == 0 {
-		return unavailableErr(fmt.Sprintf("kafka: topic %q does not exist; pass %s N to create it", pc.topic, flagRef(fPartitions)))
-	}
-	cl, err := adminClient(pc.brokers)
-	if err != nil {
-		return failure(err)
-	}
-	defer cl.Close()
-	for _, name := range missing {
-		// ExistOK: created meanwhile, by another producer.
-		created, err := topics.Create(ctx, kadm.NewClient(cl), topics.Spec{Name: name, Partitions: pc.partitions,
-			Replication: pc.replication, ExistOK: true})
-		if err != nil {
-			return failure(err)
-		}
-		if created {
-			fmt.Fprintf(stderr, "produce: created topic %s with %d partitions\n", name, pc.partitions)
-		}
+	for _, name := range e.Created {
+		fmt.Fprintf(stderr, "produce: created topic %s with %d partitions\n", name, pc.partitions)
 	}
 	return nil
 }
@@ -91,7 +46,7 @@ func ensureTopic(ctx context.Context, pc produceConfig, stderr io.Writer) error 
 // how much was sent otherwise. When ctx ends it stops sending, calls
 // interrupted (so that a second signal kills at once) and waits for the
 // records in flight.
-func sendAll(ctx context.Context, pc produceConfig, next produce.Next, total int64, stderr io.Writer,
+func sendAll(ctx context.Context, pc *produceConfig, next produce.Next, total int64, stderr io.Writer,
 	interrupted func()) (orders.Summary, error) {
 	prog := termui.NewProgress(stderr, total, time.Second)
 	res, err := produce.Send(ctx, produce.Config{Brokers: pc.brokers, Topic: pc.topic, Rate: pc.rate, Delivery: pc.delivery,
@@ -125,25 +80,4 @@ func sendAll(ctx context.Context, pc produceConfig, next produce.Next, total int
 		return res.Summary, failure(fmt.Errorf("interrupted after %d acknowledged records (%d more cancelled, unsent or unconfirmed)", res.Summary.Records, res.Dropped))
 	}
 	return res.Summary, nil
-}
-
-// writeSummary writes sum as JSON to path ("-": stdout; "": nowhere).
-func writeSummary(path string, stdout io.Writer, sum orders.Summary) error {
-	if path == "" {
-		return nil
-	}
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return failure(fmt.Errorf("summary: %w", err))
-	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err = stdout.Write(b)
-	} else {
-		err = os.WriteFile(path, b, 0o644)
-	}
-	if err != nil {
-		return failure(fmt.Errorf("%s: %w", flagRef(fSummaryJSON), err))
-	}
-	return nil
 }

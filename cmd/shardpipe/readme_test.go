@@ -21,7 +21,7 @@ const (
 func configTable() string {
 	var b strings.Builder
 	b.WriteString("| flag | environment | default | meaning |\n| --- | --- | --- | --- |\n")
-	for _, f := range runFlags() {
+	for _, f := range runCommand().Flags {
 		d := f.(cli.DocGenerationFlag)
 		def := strings.ReplaceAll(d.GetValue(), `"`, "")
 		if def == "" {
@@ -29,8 +29,8 @@ func configTable() string {
 		} else {
 			def = "`" + def + "`"
 		}
-		if _, isBool := f.(*cli.BoolFlag); isBool {
-			def = "`false`"
+		if bf, isBool := f.(*cli.BoolFlag); isBool {
+			def = fmt.Sprintf("`%v`", bf.Value)
 		}
 		usage := strings.ReplaceAll(d.GetUsage(), "|", `\|`)
 		fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s |\n", f.Names()[0], d.GetEnvVars()[0], def, usage)
@@ -72,7 +72,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run --help: exit %d", code)
 	}
-	for _, f := range runFlags() {
+	for _, f := range runCommand().Flags {
 		name := f.Names()[0]
 		env := f.(cli.DocGenerationFlag).GetEnvVars()[0]
 		if env != envName(name) {

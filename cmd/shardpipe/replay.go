@@ -5,19 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/termui"
+	"github.com/shardpipe/shardpipe/opshttp"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
 func replayCommand() *cli.Command {
-	return &cli.Command{
+	return cliflags.Command(env, &cli.Command{
 		Name:  "replay",
 		Usage: "replay a range of a topic through the ledger: apply only what the ledger lacks",
 		UsageText: `shardpipe replay --topic orders --id ID --from OFFSET|TIME|DURATION [--to OFFSET|TIME] [options]
@@ -30,7 +30,7 @@ Examples:
    shardpipe replay --topic orders --id restore-1 --from 6h --redis redis:6379 --effect totals --rate 2000
 
    # partitions 0 and 3 between two times (--to is exclusive)
-   shardpipe replay --topic orders --id fix-42 --partitions 0,3 --from 2026-11-30T01:00:00Z --to 2026-11-30T02:00:00Z`,
+   shardpipe replay --topic orders --id fix-42 --partition-ids 0,3 --from 2026-11-30T01:00:00Z --to 2026-11-30T02:00:00Z`,
 		Description: "Reads each partition's range by direct assignment (no consumer group: the live group is not\n" +
 			"disturbed) up to an end fixed when the replay starts, and applies every record through the\n" +
 			"ledger as run does: keys the ledger holds are suppressed, missing ones applied. --to is\n" +
@@ -40,30 +40,15 @@ Examples:
 			"and a newer run fences an older one still running (it exits 1). A range holding records\n" +
 			"older than --ttl whose keys the ledger lacks (they would apply again) needs --force.\n" +
 			"Ends with a table per partition on stdout.",
-		Flags:  replayFlags(),
-		Action: replayAction,
-	}
+	}, replayAction)
 }
 
-func replayAction(ctx context.Context, c *cli.Command) error {
-	now := time.Now()
-	rc, err := loadReplayConfig(c, now)
-	if err != nil {
-		return err
-	}
+func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	stderr := c.Root().ErrWriter
-	log := newLogger(stderr, rc.logFormat, rc.logLevel)
-	rdb := rc.ledgerConfig.redis.client()
+	log := newLogger(stderr, rc.log)
+	rdb := rc.ledgerConfig.redis.Client()
 	defer rdb.Close()
-	if err := preflight(ctx, rc.brokers, []string{rc.topic}, rdb, rc.ledgerConfig.redis.desc, rc.connectTimeout); err != nil {
-		return err
-	}
-	if !rc.dryRun {
-		if err := rc.checkDeadLetterTopics(ctx, rc.brokers, []string{rc.topic}, rc.connectTimeout); err != nil {
-			return err
-		}
-	}
-	barrier, err := redisDurability(ctx, rdb, rc.ledgerConfig.redis.desc, rc.ledgerConfig.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
+	barrier, err := rc.start(ctx, rc.kafkaConn, []string{rc.topic}, rdb, !rc.dryRun, log)
 	if err != nil {
 		return err
 	}
@@ -75,7 +60,7 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	if err != nil {
 		return failure(err)
 	}
-	ranges, err := planReplay(ctx, rc, now, stored, ledger, log)
+	ranges, err := planReplay(ctx, rc, stored, ledger, log)
 	if err != nil {
 		return err
 	}
@@ -85,36 +70,21 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 		applier = pipeline.Paced(ledger, rc.rate)
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
-	opts := []pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier),
-		pipeline.CommitEvery(rc.commitConfig.commitEvery), pipeline.CommitInterval(rc.commitConfig.commitInterval),
-		pipeline.MaxUncommitted(rc.commitConfig.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given), pipeline.Logger(log)}
-	for _, o := range rc.poisonConfig.options(rdb, rc.ledgerConfig) {
-		opts = append(opts, o)
-	}
-	if barrier != nil {
-		opts = append(opts, pipeline.BeforeCommit(barrier))
-	}
-	var obs *observability
-	if rc.metricsAddr != "" {
-		obs = newObservability(rdb)
-		for _, o := range obs.options() {
-			opts = append(opts, o)
-		}
-	}
+	ops := opshttp.NewOps(rc.metricsAddr, rdb)
+	opts := appendOpts([]pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix),
+		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), append(rc.poisonConfig.options(rdb, rc.ledgerConfig), ops.Options()...)...)...)
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
 		return failure(err)
 	}
-	if obs != nil {
-		stopMetrics, err := obs.serveReplay(rc.metricsAddr, r.Stats, log)
-		if err != nil {
-			return failure(err)
-		}
-		defer stopMetrics()
+	stopOps, err := ops.Start(r.Stats, nil, log)
+	if err != nil {
+		return failure(err)
 	}
+	defer stopOps()
 	ctx, stop := untilSignal(ctx)
 	defer stop()
-	view := termui.NewReplayView(stderr, r.Progress, rc.dryRun, rc.reportInterval, log)
+	view := termui.NewReplayView(stderr, r.Progress, rc.dryRun, rc.log.reportInterval, log)
 	if rc.dryRun {
 		err = r.DryRun(ctx, ledger)
 	} else {
@@ -122,8 +92,8 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 	}
 	view.Close()
 	prog := r.Progress()
-	logReplaySummary(log, rc, prog)
-	if werr := printReplaySummary(c.Root().Writer, rc, prog); werr != nil && err == nil {
+	termui.LogReplaySummary(log, rc.id, rc.topic, rc.dryRun, prog)
+	if werr := termui.PrintReplaySummary(c.Root().Writer, rc.id, rc.topic, rc.dryRun, prog); werr != nil && err == nil {
 		err = fmt.Errorf("write summary: %w", werr)
 	}
 	switch {
@@ -143,9 +113,9 @@ func replayAction(ctx context.Context, c *cli.Command) error {
 // when not nil) and applies the TTL rule (ttlRisk): a range holding records
 // older than --ttl whose keys the ledger lacks, which would apply again,
 // needs --force (a dry run only warns; --force skips the ledger check).
-func planReplay(ctx context.Context, rc replayConfig, now time.Time, stored []pipeline.Range, chk pipeline.Checker,
+func planReplay(ctx context.Context, rc *replayConfig, stored []pipeline.Range, chk pipeline.Checker,
 	log *slog.Logger) ([]pipeline.Range, error) {
-	cl, err := adminClient(rc.brokers)
+	cl, err := rc.adminClient()
 	if err != nil {
 		return nil, failure(err)
 	}
@@ -157,7 +127,7 @@ func planReplay(ctx context.Context, rc replayConfig, now time.Time, stored []pi
 	if ranges == nil {
 		ranges, err = pipeline.PlanReplay(pctx, adm, rc.topic, rc.partitions, rc.from, rc.to)
 		if errors.Is(err, pipeline.ErrUnknownPartition) {
-			return nil, usageErr(fmt.Sprintf("%s: %v", flagRef(fReplayPartitions), err))
+			return nil, usageErr(fmt.Sprintf("%s: %v", flagRef(fPartitionIDs), err))
 		}
 		if err != nil {
 			return nil, unavailableErr(err.Error())
@@ -166,17 +136,7 @@ func planReplay(ctx context.Context, rc replayConfig, now time.Time, stored []pi
 	for _, rg := range ranges {
 		log.Info("replay range", "topic", rc.topic, "partition", rg.Partition, "from", rg.From, "to", rg.To, "records", rg.Len())
 	}
-	risk := ttlRisk{brokers: rc.brokers, topic: rc.topic, ttl: rc.ledgerConfig.ttl, now: now, log: log, what: "the replay"}
-	lines, err := risk.lines(ctx, adm, ranges, !rc.force, func() (pipeline.Checker, error) { return chk, nil })
-	switch {
-	case err != nil:
-		return nil, err
-	case len(lines) == 0:
-	case rc.dryRun:
-		log.Warn("replay range holds records older than the ledger TTL without ledger entries: a replay would apply them again",
-			"ttl", rc.ledgerConfig.ttl, "partitions", strings.Join(lines, "; "))
-	default:
-		return nil, usageErr(append(lines, "pass --force to replay them anyway (they apply again), or start later with --from")...)
-	}
-	return ranges, nil
+	risk := ttlRisk{brokers: rc.brokers, topic: rc.topic, ttl: rc.ledgerConfig.ttl, now: rc.now, log: log, what: "the replay"}
+	return ranges, risk.check(ctx, adm, ranges, rc.force, rc.dryRun, func() (pipeline.Checker, error) { return chk, nil },
+		"pass --force to replay them anyway (they apply again), or start later with --from")
 }

@@ -3,41 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/shardpipe/shardpipe/pipeline"
 )
-
-func TestParseBound(t *testing.T) {
-	now := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
-	tests := []struct {
-		in      string
-		want    pipeline.Bound
-		wantErr string
-	}{
-		{"0", pipeline.AtOffset(0), ""},
-		{"1234", pipeline.AtOffset(1234), ""},
-		{"2026-11-30T04:00:00Z", pipeline.AtTime(time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)), ""},
-		{"2026-11-30T05:00:00.250+01:00", pipeline.AtTime(time.Date(2026, 11, 30, 4, 0, 0, 250e6, time.UTC)), ""},
-		{"90m", pipeline.AtTime(now.Add(-90 * time.Minute)), ""},
-		{"-5", pipeline.Bound{}, "negative"},
-		{"-5m", pipeline.Bound{}, "positive duration"},
-		{"yesterday", pipeline.Bound{}, "want an offset"},
-		{"2026-11-30", pipeline.Bound{}, "want an offset"},
-	}
-	for _, tt := range tests {
-		got, err := parseBound(tt.in, now)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("parseBound(%q) error %v, want one containing %q", tt.in, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || got.String() != tt.want.String() {
-			t.Errorf("parseBound(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
-		}
-	}
-}
 
 // TestReplayRejectsBadSettings: each invalid replay or reset-offsets setting
 // gives exit 2 and one line naming it, before anything connects.
@@ -56,7 +22,7 @@ func TestReplayRejectsBadSettings(t *testing.T) {
 		{"bad from", replay, []string{"--from", "yesterday"}, nil, `--from (SHARDPIPE_FROM) "yesterday": want an offset`},
 		{"negative offset", replay, []string{"--from", "-3"}, nil, `--from (SHARDPIPE_FROM) "-3": offset -3 is negative`},
 		{"bad to", replay, []string{"--to", "later"}, nil, `--to (SHARDPIPE_TO) "later": want an offset`},
-		{"bad partitions", replay, []string{"--partitions", "0,x"}, nil, `--partitions (SHARDPIPE_PARTITIONS) "0,x": "x" is not a partition number`},
+		{"bad partitions", replay, []string{"--partition-ids", "0,x"}, nil, `--partition-ids (SHARDPIPE_PARTITION_IDS) "0,x": "x" is not a partition number`},
 		{"negative rate", replay, []string{"--rate", "-1"}, nil, "--rate (SHARDPIPE_RATE) -1: must be 0 (no limit) or more"},
 		{"empty checkpoint prefix", replay, []string{"--checkpoint-prefix", ""}, nil, "--checkpoint-prefix (SHARDPIPE_CHECKPOINT_PREFIX): empty"},
 		{"bad effect", replay, []string{"--effect", "sum"}, nil, `--effect (SHARDPIPE_EFFECT) "sum": want none, totals or http`},
@@ -79,26 +45,5 @@ func TestReplayRejectsBadSettings(t *testing.T) {
 				t.Errorf("exit %d, lines %q; want exit 2 and one line containing %q", code, lines, tt.want)
 			}
 		})
-	}
-}
-
-// TestGivenBounds: the description a rerun is compared with keeps a
-// duration as written and does not depend on the order or repetition of
-// --partitions.
-func TestGivenBounds(t *testing.T) {
-	tests := []struct {
-		from, to string
-		parts    []int32
-		want     string
-	}{
-		{"6h", "", nil, "--from 6h --to (end) --partitions (all)"},
-		{" 6h ", " ", nil, "--from 6h --to (end) --partitions (all)"},
-		{"0", "500", []int32{3, 0, 3}, "--from 0 --to 500 --partitions 0,3"},
-		{"2026-11-30T01:00:00Z", "1h", []int32{0, 3}, "--from 2026-11-30T01:00:00Z --to 1h --partitions 0,3"},
-	}
-	for _, tt := range tests {
-		if got := givenBounds(tt.from, tt.to, tt.parts); got != tt.want {
-			t.Errorf("givenBounds(%q, %q, %v) = %q, want %q", tt.from, tt.to, tt.parts, got, tt.want)
-		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 // skipped. Other range flags under a used id are refused (exit 2): resuming
 // its checkpoints over another range would skip records or mark partitions
 // done with nothing read. nil means no run of the id stored a plan yet.
-func storedPlan(ctx context.Context, rc replayConfig, rdb redis.UniversalClient, log *slog.Logger) ([]pipeline.Range, error) {
+func storedPlan(ctx context.Context, rc *replayConfig, rdb redis.UniversalClient, log *slog.Logger) ([]pipeline.Range, error) {
 	lctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
 	p, ok, err := admin.ResumePlan(lctx, rdb, rc.checkpointPrefix, rc.id, rc.topic, rc.given)
@@ -30,7 +30,7 @@ func storedPlan(ctx context.Context, rc replayConfig, rdb redis.UniversalClient,
 		return nil, usageErr(
 			fmt.Sprintf("%s %q was first run at %s with %s, which planned the ranges (partition:from-to) %s; this run gives %s",
 				flagRef(fID), rc.id, at, orUnknown(p.Given), p, rc.given),
-			"a rerun of an id continues its stored ranges and needs the same --from, --to and --partitions; use a new --id to replay another range")
+			"a rerun of an id continues its stored ranges and needs the same --from, --to and --partition-ids; use a new --id to replay another range")
 	case err != nil:
 		return nil, unavailableErr(err.Error())
 	case !ok:

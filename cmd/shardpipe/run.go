@@ -9,12 +9,14 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/termui"
+	"github.com/shardpipe/shardpipe/opshttp"
 	"github.com/shardpipe/shardpipe/pipeline"
-	"github.com/shardpipe/shardpipe/sink"
 )
 
 func runCommand() *cli.Command {
-	return &cli.Command{
+	return cliflags.Command(env, &cli.Command{
 		Name:  "run",
 		Usage: "consume topics in a consumer group into the Redis ledger, effects exactly once",
 		UsageText: `shardpipe run --brokers kafka:9092 --topic orders --redis redis:6379 [options]
@@ -32,61 +34,41 @@ Examples:
 			"--connect-timeout, then consumes until SIGINT or SIGTERM, which drain the partitions, commit\n" +
 			"and leave the group within --shutdown-timeout. Offsets are committed only past records whose\n" +
 			"effects have landed; replays are suppressed by the ledger.",
-		Flags:  runFlags(),
-		Action: runAction,
-	}
+	}, runAction)
 }
 
-func runAction(ctx context.Context, c *cli.Command) error {
-	rc, err := loadRunConfig(c)
-	if err != nil {
-		return err
-	}
-	log := newLogger(c.Root().ErrWriter, rc.logFormat, rc.logLevel)
-	rdb := rc.redis.client()
+func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
+	log := newLogger(c.Root().ErrWriter, rc.log)
+	rdb := rc.redis.Client()
 	defer rdb.Close()
 	// Signals are handled from here on: one during the start-up checks ends
 	// run cleanly (exit 0), since nothing is held yet.
 	ctx, stop := untilSignal(ctx)
 	defer stop()
-	if err := preflight(ctx, rc.brokers, rc.topics, rdb, rc.redis.desc, rc.connectTimeout); err != nil {
-		return interruptedOr(ctx, log, err)
-	}
-	if err := checkRunTopics(ctx, rc, log); err != nil {
-		return interruptedOr(ctx, log, err)
-	}
-	barrier, err := redisDurability(ctx, rdb, rc.redis.desc, rc.durability, fenceKey(rc.dlqPrefix), rc.connectTimeout, log)
+	barrier, err := rc.start(ctx, rc.kafkaConn, rc.topics, rdb, true, log)
 	if err != nil {
 		return interruptedOr(ctx, log, err)
 	}
-	var obs *observability
-	var extra []pipeline.Opt
-	if rc.metricsAddr != "" {
-		obs = newObservability(rdb)
-		extra = obs.options()
-	}
-	p, err := newPipeline(rc, rdb, log, barrier, extra...)
+	checkRetention(ctx, rc, log)
+	ops := opshttp.NewOps(rc.metricsAddr, rdb)
+	p, err := newPipeline(rc, rdb, log, barrier, ops.Options()...)
 	if err != nil {
 		return failure(err)
 	}
-	if obs != nil {
-		mctx, mstop := context.WithCancel(context.Background())
-		_, served, err := obs.serve(mctx, rc.metricsAddr, p, rdb, healthKey(rc.dlqPrefix), rc.group, log)
-		if err != nil {
-			mstop()
-			_ = p.Close(context.Background())
-			return failure(err)
-		}
-		defer func() { mstop(); <-served }()
+	stopOps, err := ops.Start(p.Stats, opshttp.New(p, opshttp.Redis(rdb, healthKey(rc.dlqPrefix)), opshttp.Group(rc.group)), log)
+	if err != nil {
+		_ = p.Close(context.Background())
+		return failure(err)
 	}
-	rep := newReporter(p, rc.group, rc.topics, log)
+	defer stopOps()
+	rep := termui.NewRunReport(p, rc.group, rc.topics, log)
 	repDone := make(chan struct{})
 	repCtx, repStop := context.WithCancel(context.Background())
-	go func() { defer close(repDone); rep.loop(repCtx, rc.reportInterval) }()
+	go func() { defer close(repDone); rep.Loop(repCtx, rc.log.reportInterval) }()
 	err = p.Run(ctx)
 	repStop()
 	<-repDone
-	rep.final()
+	rep.Final()
 	if err != nil {
 		return failure(fmt.Errorf("run: %w", err))
 	}
@@ -95,8 +77,8 @@ func runAction(ctx context.Context, c *cli.Command) error {
 
 // newPipeline builds the sink (the ledger, or guard mode for --effect http)
 // and the pipeline from rc. barrier, when not nil, runs before every commit
-// (redisDurability).
-func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier, extra ...pipeline.Opt) (*pipeline.Pipeline, error) {
+// (redisDurability); extra are added (opshttp.Ops.Options).
+func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier, extra ...pipeline.Opt) (*pipeline.Pipeline, error) {
 	var ledger pipeline.Applier
 	var err error
 	if rc.httpEffect {
@@ -107,23 +89,11 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 	if err != nil {
 		return nil, err
 	}
-	popts := []pipeline.GroupOpt{
-		pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
-		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol),
-		pipeline.CommitEvery(rc.commitEvery), pipeline.CommitInterval(rc.commitInterval),
-		pipeline.MaxUncommitted(rc.maxUncommitted), pipeline.MaxBatch(rc.maxBatch),
-		pipeline.ShutdownTimeout(rc.shutdownTimeout), pipeline.SessionTimeout(rc.sessionTimeout),
-		pipeline.Logger(log),
-	}
+	popts := appendOpts([]pipeline.GroupOpt{pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
+		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol), pipeline.ShutdownTimeout(rc.shutdownTimeout),
+		pipeline.SessionTimeout(rc.sessionTimeout), pipeline.InstanceID(rc.instanceID)}, append(rc.commitConfig.options(rc.maxBatch, barrier, log), append(rc.poisonConfig.options(rdb, rc.ledgerConfig), extra...)...)...)
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
-	}
-	popts = append(popts, rc.groupOptions()...)
-	if barrier != nil {
-		popts = append(popts, pipeline.BeforeCommit(barrier))
-	}
-	for _, o := range append(rc.poisonConfig.options(rdb, rc.ledgerConfig), extra...) {
-		popts = append(popts, o)
 	}
 	p, err := pipeline.New(popts...)
 	if err != nil {
@@ -132,25 +102,10 @@ func newPipeline(rc runConfig, rdb redis.UniversalClient, log *slog.Logger, barr
 	return p, nil
 }
 
-// newLedger builds the ledger of topic's records from lc (any topic's in a
-// shared key space).
-func newLedger(lc ledgerConfig, topic string, rdb redis.UniversalClient, log *slog.Logger) (*sink.Ledger, error) {
-	sopts := []sink.LedgerOpt{sink.WithPrefix(lc.prefixFor(topic)), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
-		sink.WithLogger(log)}
-	if lc.totals != nil {
-		sopts = append(sopts, sink.WithEffect(*lc.totals))
-	}
-	ledger, err := sink.NewLedger(rdb, sopts...)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	return ledger, nil
-}
-
 // newLogger returns a text or JSON slog logger on w.
-func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
-	o := &slog.HandlerOptions{Level: level}
-	if format == "json" {
+func newLogger(w io.Writer, lc logConfig) *slog.Logger {
+	o := &slog.HandlerOptions{Level: lc.level}
+	if lc.format == "json" {
 		return slog.New(slog.NewJSONHandler(w, o))
 	}
 	return slog.New(slog.NewTextHandler(w, o))

@@ -4,26 +4,28 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/internal/cliflags"
+
+	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
 // parseRun parses a run command line with run's flags and returns what
-// loadRunConfig makes of it, or the parse error; it never connects.
-func parseRun(args []string) (runConfig, error) {
+// loading run's flag groups makes of it, or the parse error; it never connects.
+func parseRun(args []string) (*runConfig, error) {
 	var (
-		rc   runConfig
+		rc   *runConfig
 		lerr error
 	)
-	cmd := &cli.Command{Name: "run", Flags: runFlags(), Writer: io.Discard, ErrWriter: io.Discard,
+	cmd := &cli.Command{Name: "run", Flags: runCommand().Flags, Writer: io.Discard, ErrWriter: io.Discard,
 		Action: func(_ context.Context, c *cli.Command) error {
-			rc, lerr = loadRunConfig(c)
+			rc, lerr = cliflags.Load[runConfig](c)
 			return nil
 		}}
 	if err := cmd.Run(context.Background(), append([]string{"run"}, args...)); err != nil {
@@ -70,11 +72,11 @@ func FuzzRunConfig(f *testing.F) {
 			t.Fatalf("%q: accepted commit-every %d, max-batch %d", args, rc.commitEvery, rc.maxBatch)
 		case rc.deadLetter != (onPoison == "dlq"):
 			t.Fatalf("%q: dead letters %v", args, rc.deadLetter)
-		case (rc.redis.single == nil) == (rc.redis.clusterOpts == nil) || rc.redis.cluster != (rc.redis.clusterOpts != nil):
+		case (rc.redis.Single == nil) == (rc.redis.ClusterOpts == nil) || rc.redis.Cluster != (rc.redis.ClusterOpts != nil):
 			t.Fatalf("%q: redis target %+v is not exactly one of single and cluster", args, rc.redis)
 		}
 		for _, tp := range append(append([]string{}, rc.topics...), rc.dlqTopic) {
-			if tp != "" && topicProblem(tp) != "" {
+			if tp != "" && flagcheck.Topic(tp) != "" {
 				t.Fatalf("%q: accepted illegal topic %q", args, tp)
 			}
 			if tp == rc.dlqTopic && tp != "" && strings.Contains(","+strings.Join(rc.topics, ",")+",", ","+tp+",") {
@@ -83,41 +85,6 @@ func FuzzRunConfig(f *testing.F) {
 		}
 		if again, err := sink.ParseKeySource(rc.keys.String()); err != nil || again != rc.keys {
 			t.Fatalf("%q: key source %v does not round-trip: %v", args, rc.keys, err)
-		}
-	})
-}
-
-// FuzzParseRedis: any --redis value parses to exactly one of a single-node
-// and a cluster target, or fails; a cluster comes from --redis-cluster or a
-// list; and the description used in messages never shows a URL's password.
-func FuzzParseRedis(f *testing.F) {
-	f.Add("127.0.0.1:6379", false)
-	f.Add("redis://user:s3cret@h:6379/1", false)
-	f.Add("rediss://:pw@h:1?addr=h2:2", true)
-	f.Add("a:1, b:2,", false)
-	f.Add("redis://h:1/0?unknown=1", false)
-	f.Add("[::1]:6379", false)
-	f.Fuzz(func(t *testing.T, spec string, cluster bool) {
-		rt, err := parseRedis(spec, cluster)
-		if err != nil {
-			if err.Error() == "" {
-				t.Fatalf("%q: empty error", spec)
-			}
-			return
-		}
-		if (rt.single == nil) == (rt.clusterOpts == nil) || rt.cluster != (rt.clusterOpts != nil) {
-			t.Fatalf("%q: target %+v is not exactly one of single and cluster", spec, rt)
-		}
-		if cluster && !rt.cluster {
-			t.Fatalf("%q with --redis-cluster: a single-node target", spec)
-		}
-		if rt.desc == "" {
-			t.Fatalf("%q: empty description", spec)
-		}
-		if u, err := url.Parse(spec); err == nil && u.User != nil && strings.Contains(spec, "://") {
-			if pw, ok := u.User.Password(); ok && pw != "" && pw != "xxxxx" && strings.Contains(rt.desc, ":"+url.PathEscape(pw)+"@") {
-				t.Fatalf("%q: description %q shows the password", spec, rt.desc)
-			}
 		}
 	})
 }

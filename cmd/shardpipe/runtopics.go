@@ -10,26 +10,12 @@ import (
 	"github.com/shardpipe/shardpipe/admin"
 )
 
-// checkRunTopics runs after preflight: with --on-poison dlq every
-// dead-letter topic must exist (created first with --create-dlq-topic) (unavailable, exit 3, naming each missing
-// one), and each consumed topic's retention is compared with the ledger TTL
-// (logged by warnRetention). One admin client, within rc.connectTimeout.
-func checkRunTopics(ctx context.Context, rc runConfig, log *slog.Logger) error {
-	if err := createDeadLetterTopics(ctx, rc, log); err != nil {
-		return err
-	}
-	if err := rc.checkDeadLetterTopics(ctx, rc.brokers, rc.topics, rc.connectTimeout); err != nil {
-		return err
-	}
+// checkRetention compares each consumed topic's retention with the ledger
+// TTL (warnRetention), within --connect-timeout.
+func checkRetention(ctx context.Context, rc *runConfig, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
-	cl, err := adminClient(rc.brokers)
-	if err != nil {
-		return failure(err)
-	}
-	defer cl.Close()
-	warnRetention(ctx, kadm.NewClient(cl), rc.topics, rc.ttl, log)
-	return nil
+	_ = rc.withAdmin(func(adm *kadm.Client) error { warnRetention(ctx, adm, rc.topics, rc.ttl, log); return nil })
 }
 
 // warnRetention logs one warning per topic whose retention.ms is longer

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -33,42 +34,49 @@ type ttlRisk struct {
 	what string
 }
 
-// lines returns the refusal lines, nil when nothing would apply again.
-// chk is called only when some records are older than the TTL.
-func (r ttlRisk) lines(ctx context.Context, adm *kadm.Client, ranges []pipeline.Range, check bool,
-	chk func() (pipeline.Checker, error)) ([]string, error) {
+// check applies the rule to ranges: nil when no record would apply again,
+// or on a dry run, which logs a warning instead; else a usage error (exit
+// 2) with a line per partition and hint. chk is called only when some
+// records are older than the TTL; force skips it and only logs them.
+func (r ttlRisk) check(ctx context.Context, adm *kadm.Client, ranges []pipeline.Range, force, dryRun bool,
+	chk func() (pipeline.Checker, error), hint string) error {
 	ec := admin.ExpiryCheck{Brokers: r.brokers, Topic: r.topic, TTL: r.ttl, Now: r.now}
-	if check {
+	if !force {
 		ec.Ledger = chk
 	}
 	e, err := ec.Check(ctx, adm, ranges)
 	var ue *admin.UnreachableError
 	switch {
 	case errors.As(err, &ue) && ue.Request == "ledger check":
-		return nil, unavailableErr(fmt.Sprintf("checking the ledger for records older than --ttl %v: %v", r.ttl, ue.Err))
+		return unavailableErr(fmt.Sprintf("checking the ledger for records older than --ttl %v: %v", r.ttl, ue.Err))
 	case errors.As(err, &ue):
-		return nil, unavailableErr(err.Error())
+		return unavailableErr(err.Error())
 	case err != nil:
-		return nil, err
+		return err
 	}
-	if !check {
-		for _, rg := range e.Old {
+	for _, rg := range e.Old {
+		if force {
 			r.log.Warn("records older than the ledger TTL: not checked against the ledger (--force); any whose entry expired applies again",
 				"topic", r.topic, "partition", rg.Partition, "from", rg.From, "to", rg.To, "ttl", r.ttl)
 		}
-		return nil, nil
 	}
 	var lines []string
 	for _, x := range e.Partitions {
-		if x.Missing == 0 {
-			if x.Old > 0 {
-				r.log.Info("records older than the ledger TTL all have their ledger entries: none would apply again",
-					"topic", r.topic, "partition", x.Partition, "old_records", x.Old, "ttl", r.ttl)
-			}
-			continue
+		if x.Missing > 0 {
+			lines = append(lines, fmt.Sprintf("partition %d: %d of the %d records older than --ttl %v that %s would read have no ledger entry (first at offset %d, last at %d): their entries may have expired, so their effects would apply again",
+				x.Partition, x.Missing, x.Old, r.ttl, r.what, x.First, x.Last))
+		} else if x.Old > 0 {
+			r.log.Info("records older than the ledger TTL all have their ledger entries: none would apply again",
+				"topic", r.topic, "partition", x.Partition, "old_records", x.Old, "ttl", r.ttl)
 		}
-		lines = append(lines, fmt.Sprintf("partition %d: %d of the %d records older than --ttl %v that %s would read have no ledger entry (first at offset %d, last at %d): their entries may have expired, so their effects would apply again",
-			x.Partition, x.Missing, x.Old, r.ttl, r.what, x.First, x.Last))
 	}
-	return lines, nil
+	switch {
+	case len(lines) == 0:
+		return nil
+	case dryRun:
+		r.log.Warn(r.what+" would read again records older than the ledger TTL without ledger entries: they would apply again",
+			"ttl", r.ttl, "partitions", strings.Join(lines, "; "))
+		return nil
+	}
+	return usageErr(append(lines, hint)...)
 }

@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"runtime/debug"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/buildinfo"
 )
 
 func versionCommand() *cli.Command {
@@ -15,43 +14,8 @@ func versionCommand() *cli.Command {
 		Usage:     "print the version, the Go version and the source revision",
 		UsageText: "shardpipe version",
 		Action: func(_ context.Context, c *cli.Command) error {
-			printVersion(c.Root().Writer)
+			buildinfo.Write(c.Root().Writer)
 			return nil
 		},
-	}
-}
-
-// printVersion writes what runtime/debug knows about this binary.
-func printVersion(w io.Writer) {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		fmt.Fprintln(w, "shardpipe (no build information)")
-		return
-	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	fmt.Fprintf(w, "shardpipe %s\n", v)
-	fmt.Fprintf(w, "  module   %s\n", bi.Main.Path)
-	fmt.Fprintf(w, "  go       %s\n", bi.GoVersion)
-	settings := map[string]string{}
-	for _, s := range bi.Settings {
-		settings[s.Key] = s.Value
-	}
-	if r := settings["vcs.revision"]; r != "" {
-		if settings["vcs.modified"] == "true" {
-			r += " (modified)"
-		}
-		fmt.Fprintf(w, "  revision %s\n", r)
-	}
-	if t := settings["vcs.time"]; t != "" {
-		fmt.Fprintf(w, "  time     %s\n", t)
-	}
-	fmt.Fprintf(w, "  platform %s/%s\n", settings["GOOS"], settings["GOARCH"])
-	for _, d := range bi.Deps {
-		if d.Path == "github.com/twmb/franz-go" || d.Path == "github.com/redis/go-redis/v9" {
-			fmt.Fprintf(w, "  dep      %s %s\n", d.Path, d.Version)
-		}
 	}
 }

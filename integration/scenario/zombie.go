@@ -13,6 +13,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/internal/faults"
+	"github.com/shardpipe/shardpipe/internal/faults/commitfault"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -244,7 +245,7 @@ func (s *staller) hook(ctx context.Context, p checkpoint.Partition, _ int64, _ [
 func staleCommit(ctx context.Context, a *pipeline.Pipeline, member string, epoch int32, p checkpoint.Partition) error {
 	store := checkpoint.NewKafka(a.Client())
 	store.Assign(p, int64(epoch))
-	ctx = kgo.PreCommitFnContext(ctx, func(req *kmsg.OffsetCommitRequest) error {
+	ctx = commitfault.With(ctx, func(req *kmsg.OffsetCommitRequest) error {
 		req.MemberID, req.Generation = member, epoch
 		return nil
 	})

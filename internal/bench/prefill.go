@@ -40,7 +40,7 @@ func Prefill(ctx context.Context, brokers []string, topic string, partitions int
 		return nil
 	}
 	if exists && !recreate {
-		return fmt.Errorf("%w: %q holds %d records, want %d (pass --records %d, or another --topic)",
+		return fmt.Errorf("%w: %q holds %d records, want %d (pass --records %d, or another --bench-topic)",
 			ErrTopicMismatch, topic, have, n, have)
 	}
 	if exists {

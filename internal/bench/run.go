@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,7 +38,7 @@ type Config struct {
 	// ProfileDir, when set, receives CPU and allocation profiles of each
 	// mode's first round.
 	ProfileDir string
-	// Exe and Args start a worker: Exe Args... SPEC-JSON.
+	// Exe and Args start a worker: Exe Args... SPEC-JSON ("": this binary).
 	Exe    string
 	Args   []string
 	Stderr io.Writer // the workers' logs
@@ -74,6 +75,18 @@ const ttl = time.Hour
 func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return Report{}, err
+	}
+	if cfg.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return Report{}, fmt.Errorf("bench: cannot find this binary to start workers: %w", err)
+		}
+		cfg.Exe = exe
+	}
+	if cfg.ProfileDir != "" {
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			return Report{}, fmt.Errorf("bench: %w", err)
+		}
 	}
 	log := cfg.Log
 	if err := Prefill(ctx, cfg.Brokers, cfg.Topic, cfg.Partitions, cfg.Records, cfg.Recreate, log); err != nil {

@@ -97,3 +97,26 @@ func (c *consumer) waitLog(ctx context.Context, from int64, d time.Duration, msg
 		time.Sleep(50 * time.Millisecond) // polls the log file; there is no event to wait on
 	}
 }
+
+// member is the group member ID of c's latest assignment, from its log
+// ("" when none is logged).
+func (c *consumer) member() string {
+	f, err := os.Open(c.logPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	member := ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m struct {
+			Msg    string `json:"msg"`
+			Member string `json:"member"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Msg == "partitions assigned" && m.Member != "" {
+			member = m.Member
+		}
+	}
+	return member
+}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/shardpipe/shardpipe/internal/chaoscheck"
 )
@@ -24,7 +26,10 @@ func (r *runner) do(ctx context.Context, s step) error {
 	}
 	switch s.Kind {
 	case faultKill:
-		c := r.target(s.Slot)
+		// The consumer holding the most landed, uncommitted records (on a
+		// loaded machine the slot's own may just have restarted and hold
+		// none), so that the kill leaves work to replay.
+		c := r.holding(ctx, s.Slot)
 		held := r.awaitHolding(ctx, c, 5*time.Second)
 		r.logf("SIGKILL %s, holding %d landed records not yet committed; restart in %v", c, held, s.Down)
 		if err := r.kill(c); err != nil {
@@ -58,8 +63,13 @@ func (r *runner) do(ctx context.Context, s step) error {
 			return err
 		}
 		r.faults.ZombiePauses++
+		member := c.member()
 		err := sleep(ctx, r.cfg.ZombiePause)
+		if err == nil && r.protocol == "classic" {
+			err = r.awaitEvicted(ctx, c, member)
+		}
 		from := c.logSize()
+		woke := time.Now()
 		if cerr := c.signal(syscall.SIGCONT); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -75,6 +85,8 @@ func (r *runner) do(ctx context.Context, s step) error {
 			r.noEffect("zombie %s held no landed, uncommitted record when stopped", c)
 		case msg == "":
 			r.noEffect("zombie %s: no sign within 30s of SIGCONT that it was fenced out (partitions lost, commit refused)", c)
+			r.moments = append(r.moments, moment{why: fmt.Sprintf("zombie %s woken, not seen fenced out", c), c: c,
+				from: woke.Add(-r.cfg.ZombiePause - time.Second), to: woke.Add(30 * time.Second)})
 		default:
 			r.faults.ZombiesFenced++
 			r.logf("zombie %s woke fenced out: %q", c, msg)
@@ -334,6 +346,39 @@ func (r *runner) awaitStable(ctx context.Context, d time.Duration) {
 	}
 }
 
+// awaitEvicted keeps the stopped zombie c stopped until the group has
+// dropped its member (its session expired) and rebalanced without it, at
+// most a minute more: a zombie woken before that would be no zombie, and
+// the run would wait in vain for a sign that it was fenced out.
+func (r *runner) awaitEvicted(ctx context.Context, c *consumer, member string) error {
+	if member == "" {
+		r.logf("%s logged no member ID; waking it after %v without checking that the group dropped it", c, r.cfg.ZombiePause)
+		return nil
+	}
+	start := time.Now()
+	deadline := start.Add(time.Minute)
+	for {
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		gs, err := r.adm.DescribeGroups(dctx, r.group)
+		cancel()
+		if g, ok := gs[r.group]; err == nil && ok && g.Err == nil && g.State == "Stable" {
+			if !slices.ContainsFunc(g.Members, func(m kadm.DescribedGroupMember) bool { return m.MemberID == member }) {
+				if waited := time.Since(start); waited > time.Second {
+					r.logf("the group dropped %s's member %s %v after its pause ended; waking it now", c, member, waited.Round(100*time.Millisecond))
+				}
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			r.noEffect("the group did not drop %s's member %s within a minute past its pause (%v): it is woken a member", c, member, err)
+			return nil
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil { // polls the group; no event to wait on
+			return err
+		}
+	}
+}
+
 // awaitHolding scrapes c until it holds landed, uncommitted records (at
 // most d) and returns how many.
 func (r *runner) awaitHolding(ctx context.Context, c *consumer, d time.Duration) int64 {
@@ -383,8 +428,8 @@ func (r *runner) target(slot int) *consumer {
 }
 
 // holding is the running consumer holding the most landed but uncommitted
-// records right now (by a fresh metrics scrape), so that the zombie wakes
-// holding work; when none holds any it scrapes again, for up to 5s, then
+// records right now (by a fresh metrics scrape), so that a killed consumer
+// leaves work to replay and a zombie wakes holding work; when none holds any it scrapes again, for up to 5s, then
 // settles for slot's consumer.
 func (r *runner) holding(ctx context.Context, slot int) *consumer {
 	best := r.target(slot)

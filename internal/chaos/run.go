@@ -34,6 +34,7 @@ type runner struct {
 	recv                         *receiver           // guard pass
 	kills                        []chaoscheck.Kill   // every consumer SIGKILL, for the checker
 	redisDown                    []chaoscheck.Window // Redis crashes and outages
+	moments                      []moment            // where to read the logs if the pass fails
 
 	mu  sync.Mutex
 	all []*consumer // every instance ever started
@@ -168,6 +169,9 @@ func runPass(ctx context.Context, cfg Config, adm *kadm.Client, guard bool, star
 	for _, p := range r.problems {
 		rep.Violations = append(rep.Violations, "driver: "+p)
 	}
+	if !rep.OK() {
+		r.keepEvidence(rep)
+	}
 	return rep, nil
 }
 
@@ -283,7 +287,7 @@ func (r *runner) runArgs() []string {
 	}
 	args = append(args, "--commit-every", "200", "--commit-interval", "1s", "--max-batch", "200",
 		"--session-timeout", r.cfg.SessionTimeout.String(), "--shutdown-timeout", "30s", "--connect-timeout", "1m",
-		"--report-interval", "0", "--log-format", "json")
+		"--report-interval", "0", "--log-format", "json", "--log-level", "debug")
 	if r.cfg.Poison > 0 {
 		args = append(args, "--on-poison", "dlq", "--dlq-topic", DLQTopic(r.topic))
 	}

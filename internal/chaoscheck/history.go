@@ -14,14 +14,45 @@ import (
 // offsetsTopic is Kafka's internal topic of group offsets and metadata.
 const offsetsTopic = "__consumer_offsets"
 
-// CommitHistory reads every offset commit of group for topic from Kafka's
-// __consumer_offsets log, from its start to its end now, and returns the
-// committed offsets per partition in log order: the group's commits as the
-// brokers stored them, whatever a coordinator served at any moment. It
-// decodes the documented record layout: a key of version 0 or 1 is (group,
-// topic, partition), and the value (any version) begins with its version
-// and the committed offset; a nil value (offsets deleted) is skipped.
+// Commit is one offset commit as the group's commit log holds it.
+type Commit struct {
+	Offset int64
+	// Member is the commit's metadata: franz-go commits with its member
+	// ID there, so it names the member (and so the process) that sent it;
+	// "" when the value could not be decoded that far.
+	Member string
+	At     time.Time // the commit's timestamp, set by the coordinator; zero when not decoded
+}
+
+func (c Commit) String() string {
+	return fmt.Sprintf("%d by member %q at %s", c.Offset, c.Member, c.At.UTC().Format("15:04:05.000"))
+}
+
+// CommitHistory is CommitLog's offsets alone.
 func CommitHistory(ctx context.Context, brokers []string, group, topic string) (map[int32][]int64, error) {
+	log, err := CommitLog(ctx, brokers, group, topic)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int32][]int64{}
+	for p, cs := range log {
+		for _, c := range cs {
+			out[p] = append(out[p], c.Offset)
+		}
+	}
+	return out, nil
+}
+
+// CommitLog reads every offset commit of group for topic from Kafka's
+// __consumer_offsets log, from its start to its end now, and returns them
+// per partition in log order: the group's commits as the brokers stored
+// them, whatever a coordinator served at any moment. It decodes the
+// documented record layout: a key of version 0 or 1 is (group, topic,
+// partition), and the value begins with its version and the committed
+// offset, then (versions 0 to 4) the leader epoch from version 3 on, the
+// metadata and the commit timestamp; a nil value (offsets deleted) is
+// skipped.
+func CommitLog(ctx context.Context, brokers []string, group, topic string) (map[int32][]Commit, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return nil, err
@@ -48,8 +79,8 @@ func CommitHistory(ctx context.Context, brokers []string, group, topic string) (
 	}
 	defer rd.Close()
 	type rec struct {
-		at     int64
-		offset int64
+		at int64
+		c  Commit
 	}
 	found := map[int32][]rec{}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -67,18 +98,59 @@ func CommitHistory(ctx context.Context, brokers []string, group, topic string) (
 			if !ok || g != group || tp != topic || len(r.Value) < 10 {
 				return
 			}
-			found[part] = append(found[part], rec{at: r.Offset, offset: int64(binary.BigEndian.Uint64(r.Value[2:10]))})
+			found[part] = append(found[part], rec{at: r.Offset, c: commitValue(r.Value)})
 		})
 	}
-	out := map[int32][]int64{}
+	out := map[int32][]Commit{}
 	for p, rs := range found {
 		// A group lives on one partition of the offsets topic, in log order.
 		sort.Slice(rs, func(i, j int) bool { return rs[i].at < rs[j].at })
 		for _, x := range rs {
-			out[p] = append(out[p], x.offset)
+			out[p] = append(out[p], x.c)
 		}
 	}
 	return out, nil
+}
+
+// commitValue decodes an offset commit value (at least 10 bytes): its
+// version and offset always; its metadata and timestamp for versions 0 to
+// 4 (from 4 on, strings are compact: a uvarint of length+1).
+func commitValue(v []byte) Commit {
+	c := Commit{Offset: int64(binary.BigEndian.Uint64(v[2:10]))}
+	version := binary.BigEndian.Uint16(v)
+	b := v[10:]
+	if version >= 3 {
+		if len(b) < 4 {
+			return c
+		}
+		b = b[4:] // leader epoch
+	}
+	var n int
+	switch {
+	case version <= 3:
+		if len(b) < 2 {
+			return c
+		}
+		n, b = int(int16(binary.BigEndian.Uint16(b))), b[2:]
+	case version == 4:
+		l, k := binary.Uvarint(b)
+		if k <= 0 {
+			return c
+		}
+		n, b = int(l)-1, b[k:]
+	default:
+		return c
+	}
+	if n > len(b) {
+		return c
+	}
+	if n > 0 {
+		c.Member, b = string(b[:n]), b[n:]
+	}
+	if len(b) >= 8 {
+		c.At = time.UnixMilli(int64(binary.BigEndian.Uint64(b)))
+	}
+	return c
 }
 
 // commitKey decodes an offset commit key: version 0 or 1, then the group,
@@ -110,8 +182,10 @@ func commitKey(k []byte) (group, topic string, partition int32, ok bool) {
 }
 
 // checkHistory fails every offset committed below the one before it, per
-// partition, and returns how many there were.
-func checkHistory(history map[int32][]int64, v *verdict) int {
+// partition, and returns how many there were. With log (the same commits
+// with their members and times), each violation names who committed the
+// higher offset and who the lower one, and when.
+func checkHistory(history map[int32][]int64, log map[int32][]Commit, v *verdict) int {
 	n := 0
 	parts := make([]int32, 0, len(history))
 	for p := range history {
@@ -119,14 +193,43 @@ func checkHistory(history map[int32][]int64, v *verdict) int {
 	}
 	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
 	for _, p := range parts {
-		hi := int64(-1)
-		for _, o := range history[p] {
+		hi, at := int64(-1), -1
+		cs := log[p]
+		for i, o := range history[p] {
 			if o < hi {
 				n++
-				v.fail("partition %d: offset %d committed after %d (the group's commit log in %s)", p, o, hi, offsetsTopic)
+				who := ""
+				if len(cs) == len(history[p]) {
+					who = fmt.Sprintf(": %s, then %s", cs[at], cs[i])
+				}
+				v.fail("partition %d: offset %d committed after %d (the group's commit log in %s)%s", p, o, hi, offsetsTopic, who)
 			}
-			hi = max(hi, o)
+			if o >= hi {
+				hi, at = o, i
+			}
 		}
 	}
 	return n
+}
+
+// loggedDecreases lists the decreases of history with their commits from
+// log (none when log does not match history).
+func loggedDecreases(history map[int32][]int64, log map[int32][]Commit) []LoggedDecrease {
+	var out []LoggedDecrease
+	for p, cs := range log {
+		if len(cs) != len(history[p]) {
+			continue
+		}
+		at := -1
+		for i, c := range cs {
+			if at >= 0 && c.Offset < cs[at].Offset {
+				out = append(out, LoggedDecrease{Partition: p, Before: cs[at], After: c})
+			}
+			if at < 0 || c.Offset >= cs[at].Offset {
+				at = i
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].After.At.Before(out[j].After.At) })
+	return out
 }

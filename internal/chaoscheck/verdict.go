@@ -102,6 +102,17 @@ type Report struct {
 	Violations []string // the first few, each naming what is wrong
 	More       int      // violations not listed
 	Faults     Faults
+	// LoggedDecreases are the decreases in the group's commit log, each
+	// with the commits on either side (who, when): for the driver to show
+	// what the consumers were doing then.
+	LoggedDecreases []LoggedDecrease
+}
+
+// LoggedDecrease is an offset committed below an earlier commit of its
+// partition, in the group's commit log.
+type LoggedDecrease struct {
+	Partition     int32
+	Before, After Commit // the highest commit before, and the lower one after it
 }
 
 // Faults are the driver's figures of what it did to the run and what the

@@ -75,12 +75,18 @@ func Verify(ctx context.Context, cfg Config, w *Watcher, faults Faults) (Report,
 	if err != nil {
 		return Report{}, err
 	}
-	history, err := CommitHistory(ctx, cfg.Brokers, cfg.Group, cfg.Topic)
+	log, err := CommitLog(ctx, cfg.Brokers, cfg.Group, cfg.Topic)
 	if err != nil {
 		return Report{}, err
 	}
+	history := map[int32][]int64{}
+	for p, cs := range log {
+		for _, c := range cs {
+			history[p] = append(history[p], c.Offset)
+		}
+	}
 	fs := facts{topic: t, ledger: l, dlq: dlq, haveDLQ: cfg.DLQTopic != "", committed: committed, faults: faults,
-		history: history, replicated: cfg.ReplicatedOffsets}
+		history: history, log: log, replicated: cfg.ReplicatedOffsets}
 	if guard {
 		fs.effects = &effectFacts{calls: calls, kills: cfg.Kills, redisDown: cfg.RedisDown}
 	}
@@ -115,6 +121,7 @@ type facts struct {
 	// coordinator may then serve an older committed offset for a moment
 	// after a failover, until its high watermark catches up with the log.
 	history    map[int32][]int64
+	log        map[int32][]Commit // history with each commit's member and time (nil: not read)
 	replicated bool
 	polls      Polls
 	effects    *effectFacts // guard mode; nil for --effect totals
@@ -149,7 +156,8 @@ func judge(fs facts) Report {
 		}
 	}
 	checkOffsets(t.End, fs.committed, v)
-	decreases := checkHistory(fs.history, v)
+	decreases := checkHistory(fs.history, fs.log, v)
+	logged := loggedDecreases(fs.history, fs.log)
 	stale := 0
 	for _, d := range fs.decreases {
 		if fs.replicated && fs.history != nil {
@@ -166,7 +174,7 @@ func judge(fs facts) Report {
 	sort.Strings(v.violations)
 	return Report{Orders: t.Records - len(t.Poison), Unique: len(t.Orders), Poison: len(t.Poison), DLQ: v.dlq,
 		Decreases: decreases, StaleReads: stale, Watch: fs.polls, Lost: max(v.lost, v.effectLost), Doubled: v.doubled,
-		Effects: runs, Violations: v.violations, More: v.more, Faults: fs.faults}
+		Effects: runs, Violations: v.violations, More: v.more, Faults: fs.faults, LoggedDecreases: logged}
 }
 
 // checkOffsets wants every partition's committed offset at its log end.

@@ -1,5 +1,11 @@
 package orders
 
+import (
+	"encoding/json"
+	"io"
+	"os"
+)
+
 // Summary is what exactly-once processing of the produced records must
 // give: each order ID counted once (its first record), and per customer the
 // sum of amount_cents over those first records.
@@ -38,4 +44,21 @@ func (s *Summary) Add(l Line, partition int32) {
 	}
 	s.Totals[l.Customer] += l.Amount
 	s.TotalCents += l.Amount
+}
+
+// WriteJSON writes s as indented JSON to path ("-": stdout; "": nowhere).
+func (s Summary) WriteJSON(path string, stdout io.Writer) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

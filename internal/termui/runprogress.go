@@ -1,4 +1,4 @@
-package main
+package termui
 
 import (
 	"context"
@@ -13,8 +13,9 @@ import (
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// reporter logs run's periodic one-line summary.
-type reporter struct {
+// RunReport logs run's progress: a "progress" line every interval and a
+// "summary" line at the end, from the pipeline's stats and the group's lag.
+type RunReport struct {
 	p      *pipeline.Pipeline
 	adm    *kadm.Client
 	group  string
@@ -25,12 +26,14 @@ type reporter struct {
 	lastAttempts int64
 }
 
-func newReporter(p *pipeline.Pipeline, group string, topics []string, log *slog.Logger) *reporter {
-	return &reporter{p: p, adm: kadm.NewClient(p.Client()), group: group, topics: topics, log: log, lastAt: time.Now()}
+// NewRunReport returns the report of p, which consumes topics in group.
+func NewRunReport(p *pipeline.Pipeline, group string, topics []string, log *slog.Logger) *RunReport {
+	return &RunReport{p: p, adm: kadm.NewClient(p.Client()), group: group, topics: topics, log: log, lastAt: time.Now()}
 }
 
-// loop logs a summary every interval until ctx ends (never when interval is 0).
-func (r *reporter) loop(ctx context.Context, interval time.Duration) {
+// Loop logs a progress line every interval until ctx ends (never when
+// interval is 0).
+func (r *RunReport) Loop(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		return
 	}
@@ -49,7 +52,7 @@ func (r *reporter) loop(ctx context.Context, interval time.Duration) {
 // report logs one "progress" line: throughput since the last line, the
 // group's lag over its topics (committed offsets, so it lags commits), and
 // the counters since start.
-func (r *reporter) report(ctx context.Context, interval time.Duration) {
+func (r *RunReport) report(ctx context.Context, interval time.Duration) {
 	stats := r.p.Stats()
 	tot := pipeline.Totals(stats)
 	attempts, applied, suppressed, deadLettered, fenced := tot.Attempts, tot.Applied, tot.Suppressed, tot.DeadLettered, tot.Fenced
@@ -80,8 +83,8 @@ func (r *reporter) report(ctx context.Context, interval time.Duration) {
 	r.log.Info("progress", attrs...)
 }
 
-// final logs the totals when run ends.
-func (r *reporter) final() {
+// Final logs the totals since start.
+func (r *RunReport) Final() {
 	tot := pipeline.Totals(r.p.Stats())
 	r.log.Info("summary", "attempts", tot.Attempts, "applied", tot.Applied, "suppressed", tot.Suppressed,
 		"dead_lettered", tot.DeadLettered, "fenced_commits", tot.Fenced)

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/flagcheck"
+)
+
+// Flag names shared by several commands. Each is also read from envName(name).
+const (
+	fBrokers        = "brokers"
+	fTopic          = "topic"
+	fGroup          = "group"
+	fRedis          = "redis"
+	fRedisCluster   = "redis-cluster"
+	fConnectTimeout = "connect-timeout"
+	fReportInterval = "report-interval"
+	fLogFormat      = "log-format"
+	fLogLevel       = "log-level"
+	fJSON           = "json"
+)
+
+// kafkaConn is how to reach Kafka: every command that talks to the brokers
+// takes kafkaGroup, so a connection setting (TLS, SASL) added here reaches
+// all of them.
+type kafkaConn struct {
+	brokers []string
+}
+
+func kafkaGroup(k *kafkaConn) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
+		k.brokers = flagcheck.SplitList(c.StringSlice(fBrokers))
+		if len(k.brokers) == 0 {
+			bad.Addf("%s: no broker given", flagRef(fBrokers))
+		}
+		for _, b := range k.brokers {
+			if msg := flagcheck.HostPort(b); msg != "" {
+				bad.Addf("%s %q: %s", flagRef(fBrokers), b, msg)
+			}
+		}
+	}, &cli.StringSliceFlag{Name: fBrokers, Value: []string{"127.0.0.1:9092"},
+		Usage: "Kafka seed brokers, host:port; repeat the flag or separate with commas"})
+}
+
+// redisGroup is the ledger's Redis: --redis and --redis-cluster.
+func redisGroup(t *flagcheck.RedisTarget) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
+		var err error
+		if *t, err = flagcheck.ParseRedis(c.String(fRedis), c.Bool(fRedisCluster)); err != nil {
+			bad.Addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(c.String(fRedis)), err)
+		}
+	},
+		&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379",
+			Usage: "Redis for the ledger: host:port, a redis:// or rediss:// URL, or a comma-separated list of Redis Cluster nodes"},
+		&cli.BoolFlag{Name: fRedisCluster, Usage: "treat a single --redis address or URL as a Redis Cluster seed"})
+}
+
+// connectGroup is --connect-timeout; usage names only the servers the
+// command waits for.
+func connectGroup(d *time.Duration, usage string) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) { *d = positive(bad, c, fConnectTimeout) },
+		&cli.DurationFlag{Name: fConnectTimeout, Value: 10 * time.Second, Usage: usage})
+}
+
+// Usages of --connect-timeout.
+const (
+	waitBrokers      = "how long to wait for the brokers to answer at start"
+	waitBrokersRedis = "how long to wait for the brokers and Redis to answer at start"
+)
+
+// topicGroup is one required --topic; what says what the command does with it.
+func topicGroup(t *string, what string) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
+		*t = strings.TrimSpace(c.String(fTopic))
+		if *t == "" {
+			bad.Addf("%s: no topic given", flagRef(fTopic))
+		} else if msg := flagcheck.Topic(*t); msg != "" {
+			bad.Addf("%s %q: %s", flagRef(fTopic), *t, msg)
+		}
+	}, &cli.StringFlag{Name: fTopic, Usage: what + " (required)"})
+}
+
+// topicsGroup is a repeatable --topic; required says whether one is needed.
+func topicsGroup(ts *[]string, usage string, required bool) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
+		*ts = flagcheck.SplitList(c.StringSlice(fTopic))
+		if required && len(*ts) == 0 {
+			bad.Addf("%s: no topic given; name at least one", flagRef(fTopic))
+		}
+		for _, t := range *ts {
+			if msg := flagcheck.Topic(t); msg != "" {
+				bad.Addf("%s %q: %s", flagRef(fTopic), t, msg)
+			}
+		}
+	}, &cli.StringSliceFlag{Name: fTopic, Usage: usage})
+}
+
+// consumerGroup is --group, the consumer group's name.
+func consumerGroup(g *string) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
+		if *g = strings.TrimSpace(c.String(fGroup)); *g == "" {
+			bad.Addf("%s: empty; name the consumer group", flagRef(fGroup))
+		}
+	}, &cli.StringFlag{Name: fGroup, Value: "shardpipe", Usage: "consumer group"})
+}
+
+// logConfig is where and how a long-running command logs.
+type logConfig struct {
+	reportInterval time.Duration
+	format         string
+	level          slog.Level
+}
+
+// logGroup is --report-interval (what it logs: reports), --log-format and
+// --log-level.
+func logGroup(lc *logConfig, reports string) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
+		if lc.reportInterval = c.Duration(fReportInterval); lc.reportInterval < 0 {
+			bad.Addf("%s %v: must be 0 (off) or more", flagRef(fReportInterval), lc.reportInterval)
+		}
+		if lc.format = c.String(fLogFormat); lc.format != "text" && lc.format != "json" {
+			bad.Addf("%s %q: want text or json", flagRef(fLogFormat), lc.format)
+		}
+		s := c.String(fLogLevel)
+		if err := lc.level.UnmarshalText([]byte(s)); err != nil || strings.ContainsAny(s, "+-") {
+			bad.Addf("%s %q: want debug, info, warn or error", flagRef(fLogLevel), s)
+		}
+	},
+		&cli.DurationFlag{Name: fReportInterval, Value: 10 * time.Second, Usage: reports + " (0: never)"},
+		&cli.StringFlag{Name: fLogFormat, Value: "text", Usage: "log format on stderr: text or json"},
+		&cli.StringFlag{Name: fLogLevel, Value: "info", Usage: "log level: debug, info, warn or error"})
+}
+
+func positive(bad *cliflags.Problems, c *cli.Command, name string) time.Duration {
+	d := c.Duration(name)
+	if d <= 0 {
+		bad.Addf("%s %v: must be positive", flagRef(name), d)
+	}
+	return d
+}

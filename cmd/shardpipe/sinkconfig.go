@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/shardpipe/shardpipe/admin"
+	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+// sinkConfig is what run and replay share: the ledger and its Redis, what
+// the Redis must promise, the commit policy, poison records, the connect
+// timeout and the logs.
+type sinkConfig struct {
+	ledgerConfig
+	durability admin.DurabilityConfig
+	commitConfig
+	poisonConfig
+	connectTimeout time.Duration
+	log            logConfig
+}
+
+// groups are the shared groups before a command's own; topics returns the
+// consumed topics, once loaded.
+func (sc *sinkConfig) groups(topics func() []string) []cliflags.Group {
+	return append(ledgerGroups(&sc.ledgerConfig), durabilityGroup(&sc.durability), commitGroup(&sc.commitConfig),
+		poisonGroup(&sc.poisonConfig, topics, &sc.prefix))
+}
+
+// tail are the shared groups after a command's own; reports says what
+// --report-interval times.
+func (sc *sinkConfig) tail(reports string) []cliflags.Group {
+	return []cliflags.Group{connectGroup(&sc.connectTimeout, waitBrokersRedis), logGroup(&sc.log, reports)}
+}
+
+// start runs the checks before the pipeline starts, each within
+// --connect-timeout: the brokers, topics and Redis answer (preflight),
+// with checkDLQ the dead-letter topics exist, and the Redis keeps what the
+// ledger needs (redisDurability, whose barrier it returns).
+func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, topics []string, rdb redis.UniversalClient, checkDLQ bool,
+	log *slog.Logger) (pipeline.Barrier, error) {
+	if err := preflight(ctx, k, topics, rdb, sc.redis.Desc, sc.connectTimeout); err != nil {
+		return nil, err
+	}
+	if checkDLQ {
+		if err := sc.checkDeadLetterTopics(ctx, k, topics, sc.connectTimeout, log); err != nil {
+			return nil, err
+		}
+	}
+	sc.durability.Name, sc.durability.FenceKey = sc.redis.Desc, fenceKey(sc.dlqPrefix)
+	return redisDurability(ctx, rdb, sc.durability, sc.connectTimeout, log)
+}

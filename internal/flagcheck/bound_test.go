@@ -1,0 +1,40 @@
+package flagcheck
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+func TestParseBound(t *testing.T) {
+	now := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in      string
+		want    pipeline.Bound
+		wantErr string
+	}{
+		{"0", pipeline.AtOffset(0), ""},
+		{"1234", pipeline.AtOffset(1234), ""},
+		{"2026-11-30T04:00:00Z", pipeline.AtTime(time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)), ""},
+		{"2026-11-30T05:00:00.250+01:00", pipeline.AtTime(time.Date(2026, 11, 30, 4, 0, 0, 250e6, time.UTC)), ""},
+		{"90m", pipeline.AtTime(now.Add(-90 * time.Minute)), ""},
+		{"-5", pipeline.Bound{}, "negative"},
+		{"-5m", pipeline.Bound{}, "positive duration"},
+		{"yesterday", pipeline.Bound{}, "want an offset"},
+		{"2026-11-30", pipeline.Bound{}, "want an offset"},
+	}
+	for _, tt := range tests {
+		got, err := ParseBound(tt.in, now)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseBound(%q) error %v, want one containing %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got.String() != tt.want.String() {
+			t.Errorf("ParseBound(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}

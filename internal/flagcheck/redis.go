@@ -1,0 +1,94 @@
+package flagcheck
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisTarget is a parsed Redis setting: how to connect, and a name for
+// messages without secrets. Exactly one of Single and ClusterOpts is set.
+type RedisTarget struct {
+	// Single is a one-node target: host:port or a redis:// URL.
+	Single *redis.Options
+	// ClusterOpts is a Redis Cluster target: a node list, or a single
+	// address or URL forced to cluster mode.
+	ClusterOpts *redis.ClusterOptions
+	// Cluster is true when ClusterOpts is set.
+	Cluster bool
+	// Desc names the target in messages; a URL's password is hidden.
+	Desc string
+}
+
+// ParseRedis reads host:port, a redis:// or rediss:// URL, or a comma list
+// of cluster nodes. cluster forces Redis Cluster for a single address or URL.
+// A URL's query options (protocol, timeouts, pool size, retries, client
+// name...) are go-redis's own; an unknown one is an error.
+func ParseRedis(spec string, cluster bool) (RedisTarget, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return RedisTarget{}, errors.New("empty; want host:port, a redis:// URL or a comma-separated node list")
+	}
+	if strings.Contains(spec, "://") {
+		return parseRedisURL(spec, cluster)
+	}
+	addrs := SplitList([]string{spec})
+	if len(addrs) == 0 {
+		return RedisTarget{}, errors.New("no address in the list; want host:port, a redis:// URL or a comma-separated node list")
+	}
+	for _, a := range addrs {
+		if msg := HostPort(a); msg != "" {
+			return RedisTarget{}, fmt.Errorf("address %q: %s", a, msg)
+		}
+	}
+	desc := strings.Join(addrs, ",")
+	if cluster || len(addrs) > 1 {
+		return RedisTarget{ClusterOpts: &redis.ClusterOptions{Addrs: addrs}, Cluster: true, Desc: desc}, nil
+	}
+	return RedisTarget{Single: &redis.Options{Addr: addrs[0]}, Desc: desc}, nil
+}
+
+func parseRedisURL(spec string, cluster bool) (RedisTarget, error) {
+	desc := RedactURL(spec)
+	if cluster {
+		o, err := redis.ParseClusterURL(spec)
+		if err != nil {
+			return RedisTarget{}, fmt.Errorf("cluster URL: %w", err)
+		}
+		return RedisTarget{ClusterOpts: o, Cluster: true, Desc: desc}, nil
+	}
+	o, err := redis.ParseURL(spec)
+	if err != nil {
+		return RedisTarget{}, fmt.Errorf("URL: %w", err)
+	}
+	return RedisTarget{Single: o, Desc: desc}, nil
+}
+
+// RedactURL hides a password in a URL for messages.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// Client returns a new client for t: a cluster client in cluster mode, a
+// single-node client otherwise. Context deadlines bound every call, also a
+// read from a server that accepted the connection and does not answer.
+func (t RedisTarget) Client() redis.UniversalClient {
+	if t.ClusterOpts != nil {
+		o := *t.ClusterOpts
+		o.ContextTimeoutEnabled = true
+		return redis.NewClusterClient(&o)
+	}
+	o := *t.Single
+	o.ContextTimeoutEnabled = true
+	return redis.NewClient(&o)
+}

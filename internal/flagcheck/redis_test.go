@@ -1,0 +1,114 @@
+package flagcheck
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TestParseRedisOptions: a redis:// URL's query options reach the client;
+// an unknown one is rejected.
+func TestParseRedisOptions(t *testing.T) {
+	tests := []struct {
+		name, spec string
+		cluster    bool
+		check      func(t *testing.T, rdb redis.UniversalClient)
+		err        string
+	}{
+		{"url options", "redis://u:secret@h:6380/2?protocol=2&dial_timeout=3s&read_timeout=4s&pool_size=7&max_retries=5&client_name=sp", false,
+			func(t *testing.T, rdb redis.UniversalClient) {
+				c, ok := rdb.(*redis.Client)
+				if !ok {
+					t.Fatalf("client %T, want *redis.Client", rdb)
+				}
+				o := c.Options()
+				if o.Addr != "h:6380" || o.Username != "u" || o.Password != "secret" || o.DB != 2 || o.Protocol != 2 ||
+					o.DialTimeout != 3*time.Second || o.ReadTimeout != 4*time.Second || o.PoolSize != 7 ||
+					o.MaxRetries != 5 || o.ClientName != "sp" || !o.ContextTimeoutEnabled {
+					t.Fatalf("options %+v", o)
+				}
+			}, ""},
+		{"rediss", "rediss://h:6380", false, func(t *testing.T, rdb redis.UniversalClient) {
+			if o := rdb.(*redis.Client).Options(); o.TLSConfig == nil || o.TLSConfig.ServerName != "h" {
+				t.Fatalf("TLS config %+v", o.TLSConfig)
+			}
+		}, ""},
+		{"host:port", "h:6379", false, func(t *testing.T, rdb redis.UniversalClient) {
+			if o := rdb.(*redis.Client).Options(); o.Addr != "h:6379" || !o.ContextTimeoutEnabled {
+				t.Fatalf("options %+v", o)
+			}
+		}, ""},
+		{"node list", "a:1, b:2", false, func(t *testing.T, rdb redis.UniversalClient) {
+			c, ok := rdb.(*redis.ClusterClient)
+			if !ok {
+				t.Fatalf("client %T, want *redis.ClusterClient", rdb)
+			}
+			if o := c.Options(); len(o.Addrs) != 2 || !o.ContextTimeoutEnabled {
+				t.Fatalf("options %+v", o)
+			}
+		}, ""},
+		{"cluster url options", "redis://h:1?addr=h:2&pool_size=9", true, func(t *testing.T, rdb redis.UniversalClient) {
+			if o := rdb.(*redis.ClusterClient).Options(); len(o.Addrs) != 2 || o.PoolSize != 9 {
+				t.Fatalf("options %+v", o)
+			}
+		}, ""},
+		{"unknown option", "redis://h:1/0?pool_sise=3", false, nil, "unexpected option: pool_sise"},
+		{"unknown cluster option", "redis://h:1?bogus=1", true, nil, "unexpected option: bogus"},
+		{"empty list", " , ", false, nil, "no address in the list"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			target, err := ParseRedis(tt.spec, tt.cluster)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("ParseRedis(%q): %v, want an error containing %q", tt.spec, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rdb := target.Client()
+			defer rdb.Close()
+			tt.check(t, rdb)
+		})
+	}
+}
+
+// FuzzParseRedis: any --redis value parses to exactly one of a single-node
+// and a cluster target, or fails; a cluster comes from --redis-cluster or a
+// list; and the description used in messages never shows a URL's password.
+func FuzzParseRedis(f *testing.F) {
+	f.Add("127.0.0.1:6379", false)
+	f.Add("redis://user:s3cret@h:6379/1", false)
+	f.Add("rediss://:pw@h:1?addr=h2:2", true)
+	f.Add("a:1, b:2,", false)
+	f.Add("redis://h:1/0?unknown=1", false)
+	f.Add("[::1]:6379", false)
+	f.Fuzz(func(t *testing.T, spec string, cluster bool) {
+		rt, err := ParseRedis(spec, cluster)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatalf("%q: empty error", spec)
+			}
+			return
+		}
+		if (rt.Single == nil) == (rt.ClusterOpts == nil) || rt.Cluster != (rt.ClusterOpts != nil) {
+			t.Fatalf("%q: target %+v is not exactly one of single and cluster", spec, rt)
+		}
+		if cluster && !rt.Cluster {
+			t.Fatalf("%q with --redis-cluster: a single-node target", spec)
+		}
+		if rt.Desc == "" {
+			t.Fatalf("%q: empty description", spec)
+		}
+		if u, err := url.Parse(spec); err == nil && u.User != nil && strings.Contains(spec, "://") {
+			if pw, ok := u.User.Password(); ok && pw != "" && pw != "xxxxx" && strings.Contains(rt.Desc, ":"+url.PathEscape(pw)+"@") {
+				t.Fatalf("%q: description %q shows the password", spec, rt.Desc)
+			}
+		}
+	})
+}

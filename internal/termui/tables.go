@@ -1,0 +1,130 @@
+package termui
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/shardpipe/shardpipe/admin"
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+// PrintStatus writes a group's status (admin.DescribeGroup) st as a header and a table, and returns the first
+// write error.
+func PrintStatus(out io.Writer, st admin.GroupStatus) error {
+	w := &StickyWriter{W: out}
+	epoch := "n/a (classic groups do not report their generation)"
+	if st.Epoch != nil {
+		epoch = fmt.Sprint(*st.Epoch)
+	}
+	fmt.Fprintf(w, "group %s  type %s  state %s  epoch %s  members %d  lag %d\n",
+		st.Group, st.Type, st.State, epoch, len(st.Members), st.Lag)
+	for _, m := range st.Members {
+		if m.Epoch != nil {
+			fmt.Fprintf(w, "  member %s  client %s  host %s  member-epoch %d\n", m.ID, m.ClientID, m.Host, *m.Epoch)
+		} else {
+			fmt.Fprintf(w, "  member %s  client %s  host %s\n", m.ID, m.ClientID, m.Host)
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCOMMITTED\tLAST-STABLE\tLOG-END\tLAG\tMEMBER")
+	for _, p := range st.Partitions {
+		committed, member := fmt.Sprint(p.Committed), p.Member
+		if p.Committed < 0 {
+			committed = "-"
+		}
+		if member == "" {
+			member = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\n", p.Topic, p.Partition, committed, p.LastStable, p.LogEnd, p.Lag, member)
+	}
+	_ = tw.Flush()
+	return w.Err
+}
+
+// StickyWriter writes to W until a write fails, keeps that first error in
+// Err and drops every write after it, so a table is written without a check
+// per line.
+type StickyWriter struct {
+	W   io.Writer // where to write
+	Err error     // the first write error, nil while every write succeeded
+}
+
+// Write writes p to W, unless an earlier write failed.
+func (s *StickyWriter) Write(p []byte) (int, error) {
+	if s.Err != nil {
+		return 0, s.Err
+	}
+	n, err := s.W.Write(p)
+	s.Err = err
+	return n, err
+}
+
+// PrintMoves writes the offsets reset-offsets moved (or would move, when dry)
+// for group and topic as a table, and returns the first write error.
+func PrintMoves(out io.Writer, group, topic string, moves []admin.Move, dry bool) error {
+	w := &StickyWriter{W: out}
+	if dry {
+		fmt.Fprintf(w, "dry run: group %s topic %s (nothing committed)\n", group, topic)
+	} else {
+		fmt.Fprintf(w, "group %s topic %s: offsets moved\n", group, topic)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "PARTITION\tBEFORE\tAFTER\t")
+	for _, m := range moves {
+		before := "-"
+		if m.Before >= 0 {
+			before = strconv.FormatInt(m.Before, 10)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t\n", m.Partition, before, m.After)
+	}
+	_ = tw.Flush()
+	return w.Err
+}
+
+// LogReplaySummary logs one line per partition of replay id of topic and a
+// total line.
+func LogReplaySummary(log *slog.Logger, id, topic string, dryRun bool, ps []pipeline.ReplayProgress) {
+	var applied, suppressed, rejected int64
+	for _, p := range ps {
+		log.Info("replay partition", "id", id, "topic", topic, "partition", p.Partition, "dry_run", dryRun,
+			"from", p.From, "to", p.To, "began", p.Begin, "reached", p.Landed, "done", p.Done,
+			"applied", p.Applied, "suppressed", p.Suppressed, "rejected", p.Poison)
+		applied += p.Applied
+		suppressed += p.Suppressed
+		rejected += p.Poison
+	}
+	log.Info("replay summary", "id", id, "topic", topic, "dry_run", dryRun, "partitions", len(ps),
+		"applied", applied, "suppressed", suppressed, "rejected", rejected)
+}
+
+// PrintReplaySummary writes the table that ends replay id of topic, and
+// returns the first write error.
+func PrintReplaySummary(out io.Writer, id, topic string, dryRun bool, ps []pipeline.ReplayProgress) error {
+	w := &StickyWriter{W: out}
+	what := "replay"
+	ap, su := "APPLIED", "SUPPRESSED"
+	if dryRun {
+		what, ap, su = "dry run (nothing written)", "WOULD-APPLY", "WOULD-SUPPRESS"
+	}
+	fmt.Fprintf(w, "%s %s of %s\n", what, id, topic)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "PARTITION\tFROM\tTO\tBEGAN\tREACHED\t%s\t%s\tREJECTED\tSTATE\t\n", ap, su)
+	var applied, suppressed, rejected int64
+	for _, p := range ps {
+		state := "stopped"
+		if p.Done {
+			state = "done"
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", p.Partition, p.From, p.To, p.Begin, p.Landed,
+			p.Applied, p.Suppressed, p.Poison, state)
+		applied += p.Applied
+		suppressed += p.Suppressed
+		rejected += p.Poison
+	}
+	fmt.Fprintf(tw, "total\t\t\t\t\t%d\t%d\t%d\t\t\n", applied, suppressed, rejected)
+	_ = tw.Flush()
+	return w.Err
+}

@@ -1,0 +1,62 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+// Serve listens on addr (host:port, or :0 for any free port) and serves a
+// Collector over stats at /metrics, on a registry of its own, until ctx
+// ends; see ServeHandler.
+func Serve(ctx context.Context, addr string, stats func() []pipeline.PartitionStats, log *slog.Logger) (string, <-chan struct{}, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewCollector(stats))
+	return ServeHandler(ctx, addr, reg, nil, log)
+}
+
+// ServeHandler listens on addr and serves /metrics from g and, when other
+// is not nil, every other path from other (the probes and the status page
+// of opshttp) until ctx ends; then it shuts the server down, waiting up to
+// 2s for requests in progress. It returns once the listener is bound, so a
+// bad or busy address fails at once, with the bound address and a channel
+// closed when the server has stopped. A server that stops by itself is
+// logged on log.
+func ServeHandler(ctx context.Context, addr string, g prometheus.Gatherer, other http.Handler, log *slog.Logger) (string, <-chan struct{}, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	also := ""
+	if other != nil {
+		mux.Handle("/", other)
+		also = "/healthz /readyz /status"
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server stopped", "err", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Info("serving Prometheus metrics", "addr", ln.Addr().String(), "path", "/metrics", "also", also)
+	return ln.Addr().String(), done, nil
+}
