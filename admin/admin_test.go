@@ -101,3 +101,62 @@ func TestGroupActiveAndReset(t *testing.T) {
 		t.Fatalf("partition 7 of a 1-partition topic: %v, want ErrUnknownPartition", err)
 	}
 }
+
+// TestResetMissingGroup: a reset of a group that does not exist (a typo in
+// its name) is refused with ErrGroupMissing and commits nothing, so the
+// group is still missing; with CreateGroup it commits the offsets, which
+// creates the group.
+func TestResetMissingGroup(t *testing.T) {
+	brokers := integration.Kafka(t)
+	topic := integration.CreateTopic(t, brokers, 1)
+	group := integration.Group(t)
+	cl := integration.NewKafkaClient(t, brokers)
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	moves := []admin.Move{{Partition: 0, Before: -1, After: 0}}
+	err := admin.ResetOffsets(ctx, adm, group, topic, moves)
+	var ce *admin.CheckError
+	if !errors.Is(err, admin.ErrGroupMissing) || !errors.As(err, &ce) || ce.Value != group || ce.Fix == "" {
+		t.Fatalf("reset of a missing group: %v, want a *CheckError wrapping ErrGroupMissing naming the group and the fix", err)
+	}
+	if err := admin.RequireGroup(ctx, adm, group); !errors.Is(err, admin.ErrGroupMissing) {
+		t.Fatalf("RequireGroup after the refused reset: %v, want ErrGroupMissing (nothing committed)", err)
+	}
+	if err := admin.RequireGroup(ctx, adm, group, admin.CreateGroup()); err != nil {
+		t.Fatalf("RequireGroup with CreateGroup: %v", err)
+	}
+	if err := admin.ResetOffsets(ctx, adm, group, topic, moves, admin.CreateGroup()); err != nil {
+		t.Fatalf("reset with CreateGroup: %v", err)
+	}
+	offs, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := offs.Lookup(topic, 0); !ok || o.At != 0 {
+		t.Fatalf("committed after the reset with CreateGroup: %+v %v, want offset 0", o, ok)
+	}
+	if err := admin.RequireGroup(ctx, adm, group); err != nil {
+		t.Fatalf("RequireGroup once created: %v", err)
+	}
+}
+
+// TestDeadLetterPartitions: a dead-letter topic with fewer partitions than
+// its source is reported with both counts (a warning: exactly once does not
+// depend on it); one with as many is not, nor one that does not exist.
+func TestDeadLetterPartitions(t *testing.T) {
+	brokers := integration.Kafka(t)
+	fewer := integration.CreateTopic(t, brokers, 4)
+	integration.CreateDeadLetterTopic(t, brokers, fewer, 2)
+	same := integration.CreateTopic(t, brokers, 2)
+	integration.CreateDeadLetterTopic(t, brokers, same, 2)
+	missing := integration.CreateTopic(t, brokers, 1)
+	adm := kadm.NewClient(integration.NewKafkaClient(t, brokers))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got, err := admin.CheckDeadLetterPartitions(ctx, adm, "", []string{fewer, same, missing})
+	want := []admin.DeadLetterPartitions{{Source: fewer, SourcePartitions: 4, DeadLetter: fewer + ".dlq", DeadLetterPartitions: 2}}
+	if err != nil || len(got) != 1 || got[0] != want[0] {
+		t.Fatalf("CheckDeadLetterPartitions = %+v, %v; want %+v", got, err, want)
+	}
+}

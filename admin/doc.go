@@ -10,8 +10,9 @@
 //     the ledger TTL) and DeadLetterTopics;
 //   - group status and lag for both group protocols: GroupLag and
 //     DescribeGroup (lag to the last stable offset);
-//   - offset resets: PlanReset, RequireNoMembers and ResetOffsets, which
-//     refuse while the group has members;
+//   - offset resets: PlanReset, RequireNoMembers, RequireGroup and
+//     ResetOffsets, which refuse while the group has members, and refuse a
+//     group that does not exist unless CreateGroup;
 //   - replay rules: ResumePlan (a rerun of a replay id continues the ranges
 //     its first run stored) and CheckExpiry (records older than the ledger
 //     TTL whose ledger entries are gone would apply again).

@@ -90,36 +90,73 @@ func ReadAgain(moves []Move) []pipeline.Range {
 // would undo the move. A group that does not exist has none. It costs a
 // ListGroups request and a describe.
 func RequireNoMembers(ctx context.Context, adm *kadm.Client, group string) error {
+	_, err := checkGroup(ctx, adm, group)
+	return err
+}
+
+// ResetOpt configures RequireGroup and ResetOffsets.
+type ResetOpt func(*resetConfig)
+
+type resetConfig struct{ create bool }
+
+// CreateGroup lets a reset commit offsets for a group that does not exist,
+// which creates it. Without it a missing group (a typo in its name, most
+// often) is refused with ErrGroupMissing, and nothing is committed.
+func CreateGroup() ResetOpt { return func(c *resetConfig) { c.create = true } }
+
+// RequireGroup is RequireNoMembers that also refuses, with a *CheckError
+// wrapping ErrGroupMissing, a group that does not exist, unless CreateGroup
+// is given. It costs a ListGroups request and, for a group that exists, a
+// describe.
+func RequireGroup(ctx context.Context, adm *kadm.Client, group string, opts ...ResetOpt) error {
+	var cfg resetConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	exists, err := checkGroup(ctx, adm, group)
+	if err != nil || exists || cfg.create {
+		return err
+	}
+	return &CheckError{Server: "kafka", Setting: "group", Value: group, Err: ErrGroupMissing,
+		Fix: "check the group's name; to create the group with these offsets, ask for it (CreateGroup)",
+		msg: fmt.Sprintf("group %q does not exist: check its name; offsets are moved only for an existing group unless creating it is asked for", group)}
+}
+
+// checkGroup reports whether group exists, and a *CheckError wrapping
+// ErrGroupActive when it has members.
+func checkGroup(ctx context.Context, adm *kadm.Client, group string) (bool, error) {
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
-		return unreachable("kafka", "ListGroups", err, fmt.Sprintf("list groups: %v", err))
+		return false, unreachable("kafka", "ListGroups", err, fmt.Sprintf("list groups: %v", err))
 	}
 	lg, ok := listed[group]
 	if !ok {
-		return nil
+		return false, nil
 	}
 	st := GroupStatus{Group: group, Type: lg.GroupType}
 	if _, err := describeMembers(ctx, adm, &st); err != nil {
-		return unreachable("kafka", "DescribeGroups", err, err.Error())
+		return true, unreachable("kafka", "DescribeGroups", err, err.Error())
 	}
 	if n := len(st.Members); n > 0 {
 		ids := make([]string, 0, n)
 		for _, m := range st.Members {
 			ids = append(ids, m.ID)
 		}
-		return &CheckError{Server: "kafka", Setting: "members", Value: strings.Join(ids, ", "), Err: ErrGroupActive,
+		return true, &CheckError{Server: "kafka", Setting: "members", Value: strings.Join(ids, ", "), Err: ErrGroupActive,
 			Fix: "stop every consumer of the group first",
 			msg: fmt.Sprintf("group %q has %d active member(s) (state %s: %s): stop every consumer of the group first; offsets are not moved under a live group",
 				group, n, st.State, strings.Join(ids, ", "))}
 	}
-	return nil
+	return true, nil
 }
 
-// ResetOffsets commits moves for group on topic, after RequireNoMembers
-// once more (a consumer may have joined since the plan). It costs
-// RequireNoMembers' requests and one OffsetCommit.
-func ResetOffsets(ctx context.Context, adm *kadm.Client, group, topic string, moves []Move) error {
-	if err := RequireNoMembers(ctx, adm, group); err != nil {
+// ResetOffsets commits moves for group on topic, after RequireGroup once
+// more (a consumer may have joined since the plan): a group with members is
+// refused with ErrGroupActive, one that does not exist with ErrGroupMissing
+// unless CreateGroup is given. It costs RequireGroup's requests and one
+// OffsetCommit.
+func ResetOffsets(ctx context.Context, adm *kadm.Client, group, topic string, moves []Move, opts ...ResetOpt) error {
+	if err := RequireGroup(ctx, adm, group, opts...); err != nil {
 		return err
 	}
 	offs := kadm.Offsets{}

@@ -89,3 +89,41 @@ func DeadLetterTopics(dlq string, sources []string) []string {
 	}
 	return out
 }
+
+// DeadLetterPartitions is a source topic whose dead-letter topic has
+// another partition count than it.
+type DeadLetterPartitions struct {
+	Source               string // the consumed topic
+	SourcePartitions     int    // its partition count
+	DeadLetter           string // its dead-letter topic
+	DeadLetterPartitions int    // the dead-letter topic's partition count
+}
+
+// CheckDeadLetterPartitions returns every source whose dead-letter topic
+// (dlq "" is each source's <source>.dlq) exists with a partition count
+// other than the source's; missing topics are CheckDeadLetterTopics'
+// concern and left out. A difference is a warning, not an error: source
+// partition p writes to dead-letter partition p mod N, and the exactly-once
+// scan for an earlier write matches the source topic, partition and offset
+// headers, so fewer partitions only make several source partitions share
+// one (their dead letters interleave) and more leave some empty. What the
+// scan does depend on is N not changing once dead letters were written: the
+// record is then looked for in another partition and written again, a
+// second copy. One Metadata request.
+func CheckDeadLetterPartitions(ctx context.Context, adm *kadm.Client, dlq string, sources []string) ([]DeadLetterPartitions, error) {
+	topics := append(append([]string(nil), sources...), DeadLetterTopics(dlq, sources)...)
+	found, _, err := TopicPartitions(ctx, adm, topics...)
+	if err != nil {
+		return nil, err
+	}
+	var out []DeadLetterPartitions
+	for _, s := range sources {
+		d := pipeline.DeadLetterTopic(dlq, s)
+		sn, sok := found[s]
+		dn, dok := found[d]
+		if sok && dok && sn != dn {
+			out = append(out, DeadLetterPartitions{Source: s, SourcePartitions: sn, DeadLetter: d, DeadLetterPartitions: dn})
+		}
+	}
+	return out, nil
+}

@@ -30,6 +30,8 @@ type Tracker struct {
 	flight    []entry // flight[head:]: started records not yet folded into point, by offset
 	head      int     // records at the front of flight already folded
 	landed    int     // records landed since the last Committed
+	folded    int     // records folded into point since the last Committed
+	total     int64   // records folded into point since NewTracker
 }
 
 type entry struct {
@@ -86,6 +88,8 @@ func (t *Tracker) Land(offset int64) error {
 	}
 	t.point, t.epoch = fl[n-1].offset+1, fl[n-1].epoch
 	t.head += n
+	t.folded += n
+	t.total += int64(n)
 	// Folded records are dropped by moving a head, and the array is
 	// compacted once they are at least half of it, so that landing costs
 	// amortised O(1) and the array does not grow on a long-running partition.
@@ -109,18 +113,43 @@ func (t *Tracker) CommitLeaderEpoch() int32 { return t.epoch }
 // Dirty reports whether the commit point moved past the last committed one.
 func (t *Tracker) Dirty() bool { return t.point > t.committed }
 
-// LandedSinceCommit counts records landed since the last Committed; the commit
-// policy reads it.
+// LandedSinceCommit counts records landed and not covered by the last
+// Committed: landed since it, or landed before it past a record then still
+// unknown. The commit policy reads it.
 func (t *Tracker) LandedSinceCommit() int { return t.landed }
 
 // InFlight counts started records whose effects have not been folded into the
 // commit point.
 func (t *Tracker) InFlight() int { return len(t.flight) - t.head }
 
-// Committed records that offset was committed. It resets LandedSinceCommit.
+// Folded counts the records folded into the commit point since NewTracker:
+// with records landing out of order, a count policy that wants commits to
+// fall every n records (Policy.Every) reads it rather than
+// LandedSinceCommit.
+func (t *Tracker) Folded() int64 { return t.total }
+
+// SinceCommit counts the records started since the last Committed (or
+// the start) that a restart from the committed offset would read again:
+// those folded into the commit point since, and those in flight (landed
+// past a record still unknown, or unknown). It is what bounds a crash's
+// re-reading when records land out of order, where LandedSinceCommit
+// misses the unknown ones and those that landed past the commit point
+// before the last commit.
+func (t *Tracker) SinceCommit() int { return t.folded + t.InFlight() }
+
+// Committed records that offset, the commit point read before the commit,
+// was committed. LandedSinceCommit then counts the records that landed past
+// a record still unknown (none when records land in order), and
+// SinceCommit the records in flight.
 func (t *Tracker) Committed(offset int64) {
 	if offset > t.committed {
 		t.committed = offset
 	}
 	t.landed = 0
+	for _, e := range t.flight[t.head:] {
+		if e.landed {
+			t.landed++
+		}
+	}
+	t.folded = 0
 }

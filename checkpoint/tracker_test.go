@@ -115,3 +115,47 @@ func checkOrder(t *testing.T, offsets, order []int64) {
 		}
 	}
 }
+
+// TestTrackerSinceCommit counts what a restart from the last commit reads
+// again when records land out of order: the folded ones since the commit
+// and every one in flight, landed past a hole or not.
+func TestTrackerSinceCommit(t *testing.T) {
+	tr := NewTracker(Partition{Topic: "t"}, 0)
+	steps := []struct {
+		op       string // start, land, commit
+		offset   int64
+		since    int
+		landed   int
+		inFlight int
+	}{
+		{"start", 0, 1, 0, 1},
+		{"start", 1, 2, 0, 2},
+		{"start", 2, 3, 0, 3},
+		{"land", 1, 3, 1, 3}, // past the hole at 0
+		{"land", 0, 3, 2, 1}, // 0 and 1 folded
+		{"commit", 2, 1, 0, 1},
+		{"start", 3, 2, 0, 2},
+		{"land", 3, 2, 1, 2},   // past 2, still unknown
+		{"commit", 2, 2, 1, 2}, // a commit at the same point: 3 is still read again, and counts as landed
+		{"land", 2, 2, 2, 0},
+		{"commit", 4, 0, 0, 0},
+	}
+	for i, s := range steps {
+		var err error
+		switch s.op {
+		case "start":
+			err = tr.Start(s.offset, 0)
+		case "land":
+			err = tr.Land(s.offset)
+		case "commit":
+			tr.Committed(s.offset)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.SinceCommit() != s.since || tr.LandedSinceCommit() != s.landed || tr.InFlight() != s.inFlight {
+			t.Fatalf("step %d (%s %d): since %d landed %d in flight %d, want %d %d %d", i, s.op, s.offset,
+				tr.SinceCommit(), tr.LandedSinceCommit(), tr.InFlight(), s.since, s.landed, s.inFlight)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package httpeffect
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +47,13 @@ func (o opt) apply(e *Effect) { o(e) }
 // with the lease.
 func Timeout(d time.Duration) Opt { return opt(func(e *Effect) { e.timeout = d }) }
 
+// RootCAs makes the Effect trust the certificates of pool for https://
+// URLs instead of the system's roots (a private CA). It costs nothing per
+// call: TLS connections are kept alive and reused.
+func RootCAs(pool *x509.CertPool) Opt {
+	return opt(func(e *Effect) { e.rootCAs = pool })
+}
+
 // Effect POSTs each record's value to one URL. It is safe for concurrent
 // use; connections are kept alive and reused (up to 64 idle per host, one
 // per partition worker calling at once).
@@ -54,6 +63,7 @@ type Effect struct {
 	timeout  time.Duration
 	client   *http.Client
 	consumer string
+	rootCAs  *x509.CertPool
 }
 
 // New returns an Effect that POSTs to rawURL, an absolute http:// or
@@ -76,17 +86,25 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 	for _, o := range opts {
 		o.apply(e)
 	}
+	if e.rootCAs != nil {
+		tr.TLSClientConfig = &tls.Config{RootCAs: e.rootCAs, MinVersion: tls.VersionTLS12}
+	}
 	if e.timeout <= 0 {
 		return nil, fmt.Errorf("httpeffect: timeout %v: must be positive", e.timeout)
 	}
 	return e, nil
 }
 
-// Do sends one record whose business key is key: a 2xx reply is success;
-// any other status, a network error or the timeout is an error (the
-// effect's outcome is then unknown to the caller, and the batch is applied
-// again). Its signature is pipeline.ExternalEffect's. It costs one HTTP
-// round trip; at most 256 bytes of a failed reply's body go into the error.
+// Do sends one record whose business key is key: a 2xx reply is success.
+// A 4xx other than 408 and 429 is permanent: the error wraps
+// sink.ErrRejected (with pipeline.MaxInFlight the record is dead-lettered
+// at once). Any other status (408, 429, 5xx) or a network error is an error
+// to retry; the timeout ends the call's context, so the guard treats its
+// outcome as unknown (the call may have landed): a retry in the same term
+// marks it done without calling again, and the receiver's Idempotency-Key
+// check covers the next owner. Its signature is
+// pipeline.ExternalEffect's. It costs one HTTP round trip; at most 256
+// bytes of a failed reply's body go into the error.
 func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
@@ -105,9 +123,19 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	// Drain a bounded rest so the connection can be reused.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("http effect: POST %s: %s: %q", e.redacted, resp.Status, bytes.TrimSpace(head))
+		err := fmt.Errorf("http effect: POST %s: %s: %q", e.redacted, resp.Status, bytes.TrimSpace(head))
+		if Permanent(resp.StatusCode) {
+			return fmt.Errorf("%w: %w", err, sink.ErrRejected)
+		}
+		return err
 	}
 	return nil
+}
+
+// Permanent reports whether a reply status says no retry can succeed: a
+// 4xx other than 408 (Request Timeout) and 429 (Too Many Requests).
+func Permanent(status int) bool {
+	return status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests
 }
 
 // headers sets the request headers for r with business key key.

@@ -2,6 +2,7 @@ package httpeffect_test
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -157,6 +158,53 @@ func TestHTTPEffectFailures(t *testing.T) {
 	err := secret.Do(context.Background(), "k", &sink.Record{Value: []byte("v")})
 	if err == nil || !strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("closed receiver: %v; want connection refused without the password", err)
+	}
+}
+
+// TestHTTPEffectRejects: a 4xx other than 408 and 429 wraps
+// sink.ErrRejected (no retry can succeed: the record is given up at once);
+// 408, 429, 5xx and a refused connection do not (they are retried).
+func TestHTTPEffectRejects(t *testing.T) {
+	statuses := []struct {
+		status   int
+		rejected bool
+	}{{400, true}, {402, true}, {404, true}, {409, true}, {422, true}, {408, false}, {429, false}, {500, false},
+		{502, false}, {503, false}, {300, false}}
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.Header.Get(httpeffect.HeaderOffset))
+		w.WriteHeader(statuses[n].status)
+	})
+	e := testEffect(t, rc.srv.URL, time.Second)
+	for i, tc := range statuses {
+		err := e.Do(context.Background(), "k", &sink.Record{Offset: int64(i), Value: []byte("v")})
+		if err == nil || errors.Is(err, sink.ErrRejected) != tc.rejected {
+			t.Errorf("status %d: %v; want an error, wrapping sink.ErrRejected: %v", tc.status, err, tc.rejected)
+		}
+	}
+	rc.srv.Close()
+	err := e.Do(context.Background(), "k", &sink.Record{Value: []byte("v")})
+	if err == nil || errors.Is(err, sink.ErrRejected) {
+		t.Errorf("refused connection: %v; want an error to retry", err)
+	}
+}
+
+// TestHTTPEffectCustomCA: with RootCAs the effect calls an https receiver
+// whose certificate a private CA signed; without it the call fails.
+func TestHTTPEffectCustomCA(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	e, err := httpeffect.New(srv.URL, httpeffect.RootCAs(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Do(context.Background(), "k", &sink.Record{Value: []byte("v")}); err != nil {
+		t.Fatalf("with the CA: %v", err)
+	}
+	plain := testEffect(t, srv.URL, 10*time.Second)
+	if err := plain.Do(context.Background(), "k", &sink.Record{Value: []byte("v")}); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("without the CA: %v, want a certificate error", err)
 	}
 }
 

@@ -127,7 +127,8 @@ func (p *proc) output() string {
 	return p.log.String()
 }
 
-// waitLine returns the first log line with message msg for which cond holds.
+// waitLine returns the first log line with message msg (any, when msg is
+// "") for which cond holds.
 func (p *proc) waitLine(ctx context.Context, msg string, cond func(map[string]any) bool) map[string]any {
 	p.t.Helper()
 	for {
@@ -136,7 +137,7 @@ func (p *proc) waitLine(ctx context.Context, msg string, cond func(map[string]an
 			if !ok {
 				p.t.Fatalf("%s exited (code %d) before a %q line that holds:\n%s", p.name, p.code, msg, p.output())
 			}
-			if m["msg"] == msg && cond(m) {
+			if (msg == "" || m["msg"] == msg) && cond(m) {
 				return m
 			}
 		case <-ctx.Done():

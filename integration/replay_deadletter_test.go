@@ -32,11 +32,11 @@ func TestReplayDeadLetters(t *testing.T) {
 	ledger, ranges := e.wholeTopic(ctx)
 	dlq := e.topic + ".dlq"
 	tests := []struct {
-		id                   string
-		applied, deadLetters int64
+		id                           string
+		applied, poison, deadLetters int64
 	}{
-		{"first", 60, 1},
-		{"second", 0, 0}, // the marker is done: no second write
+		{"first", 60, 1, 1},
+		{"second", 0, 1, 0}, // the marker is done: no second write, still poison
 	}
 	for _, tc := range tests {
 		r, err := pipeline.NewReplay(tc.id, e.topic, ranges, e.rdb, pipeline.Brokers(e.brokers...),
@@ -49,8 +49,9 @@ func TestReplayDeadLetters(t *testing.T) {
 			t.Fatalf("replay %s: %v", tc.id, err)
 		}
 		p := r.Progress()[0]
-		if !p.Done || p.Landed != p.To || p.To != 61 || p.Applied != tc.applied || p.Poison != tc.deadLetters {
-			t.Fatalf("replay %s: progress %+v, want done at 61, %d applied, %d dead-lettered", tc.id, p, tc.applied, tc.deadLetters)
+		if !p.Done || p.Landed != p.To || p.To != 61 || p.Applied != tc.applied || p.Poison != tc.poison ||
+			p.Poison-p.DeadLetterReplays != tc.deadLetters {
+			t.Fatalf("replay %s: progress %+v, want done at 61, %d applied, %d poison of which %d dead-lettered now", tc.id, p, tc.applied, tc.poison, tc.deadLetters)
 		}
 		got := readDLQ(ctx, t, e.brokers, dlq)
 		if len(got) != 1 || sourceOffset(got[0]) != fmt.Sprint(poison.Offset) {

@@ -111,6 +111,12 @@ func metricDefs() []metricDef {
 			func(s pipeline.PartitionStats) float64 { return float64(s.CommitFailures) }, nil},
 		{"shardpipe_partition_fenced", "1 while the partition's current term is fenced (a commit was refused as stale) and waits to be taken back.", prometheus.GaugeValue,
 			func(s pipeline.PartitionStats) float64 { return b2f(s.Held && s.TermFenced) }, nil},
+		{"shardpipe_effects_in_flight", "Effects running now (pipeline.MaxInFlight).", prometheus.GaugeValue,
+			func(s pipeline.PartitionStats) float64 { return float64(s.InFlight) }, nil},
+		{"shardpipe_effects_retrying", "Records whose effect failed and that wait for their retry (pipeline.MaxInFlight); the committed offset cannot pass the lowest.", prometheus.GaugeValue,
+			func(s pipeline.PartitionStats) float64 { return float64(s.Retrying) }, nil},
+		{"shardpipe_effects_given_up_total", "Records whose effect failed EffectAttempts times, or was rejected, and that were dead-lettered.", prometheus.CounterValue,
+			func(s pipeline.PartitionStats) float64 { return float64(s.EffectsGivenUp) }, nil},
 	}
 }
 

@@ -76,7 +76,8 @@ func TestCollector(t *testing.T) {
 		return []pipeline.PartitionStats{
 			{Partition: checkpoint.Partition{Topic: "orders", Partition: 0}, Epoch: 3, Held: true, Attempts: 40,
 				Applied: 33, Suppressed: 7, DeadLettered: 2, DeadLetterReplays: 1, Start: 20, Landed: 40, Committed: 30, Fenced: 1,
-				StableOffset: 45, CommitFailures: 2, TermFenced: true},
+				StableOffset: 45, CommitFailures: 2, TermFenced: true,
+				InFlight: 5, Retrying: 2, EffectsGivenUp: 4},
 			{Partition: checkpoint.Partition{Topic: "orders", Partition: 1}, Epoch: 3, Start: -1, Landed: -1, Committed: -1, StableOffset: -1},
 		}
 	}
@@ -107,7 +108,10 @@ func TestCollector(t *testing.T) {
 			`gauge shardpipe_commit_failures{partition="0",topic="orders"} 2`,
 			`gauge shardpipe_partition_fenced{partition="0",topic="orders"} 1`,
 			`gauge shardpipe_partition_fenced{partition="1",topic="orders"} 0`,
-		}, 28}, // 13 per partition, less partition 1's unknown stable offset and lag
+			`gauge shardpipe_effects_in_flight{partition="0",topic="orders"} 5`,
+			`gauge shardpipe_effects_retrying{partition="0",topic="orders"} 2`,
+			`counter shardpipe_effects_given_up_total{partition="0",topic="orders"} 4`,
+		}, 30}, // 16 per partition, less partition 1's unknown stable offset and lag
 		{"const labels", two, []metrics.Opt{metrics.ConstLabels(prometheus.Labels{"pipeline": "a"})}, []string{
 			`counter shardpipe_effects_applied_total{partition="0",pipeline="a",topic="orders"} 33`,
 			`gauge shardpipe_partition_held{partition="1",pipeline="a",topic="orders"} 0`,

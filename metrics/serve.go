@@ -16,26 +16,35 @@ import (
 )
 
 // Serve listens on addr (host:port, or :0 for any free port) and serves a
-// Collector over stats at /metrics, on a registry of its own, until ctx
-// ends; see ServeHandler.
+// Collector over stats at /metrics, as ServeListener does. It returns once
+// the listener is bound, so a bad or busy address fails at once, with the
+// bound address and a channel closed when the server has stopped.
 func Serve(ctx context.Context, addr string, stats func() []pipeline.PartitionStats, log *slog.Logger) (string, <-chan struct{}, error) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(NewCollector(stats))
-	return ServeHandler(ctx, addr, reg, nil, log)
-}
-
-// ServeHandler listens on addr and serves /metrics from g and, when other
-// is not nil, every other path from other (the probes and the status page
-// of opshttp) until ctx ends; then it shuts the server down, waiting up to
-// 2s for requests in progress. It returns once the listener is bound, so a
-// bad or busy address fails at once, with the bound address and a channel
-// closed when the server has stopped. A server that stops by itself is
-// logged on log.
-func ServeHandler(ctx context.Context, addr string, g prometheus.Gatherer, other http.Handler, log *slog.Logger) (string, <-chan struct{}, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
 	}
+	a, done := ServeListener(ctx, ln, stats, log)
+	return a, done, nil
+}
+
+// ServeListener serves a Collector over stats at /metrics on ln (which it
+// closes), on a registry of its own, until ctx ends, as ServeHandler does.
+// A command binds ln before anything else starts, so that a taken address
+// is a start-up error.
+func ServeListener(ctx context.Context, ln net.Listener, stats func() []pipeline.PartitionStats, log *slog.Logger) (string, <-chan struct{}) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewCollector(stats))
+	return ServeHandler(ctx, ln, reg, nil, log)
+}
+
+// ServeHandler serves /metrics from g on ln (which it closes) and, when
+// other is not nil, every other path from other (the probes and the status
+// page of opshttp) until ctx ends; then it shuts the server down, waiting
+// up to 2s for requests in progress. It returns the listener's address and
+// a channel closed when the server has stopped. A server that stops by
+// itself is logged on log.
+func ServeHandler(ctx context.Context, ln net.Listener, g prometheus.Gatherer, other http.Handler, log *slog.Logger) (string, <-chan struct{}) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	also := ""
@@ -58,5 +67,5 @@ func ServeHandler(ctx context.Context, addr string, g prometheus.Gatherer, other
 		_ = srv.Shutdown(sctx)
 	}()
 	log.Info("serving Prometheus metrics", "addr", ln.Addr().String(), "path", "/metrics", "also", also)
-	return ln.Addr().String(), done, nil
+	return ln.Addr().String(), done
 }

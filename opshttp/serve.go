@@ -3,6 +3,7 @@ package opshttp
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,20 +21,20 @@ import (
 // process collectors, and, for a group, the probes and the status page.
 // Build it before the pipeline, give the pipeline its Options, then Serve.
 type Ops struct {
-	addr    string
+	ln      net.Listener
 	reg     *prometheus.Registry
 	timings *metrics.Timings
 	kafka   *metrics.Kafka
 }
 
-// NewOps returns the Ops to serve on addr for a pipeline about to be
-// created on rdb (whose pool stats it exports); nil when addr is "" (serve
+// NewOps returns the Ops to serve on ln for a pipeline about to be
+// created on rdb (whose pool stats it exports); nil when ln is nil (serve
 // nothing), whose Options and Start do nothing.
-func NewOps(addr string, rdb redis.UniversalClient) *Ops {
-	if addr == "" {
+func NewOps(ln net.Listener, rdb redis.UniversalClient) *Ops {
+	if ln == nil {
 		return nil
 	}
-	o := &Ops{addr: addr, reg: prometheus.NewRegistry(), timings: metrics.NewTimings(), kafka: metrics.NewKafka()}
+	o := &Ops{ln: ln, reg: prometheus.NewRegistry(), timings: metrics.NewTimings(), kafka: metrics.NewKafka()}
 	o.reg.MustRegister(o.timings, metrics.NewRedisPool(rdb),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return o
@@ -50,14 +51,13 @@ func (o *Ops) Options() []pipeline.Opt {
 }
 
 // Start registers a metrics.Collector over stats and serves /metrics on
-// o's address and, when probe is not nil, its Handler (/healthz, /readyz,
+// o's listener and, when probe is not nil, its Handler (/healthz, /readyz,
 // /status), until stop is called, which shuts the server down
-// (metrics.ServeHandler) and waits for it. It returns once the listener is
-// bound, so a bad or busy address fails at once. Call it once. A nil o
-// serves nothing and returns a stop that does nothing.
-func (o *Ops) Start(stats func() []pipeline.PartitionStats, probe *Probe, log *slog.Logger) (stop func(), err error) {
+// (metrics.ServeHandler) and waits for it. Call it once. A nil o serves
+// nothing and returns a stop that does nothing.
+func (o *Ops) Start(stats func() []pipeline.PartitionStats, probe *Probe, log *slog.Logger) (stop func()) {
 	if o == nil {
-		return func() {}, nil
+		return func() {}
 	}
 	o.reg.MustRegister(metrics.NewCollector(stats))
 	var h http.Handler
@@ -65,10 +65,6 @@ func (o *Ops) Start(stats func() []pipeline.PartitionStats, probe *Probe, log *s
 		h = probe.Handler()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	_, done, err := metrics.ServeHandler(ctx, o.addr, prometheus.Gatherers{o.reg, o.kafka}, h, log)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	return func() { cancel(); <-done }, nil
+	_, done := metrics.ServeHandler(ctx, o.ln, prometheus.Gatherers{o.reg, o.kafka}, h, log)
+	return func() { cancel(); <-done }
 }

@@ -15,8 +15,10 @@ import (
 // The backoff (config.retry) doubles from 100ms to 5s and the warning is
 // rate limited, so a Redis outage costs a few calls and one log line every
 // few seconds per partition; the commit point stays before the batch
-// meanwhile. Once the worker is asked to stop (revoke or shutdown) a failed
-// batch is not retried again: apply returns errStopped, so that the worker
+// meanwhile. A replay's worker finishing its range (finishing) retries as a
+// running one does: the range is not done until its last batch lands. Once
+// the worker is asked to stop (revoke or shutdown) a failed batch is not
+// retried again: apply returns errStopped, so that the worker
 // commits what landed before the batch instead of retrying until its time
 // is up. A batch it returns an error for is the worker's unknown batch,
 // finished at its exit (finishUnknown).
@@ -56,7 +58,7 @@ func (w *worker) apply(batch []sink.Record) (_ []sink.Result, err error) {
 		if w.fenced.Load() {
 			return nil, errFenced
 		}
-		if w.mode.Load() != running {
+		if givingUp(w.mode.Load()) {
 			return nil, w.stopped(batch, err)
 		}
 		backoff := w.p.cfg.retry.Ceiling(retry)
@@ -66,7 +68,7 @@ func (w *worker) apply(batch []sink.Record) (_ []sink.Result, err error) {
 		if err := w.sleepOrStop(backoff); err != nil {
 			return nil, err
 		}
-		if w.mode.Load() != running {
+		if givingUp(w.mode.Load()) {
 			return nil, w.stopped(batch, err)
 		}
 	}
@@ -95,13 +97,14 @@ func (w *worker) stopped(batch []sink.Record, cause error) error {
 }
 
 // sleepOrStop is sleep that also ends, with no error, when the worker is
-// asked to stop: the caller then sees the stop and gives up its retries.
+// asked to stop and give up (givingUp): the caller then sees the stop and
+// gives up its retries. A replay's finishing is no such stop.
 func (w *worker) sleepOrStop(d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-w.wake:
+	case <-w.quit:
 	case <-w.ctx.Done():
 		return w.ctx.Err()
 	}
@@ -190,6 +193,10 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 				}
 				continue
 			}
+			if st := w.storm(off, res.Err); st != nil {
+				bad = w.recordError(&batch[i], attempts, ErrPoisonStorm, st)
+				break // the counts below still cover what landed before it
+			}
 			out, err := w.deadLetter(&batch[i], res.Err, attempts)
 			if err != nil {
 				bad = err // the counts below still cover what landed before it
@@ -200,7 +207,15 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 			} else {
 				replays++
 			}
+			if w.p.dlq.cfg.maxRun > 0 {
+				w.held = append(w.held, off) // landed once the run ends
+				continue
+			}
 		} else {
+			w.storms.see(off, false)
+			if err := w.landHeld(); err != nil {
+				return err
+			}
 			switch res.Outcome {
 			case sink.Applied:
 				claimed++
@@ -245,16 +260,22 @@ func credits(res sink.Result) bool {
 }
 
 // countCommitted moves the records below point that credit this pass from
-// uncounted into PartitionStats.Applied: a commit moved past them.
+// uncounted into PartitionStats.Applied: a commit moved past them. With
+// MaxInFlight, records land out of order, so uncounted is not sorted.
 func (w *worker) countCommitted(point int64) {
 	n := 0
-	for n < len(w.uncounted) && w.uncounted[n] < point {
-		n++
+	kept := w.uncounted[:0]
+	for _, off := range w.uncounted {
+		if off < point {
+			n++
+		} else {
+			kept = append(kept, off)
+		}
 	}
+	w.uncounted = kept
 	if n == 0 {
 		return
 	}
-	w.uncounted = append(w.uncounted[:0], w.uncounted[n:]...)
 	w.p.stats.update(w.part, func(s *PartitionStats) { s.Applied += int64(n) })
 }
 

@@ -41,6 +41,15 @@ func (ls byTopic) Finish(ctx context.Context, batch []sink.Record) (int, int, er
 	return finish(ctx, l, batch)
 }
 
+// Key forwards to the record's topic's Applier when it is a Keyer; else
+// the record key.
+func (ls byTopic) Key(r *sink.Record) (string, error) {
+	if k, ok := ls[r.Topic].(Keyer); ok {
+		return k.Key(r)
+	}
+	return string(r.Key), nil
+}
+
 // of returns the Applier of batch's topic; a batch holds one topic.
 func (ls byTopic) of(batch []sink.Record) (Applier, error) {
 	topic := batch[0].Topic

@@ -52,6 +52,9 @@ func (w *worker) commit() error {
 		w.lastCommit = point
 		w.countCommitted(point)
 		w.since, w.retryAt, w.failures = time.Time{}, time.Time{}, 0
+		if w.tr.LandedSinceCommit() > 0 {
+			w.since = time.Now() // landed past a hole (MaxInFlight): not covered yet
+		}
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Committed, s.CommitFailures = point, 0 })
 		w.p.emit(Event{Kind: Committed, Partition: w.part, Epoch: w.epoch, Offset: point})
 		return nil

@@ -28,8 +28,12 @@ const (
 // markers that make each write land once live in rdb (required) under
 // prefix (required; give it a prefix apart from the ledger's, so that no
 // business key can name a marker). opts set the topic (DeadLetterTo), the
-// markers' TTL (DeadLetterTTL), the write's lease (DeadLetterLease) and the
-// scan's step (DeadLetterScanBound).
+// markers' TTL (DeadLetterTTL), the write's lease (DeadLetterLease), the
+// scan's step (DeadLetterScanBound) and the bounds on poison storms
+// (DeadLetterMaxRun, DeadLetterMaxShare: by default more than 50 poison
+// records in a row, or more than 20% of a partition's last 1,000 records,
+// stop the pipeline with ErrPoisonStorm instead of dead-lettering a topic
+// a configuration mistake made unreadable).
 //
 // The dead-letter record has the source record's key, value and headers,
 // plus HeaderError, HeaderSourceTopic, HeaderSourcePartition,
@@ -148,6 +152,12 @@ type deadLetterConfig struct {
 	ttl       time.Duration
 	lease     time.Duration
 	scanBound time.Duration
+	// the poison storm bounds (poisonstorm.go); unset: their defaults
+	maxRun      int
+	maxShare    float64
+	window      int
+	maxRunSet   bool
+	maxShareSet bool
 }
 
 func (d *deadLetterConfig) validate() error {
@@ -159,6 +169,20 @@ func (d *deadLetterConfig) validate() error {
 	}
 	if d.scanBound == 0 {
 		d.scanBound = time.Minute
+	}
+	if !d.maxRunSet {
+		d.maxRun, d.maxRunSet = DefaultDeadLetterMaxRun, true
+	}
+	if !d.maxShareSet {
+		d.maxShare, d.window, d.maxShareSet = DefaultDeadLetterMaxShare, DefaultDeadLetterWindow, true
+	}
+	switch {
+	case d.maxRun < 0:
+		return fmt.Errorf("dead letters: max run %d: want 0 (no bound) or more", d.maxRun)
+	case d.maxShare < 0 || d.maxShare > 1:
+		return fmt.Errorf("dead letters: max share %v: want 0 (no bound) to 1", d.maxShare)
+	case d.maxShare > 0 && d.window < 1:
+		return fmt.Errorf("dead letters: max share window %d: want at least 1 record", d.window)
 	}
 	switch {
 	case d.redis == nil:

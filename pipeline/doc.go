@@ -24,7 +24,10 @@
 // then, with DeadLetters, it is written to a dead-letter topic exactly once
 // and landed, or else it stops the pipeline with a *RecordError wrapping
 // ErrPoison, its offset uncommitted. A partition never stalls for good on
-// one record and no record is dropped silently.
+// one record and no record is dropped silently. Dead-lettering is bounded
+// (DeadLetterMaxRun, DeadLetterMaxShare): a poison storm, which says the
+// configuration rather than the data is wrong, stops the pipeline with
+// ErrPoisonStorm before its run of poison records is committed past.
 //
 // While the sink cannot reach Redis, the partition's batch is retried with a
 // backoff capped at 5s and a warning at most every 5s; nothing is committed
@@ -32,7 +35,9 @@
 // worker's term ends first (a revoke, a loss, a stop), it commits what
 // landed before the batch and, with a Finisher sink (Guarded), marks done
 // the batch's effects that ran, within the revoke or shutdown timeout, so
-// that the next owner does not run them again.
+// that the next owner does not run them again. A replay's partition that
+// was read to its range's end is not being stopped: it retries its last
+// batch and its final commit until they land.
 //
 // Replay runs the same workers outside any consumer group: it reads fixed
 // offset ranges (PlanReplay: by offset or time, the end fixed at planning) by

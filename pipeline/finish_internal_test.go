@@ -70,7 +70,18 @@ func (s *stalling) Finish(ctx context.Context, b []sink.Record) (int, int, error
 // holds its lease the worker still marks it done. Abort, which stands for a
 // crash, finishes nothing: the next owner runs pay-1 again, the window the
 // idempotency key closes.
+//
+// The same holds with MaxInFlight, the three keys' effects running at once
+// and the outage starting once all three ran: every effect whose done write
+// failed is finished at the term's end, and each runs once (after a crash,
+// pay-1 twice and the others at most twice: the window).
 func TestTermEndFinishesUnknownBatch(t *testing.T) {
+	for _, inFlight := range []bool{false, true} {
+		t.Run(fmt.Sprintf("in flight %v", inFlight), func(t *testing.T) { termEndFinishes(t, inFlight) })
+	}
+}
+
+func termEndFinishes(t *testing.T, inFlight bool) {
 	part := checkpoint.Partition{Topic: "orders"}
 	revoke := map[string][]int32{"orders": {0}}
 	for _, tc := range []struct {
@@ -143,10 +154,22 @@ func TestTermEndFinishesUnknownBatch(t *testing.T) {
 			}
 			var mu sync.Mutex
 			runs := map[string]int{}
+			othersRan := make(chan struct{}, 2)
 			effect := func(_ context.Context, key string, _ *sink.Record) error {
+				if inFlight && key == "pay-1" {
+					mu.Lock()
+					first := runs[key] == 0
+					mu.Unlock()
+					for i := 0; first && i < 2; i++ {
+						<-othersRan // all three effects run at once; the outage follows them
+					}
+				}
 				mu.Lock()
 				defer mu.Unlock()
 				runs[key]++
+				if inFlight && key != "pay-1" && runs[key] == 1 {
+					othersRan <- struct{}{}
+				}
 				if key == "pay-1" && runs[key] == 1 {
 					mr.SetError("LOADING Redis is loading the dataset in memory") // the outage starts after the call
 				}
@@ -159,8 +182,13 @@ func TestTermEndFinishesUnknownBatch(t *testing.T) {
 				revokeTimeout = 300 * time.Millisecond
 			}
 			opts := func(a Applier, commits chan<- int64) []GroupOpt {
+				mif, every := 0, 5*time.Second
+				if inFlight {
+					// The next owner may get fewer than 3 records: commit them soon.
+					mif, every = 3, 50*time.Millisecond
+				}
 				return []GroupOpt{Brokers(c.ListenAddrs()...), Topics("orders"), Group("g"), Sink(a), MaxBatch(3),
-					CommitEvery(3), RevokeTimeout(revokeTimeout), ShutdownTimeout(20 * time.Second),
+					CommitEvery(3), RevokeTimeout(revokeTimeout), ShutdownTimeout(20 * time.Second), MaxInFlight(mif), CommitInterval(every),
 					Logger(slog.New(slog.DiscardHandler)), Observe(func(e Event) {
 						if e.Kind == Committed {
 							commits <- e.Offset
@@ -246,9 +274,24 @@ func TestTermEndFinishesUnknownBatch(t *testing.T) {
 			}
 			for i := range 3 {
 				k := fmt.Sprintf("pay-%d", i)
+				if inFlight && tc.crash && k != "pay-1" {
+					if runs[k] < 1 || runs[k] > 2 {
+						t.Errorf("effect for %s ran %d times, want once, or twice if its done write failed before the crash", k, runs[k])
+					}
+					continue
+				}
 				if want := 1 + reruns*btoi(k == "pay-1"); runs[k] != want {
 					t.Errorf("effect for %s ran %d times, want %d", k, runs[k], want)
 				}
+			}
+			if inFlight {
+				for i := range 3 {
+					k := fmt.Sprintf("pay-%d", i)
+					if cl, ok, err := g.Lookup(ctx, k); err != nil || !ok || cl.State != sink.ClaimDone {
+						t.Errorf("claim of %s at the end: %+v, %v, %v; want done", k, cl, ok, err)
+					}
+				}
+				return // which records the first term committed past depends on the interleaving
 			}
 			// pay-0 is redelivered too unless the first term committed past it.
 			st := p2.Stats()

@@ -45,6 +45,9 @@ type guarded struct {
 	effect ExternalEffect
 }
 
+// Key is the guard's business key of r (Keyer): MaxInFlight orders by it.
+func (a guarded) Key(r *sink.Record) (string, error) { return a.g.Key(r) }
+
 func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
 	results := make([]sink.Result, len(batch))
 	for i := range batch {
@@ -52,7 +55,15 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 		key, err := a.g.Key(r)
 		if err == nil {
 			var out sink.Outcome
-			out, err = a.g.Do(ctx, r, func(ctx context.Context, k string) error { return a.effect(ctx, k, r) })
+			var effErr error
+			out, err = a.g.Do(ctx, r, func(ctx context.Context, k string) error {
+				effErr = a.effect(ctx, k, r)
+				return effErr
+			})
+			if err != nil && effErr != nil && !errors.Is(err, sink.ErrUnknown) && !errors.Is(err, sink.ErrLeaseLost) {
+				// The effect failed and did not happen: its claim was released.
+				err = fmt.Errorf("%s/%d offset %d key %q: %w: %w", r.Topic, r.Partition, r.Offset, key, ErrEffectFailed, err)
+			}
 			results[i] = sink.Result{Key: key, Outcome: out}
 		}
 		switch {

@@ -89,6 +89,9 @@ type config struct {
 	replayPrefix  string
 	replayGiven   string  // PlanGiven
 	barrier       Barrier // BeforeCommit; nil: none
+	// in flight (inflightopts.go): 0 runs batches one after another
+	maxInFlight, maxInFlightTotal, effectAttempts int
+	stopOnEffectFailure                           bool
 }
 
 // GroupOpt is an option of New, a consumer group run. Options that apply to
@@ -289,6 +292,7 @@ func newConfig[O interface{ apply(*config) }](opts []O, group bool) (config, err
 	}
 	c.retry = sink.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
 	c.poison = sink.Backoff{Initial: 100 * time.Millisecond, Max: 2 * time.Second, Attempts: c.poisonAttempts}
+	errs = append(errs, c.validateInFlight()...)
 	if c.poisonAttempts < 1 {
 		errs = append(errs, fmt.Errorf("poison attempts %d: want at least 1", c.poisonAttempts))
 	}

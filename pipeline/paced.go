@@ -48,6 +48,14 @@ func (p *paced) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, 
 	return p.a.Apply(ctx, batch)
 }
 
+// Key forwards to the paced Applier when it is a Keyer; else the record key.
+func (p *paced) Key(r *sink.Record) (string, error) {
+	if k, ok := p.a.(Keyer); ok {
+		return k.Key(r)
+	}
+	return string(r.Key), nil
+}
+
 func (p *paced) Finish(ctx context.Context, batch []sink.Record) (int, int, error) {
 	return finish(ctx, p.a, batch)
 }

@@ -119,7 +119,9 @@ func (r *Replay) Stats() []PartitionStats { return r.stats.snapshot() }
 // run of the same id committed one inside the range. It returns nil once
 // every partition reached its end and committed it, the first fatal error
 // otherwise (a refused record under Stop, a misconfigured Redis, fencing by a
-// newer replay: checkpoint.ErrStaleEpoch). When ctx ends (or a fatal error
+// newer replay: checkpoint.ErrStaleEpoch). A partition read to its end
+// retries its last batch and its final commit through a Redis outage until
+// they land, as before its end: reaching the end is no stop. When ctx ends (or a fatal error
 // stops the run) each partition finishes its batch in flight, commits and
 // stops; a partition still busy after ShutdownTimeout (its sink or
 // dead-letter write retrying through an outage) is abandoned without its
@@ -178,7 +180,7 @@ func (r *Replay) Run(ctx context.Context) error {
 		rp.fedTo.Store(recs[len(recs)-1].Offset + 1)
 		rp.w.q.push(recs)
 		return nil
-	}, func(rp *replayPart) { rp.w.stop(draining) })
+	}, func(rp *replayPart) { rp.w.stop(finishing) })
 	// Every partition is fed (or the run is stopping): wait for the
 	// workers to drain, unless the run is stopped meanwhile.
 	drained := make(chan struct{})
@@ -210,7 +212,7 @@ func (r *Replay) Run(ctx context.Context) error {
 	}
 	t := Totals(r.stats.snapshot())
 	r.cfg.logger.Info("replay stopped", "id", r.id, "attempts", t.Attempts, "applied", t.Applied,
-		"suppressed", t.Suppressed, "rejected", t.DeadLettered, "fenced_commits", t.Fenced)
+		"suppressed", t.Suppressed, "poison", t.DeadLettered+t.DeadLetterReplays, "fenced_commits", t.Fenced)
 	if err := r.Err(); err != nil {
 		return err
 	}

@@ -8,17 +8,33 @@ import (
 
 // ReplayProgress is one partition of a replay (or a dry run) so far.
 type ReplayProgress struct {
-	Partition  int32 // the partition of the replay's topic
-	From, To   int64 // the planned range; To exclusive
-	Begin      int64 // where this run began: From, or the checkpoint of an earlier run
-	Landed     int64 // every record below it has landed (or, in a dry run, been checked)
-	Epoch      int64 // the replay's epoch on the partition; 0 in a dry run
-	Applied    int64 // keys applied, counted as PartitionStats.Applied (dry run: would be applied)
-	Suppressed int64 // records suppressed (dry run: would be)
+	Partition int32 // the partition of the replay's topic
+	From, To  int64 // the planned range; To exclusive
+	Begin     int64 // where this run began: From, or the checkpoint of an earlier run
+	Landed    int64 // every record below it has landed (or, in a dry run, been checked)
+	Epoch     int64 // the replay's epoch on the partition; 0 in a dry run
+	// Read counts the data records read and landed from Begin on (dry run:
+	// checked): Applied + Suppressed + Poison, once the partition is done.
+	// Transaction markers are not records.
+	Read int64
+	// Applied counts keys applied, as PartitionStats.Applied: once a commit
+	// moved past them, including keys this id applied in an earlier run
+	// that did not commit past them (Redelivered); dry run: would be
+	// applied.
+	Applied int64
+	// Suppressed counts records whose key was applied already, by others
+	// (a consumer group, another replay, an earlier record of the range);
+	// dry run: would be.
+	Suppressed int64
 	// Poison counts records the sink refuses (no usable key, a bad value):
-	// dead-lettered in a run, would-be poison in a dry run.
+	// in a run dead-lettered now or found dead-lettered already (their
+	// marker done: not written again, counted in DeadLetterReplays); in a
+	// dry run would-be poison.
 	Poison int64
-	Done   bool // reached To and committed it (dry run: checked to To)
+	// DeadLetterReplays counts, of Poison, the records an earlier run or
+	// consumer had dead-lettered already.
+	DeadLetterReplays int64
+	Done              bool // reached To and committed it (dry run: checked to To)
 }
 
 // Progress returns every partition's progress, by partition. It is safe to
@@ -41,7 +57,9 @@ func (r *Replay) Progress() []ReplayProgress {
 		if !ok {
 			continue
 		}
-		out[i].Epoch, out[i].Applied, out[i].Suppressed, out[i].Poison = s.Epoch, s.Applied, s.Suppressed, s.DeadLettered
+		out[i].Epoch, out[i].Read, out[i].Applied = s.Epoch, s.Attempts, s.Applied
+		out[i].Suppressed = s.Suppressed - s.Redelivered // Applied counts those
+		out[i].Poison, out[i].DeadLetterReplays = s.DeadLettered+s.DeadLetterReplays, s.DeadLetterReplays
 		if s.Landed > out[i].Landed {
 			out[i].Landed = s.Landed
 		}

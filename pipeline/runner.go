@@ -39,6 +39,10 @@ type runner struct {
 	// in production.
 	faults atomic.Pointer[faults.Set]
 
+	// slots caps the effects running at once over every worker
+	// (MaxInFlightTotal); nil without MaxInFlight.
+	slots chan struct{}
+
 	stopOnce sync.Once
 	stopReq  chan struct{}
 	errMu    sync.Mutex
@@ -46,7 +50,11 @@ type runner struct {
 }
 
 func newRunner(cfg config, pass string) runner {
-	return runner{cfg: cfg, pass: pass, stopReq: make(chan struct{})}
+	var slots chan struct{}
+	if cfg.maxInFlight > 0 {
+		slots = make(chan struct{}, cfg.maxInFlightTotal)
+	}
+	return runner{cfg: cfg, pass: pass, stopReq: make(chan struct{}), slots: slots}
 }
 
 func (r *runner) requestStop() { r.stopOnce.Do(func() { close(r.stopReq) }) }

@@ -75,6 +75,14 @@ type PartitionStats struct {
 	LastError string
 	// LastErrorAt is when LastError happened; zero for none.
 	LastErrorAt time.Time
+	// InFlight counts the records whose effects run now (MaxInFlight).
+	InFlight int64
+	// Retrying counts the records whose effect failed and that wait for
+	// their retry (MaxInFlight): the commit point cannot pass the lowest.
+	Retrying int64
+	// EffectsGivenUp counts records whose effect failed EffectAttempts
+	// times (or was rejected) and that were dead-lettered.
+	EffectsGivenUp int64
 }
 
 // stats keeps PartitionStats behind one mutex; workers update once per batch.

@@ -14,10 +14,16 @@ import (
 
 // stop modes, strongest last.
 const (
-	running  int32 = iota
-	draining       // finish the queue, commit, exit (Close)
-	revoking       // finish the in-flight batch, commit, exit (revoke)
+	running   int32 = iota
+	finishing       // finish the queue, retrying through failures as running does, commit, exit (a replay's range end)
+	draining        // finish the queue, commit, exit; a batch failing now is given up (Close)
+	revoking        // finish the in-flight batch, commit, exit (revoke)
 )
+
+// givingUp reports whether mode is a stop that gives up a failing batch or
+// commit (draining, revoking) rather than retrying it: finishing is not one,
+// a replay that reached its range's end still owes its last batch.
+func givingUp(mode int32) bool { return mode >= draining }
 
 // worker owns one partition for one term: its queue, tracker and commits.
 // Everything but the atomics is touched by the worker goroutine alone.
@@ -33,7 +39,8 @@ type worker struct {
 	// writes run under it, so a fenced worker writes none.
 	term    context.Context
 	endTerm context.CancelFunc
-	wake    chan struct{} // closed by stop
+	wake    chan struct{} // closed by the first stop
+	quit    chan struct{} // closed by the first stop that gives up (givingUp)
 	done    chan struct{}
 
 	mode   atomic.Int32
@@ -53,9 +60,12 @@ type worker struct {
 	lastWarn   time.Time     // the last retry warning (rate limited by warn)
 	unlogged   int           // retries not logged since
 	lastCommit int64         // offset this term last committed, -1 for none
-	uncounted  []int64       // offsets landed that credit PartitionStats.Applied once committed past, ascending
+	uncounted  []int64       // offsets landed that credit PartitionStats.Applied once committed past (in landing order)
 	redo       []sink.Record // records landed since the last commit, with a LossReporter barrier (reapply.go)
 	lossSeen   uint64        // the barrier's loss count when the records of redo began to land
+
+	storms stormCount // poison records in a row and in a window (poisonstorm.go)
+	held   []int64    // dead-lettered offsets of the current poison run, landed once it ends (landHeld)
 
 	// unknown is the last batch whose Apply failed: its outcome is
 	// unknown, and finishUnknown finishes it at exit.
@@ -71,7 +81,7 @@ func newWorker(p *runner, part checkpoint.Partition, epoch int64, member string)
 		func() { p.cl.ResumeFetchPartitions(tps) })
 	halt, haltNow := context.WithCancel(context.Background())
 	return &worker{p: p, part: part, epoch: epoch, member: member, q: q,
-		ctx: ctx, cancel: cancel, term: term, endTerm: endTerm, wake: make(chan struct{}), done: make(chan struct{}), lastCommit: -1,
+		ctx: ctx, cancel: cancel, term: term, endTerm: endTerm, wake: make(chan struct{}), quit: make(chan struct{}), done: make(chan struct{}), lastCommit: -1,
 		halt: halt, haltNow: haltNow}
 }
 
@@ -85,6 +95,9 @@ func (w *worker) stop(mode int32) {
 		if w.mode.CompareAndSwap(cur, mode) {
 			if cur == running {
 				close(w.wake)
+			}
+			if !givingUp(cur) && givingUp(mode) {
+				close(w.quit)
 			}
 			return
 		}
@@ -151,6 +164,9 @@ func (w *worker) leftForReplay(stopped error) {
 }
 
 func (w *worker) loop() error {
+	if w.p.cfg.maxInFlight > 0 {
+		return w.loopInFlight() // inflight.go
+	}
 	maxBatch := w.p.cfg.maxBatch
 	for {
 		mode := w.mode.Load()
@@ -168,15 +184,21 @@ func (w *worker) loop() error {
 			if err := w.atBound(mode); err != nil {
 				return err
 			}
-			if mode != running && w.tr.LandedSinceCommit() > 0 {
+			if givingUp(mode) && w.tr.LandedSinceCommit() > 0 {
 				return nil // stopping while commits fail: the final commit tries once more
 			}
 			continue
 		}
 		recs := w.q.take(n)
 		if len(recs) == 0 {
+			if err := w.landHeld(); err != nil {
+				return err
+			}
 			if mode == draining {
 				return nil
+			}
+			if mode == finishing {
+				return w.finishCommit()
 			}
 			if err := w.idle(); err != nil {
 				return err
@@ -197,7 +219,7 @@ func (w *worker) atBound(mode int32) error {
 	if !at.After(time.Now()) {
 		return w.commit()
 	}
-	if mode != running {
+	if givingUp(mode) {
 		return nil
 	}
 	t := time.NewTimer(time.Until(at))
@@ -205,9 +227,33 @@ func (w *worker) atBound(mode int32) error {
 	select {
 	case <-t.C:
 		return w.commit()
-	case <-w.wake:
+	case <-w.quit:
 	case <-w.ctx.Done():
 		return w.ctx.Err()
+	}
+	return nil
+}
+
+// finishCommit commits what landed before a finishing worker exits,
+// retrying a failed commit at its backoff until it lands, as running does:
+// the range's end is reached only once it is committed. A stop that gives up
+// (givingUp) or the end of the term ends the wait; the final commit in run
+// then tries once more.
+func (w *worker) finishCommit() error {
+	for w.tr != nil && w.tr.Dirty() {
+		if err := w.commit(); err != nil || !w.tr.Dirty() {
+			return err
+		}
+		t := time.NewTimer(time.Until(w.retryAt))
+		select {
+		case <-t.C:
+		case <-w.quit:
+			t.Stop()
+			return nil
+		case <-w.ctx.Done():
+			t.Stop()
+			return w.ctx.Err()
+		}
 	}
 	return nil
 }

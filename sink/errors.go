@@ -41,6 +41,12 @@ var (
 	// the caller should stop rather than retry or skip.
 	ErrMisconfigured = errors.New("sink: redis refused the command as configured")
 
+	// ErrRejected is what an external effect wraps its error in when no
+	// retry can succeed (an HTTP 4xx other than 408 and 429): the effect
+	// did not happen. With pipeline.MaxInFlight the record is given up at
+	// once (dead-lettered) instead of retried.
+	ErrRejected = errors.New("sink: effect rejected the record")
+
 	// ErrBadClaim means a ledger key holds a value that is not a claim
 	// written by this package.
 	ErrBadClaim = errors.New("sink: not a claim")

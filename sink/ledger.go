@@ -120,6 +120,10 @@ func (l *Ledger) Lookup(ctx context.Context, key string) (Claim, bool, error) {
 // effect, the effect's arguments. An error is the record's refusal: ErrNoKey
 // or ErrBadValue (the key is returned when it was extracted). Apply and Check
 // refuse the same records this way.
+// Key returns r's business key as the Ledger's key source reads it (no
+// prefix), or an error wrapping ErrNoKey. It does no I/O.
+func (l *Ledger) Key(r *Record) (string, error) { return l.cfg.keys.Extract(r) }
+
 func (l *Ledger) prepare(r *Record, i int, w *write) (string, error) {
 	key, err := l.cfg.keys.Extract(r)
 	if err != nil {

@@ -110,6 +110,9 @@ func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 func benchAction(ctx context.Context, c *cli.Command, bc *benchConfig) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := benchReachable(ctx, bc.Config); err != nil {
+		return err
+	}
 	rep, err := bench.Run(ctx, bc.Config)
 	if err != nil {
 		return failure(err)

@@ -65,7 +65,8 @@ func (cc *commitConfig) load(c *cli.Command, bad *cliflags.Problems) {
 // maxBatch, the logger, and barrier before every commit (when not nil).
 func (cc commitConfig) options(maxBatch int, barrier pipeline.Barrier, log *slog.Logger) []pipeline.Opt {
 	opts := []pipeline.Opt{pipeline.CommitEvery(cc.commitEvery), pipeline.CommitInterval(cc.commitInterval),
-		pipeline.MaxUncommitted(cc.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.Logger(log)}
+		pipeline.MaxUncommitted(cc.maxUncommitted), pipeline.MaxBatch(maxBatch), pipeline.Logger(log),
+		pipeline.KafkaOptions(clientIDOpt())}
 	if barrier != nil {
 		opts = append(opts, pipeline.BeforeCommit(barrier))
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,6 +21,7 @@ import (
 const (
 	fHTTPURL     = "http-url"
 	fHTTPTimeout = "http-timeout"
+	fHTTPCA      = "http-ca"
 )
 
 // guardLease is the lease of a guard-mode claim (sink's default): an
@@ -29,6 +32,7 @@ const guardLease = 30 * time.Second
 type httpConfig struct {
 	url     *url.URL
 	timeout time.Duration
+	rootCAs *x509.CertPool // --http-ca; nil: the system's roots
 }
 
 // httpGroup is the flags of --effect http, checked only when on is.
@@ -49,6 +53,9 @@ func httpGroup(hc *httpConfig, on *bool) cliflags.Group {
 		default:
 			hc.url = u
 		}
+		if path := c.String(fHTTPCA); path != "" {
+			hc.rootCAs = loadCA(bad, path)
+		}
 		if hc.timeout = c.Duration(fHTTPTimeout); hc.timeout <= 0 || hc.timeout >= guardLease {
 			bad.Addf("%s %v: want more than 0 and less than the guard lease %v (the call's context ends with the lease)",
 				flagRef(fHTTPTimeout), hc.timeout, guardLease)
@@ -57,14 +64,35 @@ func httpGroup(hc *httpConfig, on *bool) cliflags.Group {
 		&cli.StringFlag{Name: fHTTPURL,
 			Usage: "http: POST each record's value here (http:// or https://), with Idempotency-Key: the business key; 2xx is success"},
 		&cli.DurationFlag{Name: fHTTPTimeout, Value: 10 * time.Second,
-			Usage: "http: how long one call may take (below the guard lease, 30s); a timeout is an error and the batch is retried"})
+			Usage: "http: how long one call may take (below the guard lease, 30s); a timeout is an error and the batch is retried"},
+		&cli.StringFlag{Name: fHTTPCA,
+			Usage: "http: PEM file of the CA certificates to trust for an https:// --http-url instead of the system's (empty: the system's)"})
+}
+
+// loadCA reads the PEM CA certificates of --http-ca.
+func loadCA(bad *cliflags.Problems, path string) *x509.CertPool {
+	pem, err := os.ReadFile(path)
+	pool := x509.NewCertPool()
+	switch {
+	case err != nil:
+		bad.Addf("%s %q: %v", flagRef(fHTTPCA), path, err)
+	case !pool.AppendCertsFromPEM(pem):
+		bad.Addf("%s %q: no PEM certificate in it", flagRef(fHTTPCA), path)
+	default:
+		return pool
+	}
+	return nil
 }
 
 // newHTTPGuarded is --effect http: guard mode (httpeffect.Effect) (a
 // sink.Guard on the ledger's Redis, key space, TTL and key source) around
 // an HTTP call per record; in a per-topic key space, one Guard per topic.
 func newHTTPGuarded(lc ledgerConfig, hc httpConfig, topics []string, rdb redis.UniversalClient, log *slog.Logger) (pipeline.Applier, error) {
-	eff, err := httpeffect.New(hc.url.String(), httpeffect.Timeout(hc.timeout))
+	hopts := []httpeffect.Opt{httpeffect.Timeout(hc.timeout)}
+	if hc.rootCAs != nil {
+		hopts = append(hopts, httpeffect.RootCAs(hc.rootCAs))
+	}
+	eff, err := httpeffect.New(hc.url.String(), hopts...)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -23,6 +25,9 @@ const (
 	fDLQTopic       = "dlq-topic"
 	fPoisonAttempts = "poison-attempts"
 	fDLQPrefix      = "dlq-prefix"
+	fDLQMaxRun      = "dlq-max-run" // the poison storm bounds (pipeline.DeadLetterMaxRun, DeadLetterMaxShare)
+	fDLQMaxShare    = "dlq-max-share"
+	fDLQWindow      = "dlq-window"
 )
 
 // poisonConfig says what run and replay do with a poison record (no usable
@@ -32,7 +37,10 @@ type poisonConfig struct {
 	dlqTopic       string // "": <topic>.dlq
 	dlqPrefix      string // the dead-letter markers' key prefix
 	poisonAttempts int
-	createDLQ      bool // create missing dead-letter topics (run's --create-dlq-topic)
+	createDLQ      bool    // create missing dead-letter topics (run's --create-dlq-topic)
+	maxRun         int     // --dlq-max-run; 0: no bound
+	maxShare       float64 // --dlq-max-share; 0: no bound
+	window         int     // --dlq-window
 }
 
 // poisonGroup is the poison-record flags run and replay share; topics are
@@ -48,7 +56,13 @@ func poisonGroup(pc *poisonConfig, topics func() []string, ledgerPrefix *string)
 		&cli.IntFlag{Name: fPoisonAttempts, Value: 3,
 			Usage: "attempts in all for a poison record, with backoff from 100ms to 2s between them, before --on-poison applies"},
 		&cli.StringFlag{Name: fDLQPrefix, Value: "shardpipe:",
-			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset), the key written before each durability wait (prefix + fence) and the one each readiness probe writes (prefix + health); they must not overlap --ledger-prefix, so no business key can name one"})
+			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset), the key written before each durability wait (prefix + fence) and the one each readiness probe writes (prefix + health); they must not overlap --ledger-prefix, so no business key can name one"},
+		&cli.IntFlag{Name: fDLQMaxRun, Value: pipeline.DefaultDeadLetterMaxRun,
+			Usage: "--on-poison dlq: stop (exit 1) at the poison record that makes more than this many in a row on a partition, before committing past the run: so many say the configuration (--key-from, --effect fields) is wrong, not the data (0: no bound)"},
+		&cli.FloatFlag{Name: fDLQMaxShare, Value: pipeline.DefaultDeadLetterMaxShare,
+			Usage: "--on-poison dlq: stop (exit 1) at the poison record that makes more than this share of a partition's last --dlq-window records poison (0: no bound)"},
+		&cli.IntFlag{Name: fDLQWindow, Value: pipeline.DefaultDeadLetterWindow,
+			Usage: "--on-poison dlq: how many of a partition's last records --dlq-max-share looks at"})
 }
 
 func (pc *poisonConfig) load(c *cli.Command, bad *cliflags.Problems, topics []string, ledgerPrefix string) {
@@ -81,6 +95,16 @@ func (pc *poisonConfig) load(c *cli.Command, bad *cliflags.Problems, topics []st
 			bad.Addf("%s %q: also consumed (%s); dead letters would be read back as input", flagRef(fDLQTopic), pc.dlqTopic, flagRef(fTopic))
 		}
 	}
+	pc.maxRun, pc.maxShare, pc.window = c.Int(fDLQMaxRun), c.Float(fDLQMaxShare), c.Int(fDLQWindow)
+	if pc.maxRun < 0 {
+		bad.Addf("%s %d: want 0 (no bound) or more", flagRef(fDLQMaxRun), pc.maxRun)
+	}
+	if pc.maxShare < 0 || pc.maxShare > 1 {
+		bad.Addf("%s %v: want 0 (no bound) to 1", flagRef(fDLQMaxShare), pc.maxShare)
+	}
+	if pc.window < 1 {
+		bad.Addf("%s %d: want at least 1 record", flagRef(fDLQWindow), pc.window)
+	}
 	if pc.poisonAttempts = c.Int(fPoisonAttempts); pc.poisonAttempts < 1 || pc.poisonAttempts > 100 {
 		bad.Addf("%s %d: want 1 to 100", flagRef(fPoisonAttempts), pc.poisonAttempts)
 	}
@@ -92,7 +116,7 @@ func (pc poisonConfig) options(rdb redis.UniversalClient, lc ledgerConfig) []pip
 	opts := []pipeline.Opt{pipeline.PoisonAttempts(pc.poisonAttempts)}
 	if pc.deadLetter {
 		opts = append(opts, pipeline.DeadLetters(rdb, pc.dlqPrefix, pipeline.DeadLetterTo(pc.dlqTopic),
-			pipeline.DeadLetterTTL(lc.ttl)))
+			pipeline.DeadLetterTTL(lc.ttl), pipeline.DeadLetterMaxRun(pc.maxRun), pipeline.DeadLetterMaxShare(pc.maxShare, pc.window)))
 	}
 	return opts
 }
@@ -113,3 +137,15 @@ func (pc poisonConfig) checkDeadLetterTopics(ctx context.Context, k kafkaConn, s
 
 // overlap reports whether one key namespace holds the other.
 func overlap(a, b string) bool { return strings.HasPrefix(a, b) || strings.HasPrefix(b, a) }
+
+// poisonStorm words a run or replay stopped by a poison storm
+// (pipeline.ErrPoisonStorm): the error, then that the configuration is the
+// likely cause and what to do; nil for any other error.
+func poisonStorm(err error) error {
+	if !errors.Is(err, pipeline.ErrPoisonStorm) {
+		return nil
+	}
+	return &exitError{code: exitFailure, lines: []string{err.Error(),
+		fmt.Sprintf("so many poison records say the configuration, not the data, is the likely cause: check %s and the --effect fields against a record of the topic; the partition stopped before committing past the run, so a fixed run reads it again (raise %s or %s if the data is really this bad)",
+			flagRef(fKeyFrom), flagRef(fDLQMaxRun), flagRef(fDLQMaxShare))}}
+}

@@ -46,6 +46,13 @@ Examples:
 func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	stderr := c.Root().ErrWriter
 	log := newLogger(stderr, rc.log)
+	metricsLn, err := listenMetrics(rc.metricsAddr)
+	if err != nil {
+		return err
+	}
+	if metricsLn != nil {
+		defer metricsLn.Close() // closed already once served
+	}
 	rdb := rc.ledgerConfig.redis.Client()
 	defer rdb.Close()
 	barrier, err := rc.start(ctx, rc.kafkaConn, []string{rc.topic}, rdb, !rc.dryRun, log)
@@ -70,17 +77,14 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		applier = pipeline.Paced(ledger, rc.rate)
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
-	ops := opshttp.NewOps(rc.metricsAddr, rdb)
+	ops := opshttp.NewOps(metricsLn, rdb)
 	opts := appendOpts([]pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix),
 		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), append(rc.poisonConfig.options(rdb, rc.ledgerConfig), ops.Options()...)...)...)
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
 		return failure(err)
 	}
-	stopOps, err := ops.Start(r.Stats, nil, log)
-	if err != nil {
-		return failure(err)
-	}
+	stopOps := ops.Start(r.Stats, nil, log)
 	defer stopOps()
 	ctx, stop := untilSignal(ctx)
 	defer stop()
@@ -103,6 +107,8 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		return failure(fmt.Errorf("replay %q was fenced: a newer replay with the same --id took over; this one stopped (%w)", rc.id, err))
 	case errors.Is(err, pipeline.ErrPlanChanged): // another first run of the id stored its plan meanwhile
 		return usageErr(err.Error(), "use a new --id for a new range, or give this id's range flags as its first run did")
+	case errors.Is(err, pipeline.ErrPoisonStorm):
+		return poisonStorm(err)
 	case errors.Is(err, context.Canceled):
 		return failure(fmt.Errorf("replay %q interrupted; what landed is checkpointed: run the same command again to continue", rc.id))
 	}

@@ -18,6 +18,9 @@ import (
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
+// fCreate lets reset-offsets create a group that does not exist.
+const fCreate = "create"
+
 func resetOffsetsCommand() *cli.Command {
 	return cliflags.Command(env, &cli.Command{
 		Name:  "reset-offsets",
@@ -27,7 +30,8 @@ func resetOffsetsCommand() *cli.Command {
 Examples:
    shardpipe reset-offsets --group shardpipe --topic orders --to 2026-11-30T04:00:00Z --dry-run
    shardpipe reset-offsets --group shardpipe --topic orders --to earliest`,
-		Description: "Refuses (exit 1) while the group has members: stop every consumer first. TIME moves each\n" +
+		Description: "Refuses (exit 1) while the group has members: stop every consumer first. A group that\n" +
+			"does not exist (a mistyped name) is refused (exit 3) unless --create. TIME moves each\n" +
 			"partition to the first record at or after it; a DURATION means that long ago; an OFFSET is\n" +
 			"clamped to the partition's log start and end. Prints the before and after table; --dry-run\n" +
 			"prints it and commits nothing. The ledger still suppresses what it holds when the group\n" +
@@ -44,6 +48,7 @@ type resetConfig struct {
 	to            admin.Target
 	parts         []int32
 	dryRun, force bool
+	create        bool // --create: a group that does not exist is created with these offsets
 	timeout       time.Duration
 	ledger        ledgerConfig // as run takes it: the ledger the group's records are checked against
 }
@@ -53,10 +58,14 @@ func (rc *resetConfig) Groups() []cliflags.Group {
 		cliflags.NewGroup(rc.loadTo, &cli.StringFlag{Name: fTo,
 			Usage: "where to (required): earliest, latest, an offset, an RFC 3339 time or a duration ago"}),
 		partitionsGroup(&rc.parts, "partitions to move, comma-separated (default: all)"),
-		cliflags.NewGroup(func(c *cli.Command, _ *cliflags.Problems) { rc.dryRun, rc.force = c.Bool(fDryRun), c.Bool(fForce) },
+		cliflags.NewGroup(func(c *cli.Command, _ *cliflags.Problems) {
+			rc.dryRun, rc.force, rc.create = c.Bool(fDryRun), c.Bool(fForce), c.Bool(fCreate)
+		},
 			&cli.BoolFlag{Name: fDryRun, Usage: "print the before and after table, commit nothing"},
 			&cli.BoolFlag{Name: fForce,
-				Usage: "move the offsets even when the group would read again records older than --ttl whose keys the ledger lacks: their entries may have expired, so their effects apply again (skips that check)"}),
+				Usage: "move the offsets even when the group would read again records older than --ttl whose keys the ledger lacks: their entries may have expired, so their effects apply again (skips that check)"},
+			&cli.BoolFlag{Name: fCreate,
+				Usage: "create the group with these offsets when it does not exist (without it a missing group is refused, exit 3)"}),
 		connectGroup(&rc.timeout, "how long the command may wait in all: for the brokers, and for the ledger check when the group would read again records older than --ttl"),
 	}, ledgerGroups(&rc.ledger)...)
 }
@@ -92,7 +101,11 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) er
 	if err := admin.CheckTopics(ctx, adm, topic); err != nil {
 		return exitFor(err, brokers, timeout)
 	}
-	if err := admin.RequireNoMembers(ctx, adm, group); err != nil {
+	var opts []admin.ResetOpt
+	if rc.create {
+		opts = append(opts, admin.CreateGroup())
+	}
+	if err := admin.RequireGroup(ctx, adm, group, opts...); err != nil {
 		return exitFor(err, brokers, timeout)
 	}
 	moves, err := admin.PlanReset(ctx, adm, group, topic, rc.to, rc.parts...)
@@ -108,7 +121,7 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) er
 	if rc.dryRun {
 		return termui.PrintMoves(c.Root().Writer, group, topic, moves, true)
 	}
-	if err := admin.ResetOffsets(ctx, adm, group, topic, moves); err != nil {
+	if err := admin.ResetOffsets(ctx, adm, group, topic, moves, opts...); err != nil {
 		return exitFor(err, brokers, timeout)
 	}
 	return termui.PrintMoves(c.Root().Writer, group, topic, moves, false)

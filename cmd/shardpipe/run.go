@@ -39,6 +39,13 @@ Examples:
 
 func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	log := newLogger(c.Root().ErrWriter, rc.log)
+	metricsLn, err := listenMetrics(rc.metricsAddr)
+	if err != nil {
+		return err
+	}
+	if metricsLn != nil {
+		defer metricsLn.Close() // closed already once served
+	}
 	rdb := rc.redis.Client()
 	defer rdb.Close()
 	// Signals are handled from here on: one during the start-up checks ends
@@ -50,25 +57,27 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 		return interruptedOr(ctx, log, err)
 	}
 	checkRetention(ctx, rc, log)
-	ops := opshttp.NewOps(rc.metricsAddr, rdb)
+	ops := opshttp.NewOps(metricsLn, rdb)
 	p, err := newPipeline(rc, rdb, log, barrier, ops.Options()...)
 	if err != nil {
 		return failure(err)
 	}
-	stopOps, err := ops.Start(p.Stats, opshttp.New(p, opshttp.Redis(rdb, healthKey(rc.dlqPrefix)), opshttp.Group(rc.group)), log)
-	if err != nil {
-		_ = p.Close(context.Background())
-		return failure(err)
-	}
+	stopOps := ops.Start(p.Stats, opshttp.New(p, opshttp.Redis(rdb, healthKey(rc.dlqPrefix)), opshttp.Group(rc.group)), log)
 	defer stopOps()
 	rep := termui.NewRunReport(p, rc.group, rc.topics, log)
 	repDone := make(chan struct{})
 	repCtx, repStop := context.WithCancel(context.Background())
 	go func() { defer close(repDone); rep.Loop(repCtx, rc.log.reportInterval) }()
+	idleDone := make(chan struct{})
+	go func() { defer close(idleDone); explainNoPartitions(repCtx, p, rc, log) }()
 	err = p.Run(ctx)
 	repStop()
 	<-repDone
+	<-idleDone
 	rep.Final()
+	if err := poisonStorm(err); err != nil {
+		return err
+	}
 	if err != nil {
 		return failure(fmt.Errorf("run: %w", err))
 	}
@@ -91,7 +100,7 @@ func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, bar
 	}
 	popts := appendOpts([]pipeline.GroupOpt{pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
 		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol), pipeline.ShutdownTimeout(rc.shutdownTimeout),
-		pipeline.SessionTimeout(rc.sessionTimeout), pipeline.InstanceID(rc.instanceID)}, append(rc.commitConfig.options(rc.maxBatch, barrier, log), append(rc.poisonConfig.options(rdb, rc.ledgerConfig), extra...)...)...)
+		pipeline.SessionTimeout(rc.sessionTimeout), pipeline.InstanceID(rc.instanceID)}, append(append(rc.commitConfig.options(rc.maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...), append(rc.inflight.options(), extra...)...)...)
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
 	}

@@ -24,6 +24,7 @@ type runConfig struct {
 	group  string
 	sinkConfig
 	http            httpConfig // with --effect http
+	inflight        inflightConfig
 	protocol        pipeline.Protocol
 	startLatest     bool
 	sessionTimeout  time.Duration
@@ -38,7 +39,7 @@ func (rc *runConfig) Groups() []cliflags.Group {
 		topicsGroup(&rc.topics, "topic to consume; repeat the flag or separate with commas (required)", true),
 		consumerGroup(&rc.group)}
 	gs = append(gs, rc.groups(func() []string { return rc.topics })...)
-	gs = append(gs, httpGroup(&rc.http, &rc.httpEffect),
+	gs = append(gs, httpGroup(&rc.http, &rc.httpEffect), inflightGroup(&rc.inflight),
 		cliflags.NewGroup(rc.loadConsume,
 			&cli.StringFlag{Name: fGroupProtocol, Value: "classic", Usage: "consumer group protocol: classic, or consumer (KIP-848, Kafka 4.0+)"},
 			&cli.StringFlag{Name: fStart, Value: "earliest", Usage: "where a group with no committed offset starts: earliest or latest"},

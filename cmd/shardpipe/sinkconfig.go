@@ -39,7 +39,8 @@ func (sc *sinkConfig) tail(reports string) []cliflags.Group {
 
 // start runs the checks before the pipeline starts, each within
 // --connect-timeout: the brokers, topics and Redis answer (preflight),
-// with checkDLQ the dead-letter topics exist, and the Redis keeps what the
+// with checkDLQ the dead-letter topics exist (and a partition count other
+// than the source's is warned about), and the Redis keeps what the
 // ledger needs (redisDurability, whose barrier it returns).
 func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, topics []string, rdb redis.UniversalClient, checkDLQ bool,
 	log *slog.Logger) (pipeline.Barrier, error) {
@@ -50,6 +51,7 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, topics []string, r
 		if err := sc.checkDeadLetterTopics(ctx, k, topics, sc.connectTimeout, log); err != nil {
 			return nil, err
 		}
+		sc.warnDeadLetterPartitions(ctx, k, topics, sc.connectTimeout, log)
 	}
 	sc.durability.Name, sc.durability.FenceKey = sc.redis.Desc, fenceKey(sc.dlqPrefix)
 	return redisDurability(ctx, rdb, sc.durability, sc.connectTimeout, log)

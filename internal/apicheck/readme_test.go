@@ -21,6 +21,7 @@ var readmeImports = map[string]string{
 	"checkpoint":   "github.com/shardpipe/shardpipe/checkpoint",
 	"context":      "context",
 	"embedded":     "github.com/shardpipe/shardpipe/integration/embedded",
+	"http":         "net/http",
 	"integration":  "github.com/shardpipe/shardpipe/integration",
 	"kgo":          "github.com/twmb/franz-go/pkg/kgo",
 	"orderhandler": "example.com/orderhandler",
@@ -29,6 +30,7 @@ var readmeImports = map[string]string{
 	"scenario":     "github.com/shardpipe/shardpipe/integration/scenario",
 	"sink":         "github.com/shardpipe/shardpipe/sink",
 	"slog":         "log/slog",
+	"sync":         "sync",
 	"testing":      "testing",
 	"time":         "time",
 }

@@ -20,19 +20,19 @@ type ReplayView struct {
 	log      *slog.Logger
 	stop     chan struct{}
 	done     chan struct{}
-	drawn    int // lines drawn by the last frame on a terminal
-	last     map[int32]int64
-	lastAt   time.Time
-	rate     map[int32]float64 // records per second, smoothed
+	drawn    int                   // lines drawn by the last frame on a terminal
+	last     map[int32]*rateWindow // each partition's landed offsets over the last RateWindow
 }
 
 // NewReplayView starts showing the progress of a replay (its Progress
 // method) on w: with w a terminal, a bar per partition redrawn every 200ms;
 // otherwise a log line on log every interval (none when interval is 0). dry
-// marks a dry run.
+// marks a dry run. Rates (and the ETAs they give) are measured over the
+// last RateWindow from samples taken every SampleEvery, so they settle
+// within a second or two whatever the interval.
 func NewReplayView(w io.Writer, progress func() []pipeline.ReplayProgress, dry bool, interval time.Duration, log *slog.Logger) *ReplayView {
 	v := &ReplayView{w: w, progress: progress, dry: dry, log: log, stop: make(chan struct{}), done: make(chan struct{}),
-		last: map[int32]int64{}, rate: map[int32]float64{}}
+		last: map[int32]*rateWindow{}}
 	term := IsTerminal(w)
 	if term {
 		interval = 200 * time.Millisecond
@@ -49,6 +49,9 @@ func (v *ReplayView) loop(interval time.Duration, term bool) {
 	defer close(v.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	s := time.NewTicker(SampleEvery)
+	defer s.Stop()
+	v.sample(v.progress(), time.Now())
 	for {
 		select {
 		case <-v.stop:
@@ -56,6 +59,8 @@ func (v *ReplayView) loop(interval time.Duration, term bool) {
 				v.frame()
 			}
 			return
+		case now := <-s.C:
+			v.sample(v.progress(), now)
 		case <-t.C:
 			if term {
 				v.frame()
@@ -77,29 +82,34 @@ func (v *ReplayView) Close() {
 	<-v.done
 }
 
-// sample updates each partition's smoothed rate from its landed offset.
-func (v *ReplayView) sample(ps []pipeline.ReplayProgress) {
-	now := time.Now()
-	dt := now.Sub(v.lastAt).Seconds()
+// sample adds each partition's landed offset at now to its rate window.
+func (v *ReplayView) sample(ps []pipeline.ReplayProgress, now time.Time) {
 	for _, p := range ps {
-		if prev, ok := v.last[p.Partition]; ok && dt > 0 {
-			r := float64(p.Landed-prev) / dt
-			v.rate[p.Partition] = 0.7*v.rate[p.Partition] + 0.3*r
+		w := v.last[p.Partition]
+		if w == nil {
+			w = &rateWindow{}
+			v.last[p.Partition] = w
 		}
-		v.last[p.Partition] = p.Landed
+		w.add(now, p.Landed)
 	}
-	v.lastAt = now
+}
+
+// rateOf returns partition p's records per second over the last RateWindow.
+func (v *ReplayView) rateOf(p int32) float64 {
+	if w := v.last[p]; w != nil {
+		return w.rate()
+	}
+	return 0
 }
 
 func (v *ReplayView) frame() {
 	ps := v.progress()
-	v.sample(ps)
 	var b strings.Builder
 	if v.drawn > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA", v.drawn)
 	}
 	for _, p := range ps {
-		fmt.Fprintf(&b, "\r\x1b[Kpartition %-3d %s\n", p.Partition, Bar(p, v.rate[p.Partition], 30))
+		fmt.Fprintf(&b, "\r\x1b[Kpartition %-3d %s\n", p.Partition, Bar(p, v.rateOf(p.Partition), 30))
 	}
 	v.drawn = len(ps)
 	_, _ = io.WriteString(v.w, b.String())
@@ -131,7 +141,6 @@ func Bar(p pipeline.ReplayProgress, rate float64, width int) string {
 // line logs the overall progress once.
 func (v *ReplayView) line() {
 	ps := v.progress()
-	v.sample(ps)
 	var total, done, applied, suppressed int64
 	var rate float64
 	finished := 0
@@ -141,7 +150,7 @@ func (v *ReplayView) line() {
 		done += min(max(p.Landed-p.Begin, 0), t)
 		applied += p.Applied
 		suppressed += p.Suppressed
-		rate += v.rate[p.Partition]
+		rate += v.rateOf(p.Partition)
 		if p.Done {
 			finished++
 		}

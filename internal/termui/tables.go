@@ -86,18 +86,22 @@ func PrintMoves(out io.Writer, group, topic string, moves []admin.Move, dry bool
 
 // LogReplaySummary logs one line per partition of replay id of topic and a
 // total line.
+// Each counts every record read: read = applied + suppressed + poison for a
+// partition that is done.
 func LogReplaySummary(log *slog.Logger, id, topic string, dryRun bool, ps []pipeline.ReplayProgress) {
-	var applied, suppressed, rejected int64
+	var t pipeline.ReplayProgress
 	for _, p := range ps {
 		log.Info("replay partition", "id", id, "topic", topic, "partition", p.Partition, "dry_run", dryRun,
-			"from", p.From, "to", p.To, "began", p.Begin, "reached", p.Landed, "done", p.Done,
-			"applied", p.Applied, "suppressed", p.Suppressed, "rejected", p.Poison)
-		applied += p.Applied
-		suppressed += p.Suppressed
-		rejected += p.Poison
+			"from", p.From, "to", p.To, "began", p.Begin, "reached", p.Landed, "done", p.Done, "read", p.Read,
+			"applied", p.Applied, "suppressed", p.Suppressed, "poison", p.Poison, "dead_letter_replays", p.DeadLetterReplays)
+		t.Read += p.Read
+		t.Applied += p.Applied
+		t.Suppressed += p.Suppressed
+		t.Poison += p.Poison
+		t.DeadLetterReplays += p.DeadLetterReplays
 	}
-	log.Info("replay summary", "id", id, "topic", topic, "dry_run", dryRun, "partitions", len(ps),
-		"applied", applied, "suppressed", suppressed, "rejected", rejected)
+	log.Info("replay summary", "id", id, "topic", topic, "dry_run", dryRun, "partitions", len(ps), "read", t.Read,
+		"applied", t.Applied, "suppressed", t.Suppressed, "poison", t.Poison, "dead_letter_replays", t.DeadLetterReplays)
 }
 
 // PrintReplaySummary writes the table that ends replay id of topic, and
@@ -111,20 +115,21 @@ func PrintReplaySummary(out io.Writer, id, topic string, dryRun bool, ps []pipel
 	}
 	fmt.Fprintf(w, "%s %s of %s\n", what, id, topic)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "PARTITION\tFROM\tTO\tBEGAN\tREACHED\t%s\t%s\tREJECTED\tSTATE\t\n", ap, su)
-	var applied, suppressed, rejected int64
+	fmt.Fprintf(tw, "PARTITION\tFROM\tTO\tBEGAN\tREACHED\tREAD\t%s\t%s\tPOISON\tSTATE\t\n", ap, su)
+	var read, applied, suppressed, poison int64
 	for _, p := range ps {
 		state := "stopped"
 		if p.Done {
 			state = "done"
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", p.Partition, p.From, p.To, p.Begin, p.Landed,
-			p.Applied, p.Suppressed, p.Poison, state)
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", p.Partition, p.From, p.To, p.Begin, p.Landed,
+			p.Read, p.Applied, p.Suppressed, p.Poison, state)
+		read += p.Read
 		applied += p.Applied
 		suppressed += p.Suppressed
-		rejected += p.Poison
+		poison += p.Poison
 	}
-	fmt.Fprintf(tw, "total\t\t\t\t\t%d\t%d\t%d\t\t\n", applied, suppressed, rejected)
+	fmt.Fprintf(tw, "total\t\t\t\t\t%d\t%d\t%d\t%d\t\t\n", read, applied, suppressed, poison)
 	_ = tw.Flush()
 	return w.Err
 }

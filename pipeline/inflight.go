@@ -1,0 +1,420 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/shardpipe/shardpipe/checkpoint"
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// flight is a worker's state with MaxInFlight: the records admitted from
+// its queue and not landed, the effects running, and how the loop ends.
+// The worker goroutine alone touches it; effects report on done.
+type flight struct {
+	s    *keySched[*sink.Record]
+	done chan flightDone // capacity MaxInFlight: an effect never blocks on it
+	// frozen: nothing more is admitted or started (a stop, a fence, a
+	// failure with no retry to come); the loop ends once nothing runs.
+	frozen bool
+	fatal  error         // what stops the pipeline, if anything
+	left   []sink.Record // records whose effect failed with no retry to come in this term
+	leftBy error         // the failure of the first of them
+	crash  bool          // the CrashAfter point is reached: crash once nothing runs
+	last   int64         // the last offset started
+	// foldedAt is the tracker's Folded at the last commit: commits fall
+	// when Folded crosses a multiple of CommitEvery, as batches make them.
+	foldedAt int64
+}
+
+// flightDone is one effect's report.
+type flightDone struct {
+	key      string
+	r        *sink.Record
+	failures int // failures before this attempt
+	results  []sink.Result
+	err      error
+}
+
+// loopInFlight is loop with MaxInFlight: records go from the queue into a
+// keySched, which starts them up to the caps, and land in any order in the
+// tracker, whose commit point stays before the lowest offset not landed.
+func (w *worker) loopInFlight() (err error) {
+	f := &flight{s: newKeySched[*sink.Record](w.p.cfg.maxInFlight), done: make(chan flightDone, w.p.cfg.maxInFlight)}
+	defer func() { err = w.endFlight(f, err) }()
+	for {
+		mode := w.mode.Load()
+		if mode == revoking || w.fenced.Load() {
+			f.frozen = true
+		}
+		if mode != running && f.s.Waiting() > 0 {
+			// Asked to stop while effects wait for a retry: none comes in
+			// this term (as a failed batch is not retried at a stop).
+			w.giveUpWaiting(f)
+		}
+		if !f.frozen {
+			if err := w.admit(f); err != nil {
+				return err
+			}
+			if err := w.startReady(f); err != nil {
+				return err
+			}
+		}
+		if f.s.Running() == 0 {
+			switch {
+			case f.crash:
+				w.crash(f.last)
+				return errFenced
+			case f.fatal != nil:
+				return f.fatal
+			case f.frozen, mode == draining && f.s.Held() == 0 && w.q.len() == 0:
+				return nil
+			}
+		}
+		if at, ok := w.nextCommitFlight(f); ok && !at.After(time.Now()) {
+			if err := w.commitFlight(f); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.waitFlight(f, mode); err != nil {
+			return err
+		}
+	}
+}
+
+// nextCommitFlight is nextCommit for records that land out of order: the
+// count trigger fires when the records folded into the commit point cross
+// the next multiple of CommitEvery since the term began (so a partition
+// whose records number a multiple of it commits its end, as batches do),
+// and at once when MaxUncommitted records lie past the last commit.
+func (w *worker) nextCommitFlight(f *flight) (time.Time, bool) {
+	if w.tr == nil || !w.tr.Dirty() {
+		return time.Time{}, false
+	}
+	pol := w.p.cfg.policy
+	n := int(w.tr.Folded() - f.foldedAt)
+	if pol.Every > 0 {
+		n = int(w.tr.Folded() - (f.foldedAt - f.foldedAt%int64(pol.Every)))
+	}
+	if pol.Max > 0 && w.tr.SinceCommit() >= pol.Max {
+		n = max(n, pol.Max)
+	}
+	at, ok := pol.Next(n, w.since)
+	if ok && w.retryAt.After(at) {
+		at = w.retryAt
+	}
+	return at, ok
+}
+
+// commitFlight is commit, noting where a successful one left Folded.
+func (w *worker) commitFlight(f *flight) error {
+	before := w.lastCommit
+	err := w.commit()
+	if w.lastCommit != before {
+		f.foldedAt = w.tr.Folded()
+	}
+	return err
+}
+
+// admit moves records from the queue into the scheduler while the
+// partition may hold more: no more than MaxUncommitted past the last
+// commit, and no more than QueueRecords held.
+func (w *worker) admit(f *flight) error {
+	room := w.p.cfg.queueRecords - f.s.Held()
+	if w.tr != nil && w.p.cfg.policy.Max > 0 {
+		room = min(room, w.p.cfg.policy.Max-w.tr.SinceCommit())
+	}
+	if room <= 0 {
+		return nil
+	}
+	recs := w.q.take(room)
+	if len(recs) == 0 {
+		return nil
+	}
+	if w.tr == nil {
+		start := recs[0].Offset
+		w.tr = checkpoint.NewTracker(w.part, start)
+		w.p.stats.update(w.part, func(s *PartitionStats) { s.Start = start })
+	}
+	var markers []int64
+	for _, r := range recs {
+		if err := w.tr.Start(r.Offset, r.LeaderEpoch); err != nil {
+			return err
+		}
+		if r.Attrs.IsControl() {
+			markers = append(markers, r.Offset)
+			continue
+		}
+		sr := toSink(r, w.epoch, w.member, w.p.pass)
+		f.s.Add(w.keyOf(&sr), sr.Offset, &sr)
+	}
+	return w.landMarkers(markers)
+}
+
+// Keyer is an Applier that says a record's business key, by which
+// MaxInFlight orders records that have no record key: Guarded and
+// sink.Ledger do, and ByTopic and Paced forward it. An error means the record has no usable key (it is run
+// on its own, and the Applier reports it as a poison record).
+type Keyer interface {
+	// Key returns r's business key as the Applier's key source reads it.
+	Key(r *sink.Record) (string, error)
+}
+
+// keyOf is the key records are ordered by: the record key (what the
+// producer partitioned by: an order, a customer, an account), else the
+// business key when the applier says it, else none (the record runs on
+// its own).
+func (w *worker) keyOf(r *sink.Record) string {
+	if r.Key != nil {
+		return "r" + string(r.Key)
+	}
+	if k, ok := w.p.cfg.applier.(Keyer); ok {
+		if key, err := k.Key(r); err == nil {
+			return "b" + key
+		}
+	}
+	return fmt.Sprintf("o%d", r.Offset)
+}
+
+// startReady starts every record the scheduler lets run, while the
+// pipeline has slots free.
+func (w *worker) startReady(f *flight) error {
+	for !f.crash {
+		select {
+		case w.p.slots <- struct{}{}:
+		default:
+			return nil // the pipeline's cap: waitFlight waits for a slot
+		}
+		if !w.startOne(f) {
+			<-w.p.slots
+			return nil
+		}
+	}
+	return nil
+}
+
+// startOne starts the next record the scheduler lets run on a slot already
+// taken; false when none may run.
+func (w *worker) startOne(f *flight) bool {
+	key, it, ok := f.s.Next(time.Now())
+	if !ok {
+		return false
+	}
+	r := it.V
+	batch := []sink.Record{*r}
+	w.beforeApply(batch)
+	w.noteLosses()
+	w.attempts++
+	f.last = r.Offset
+	ctx := w.applyCtx()
+	go func() {
+		results, err := w.p.cfg.applier.Apply(ctx, batch)
+		<-w.p.slots
+		f.done <- flightDone{key: key, r: r, failures: it.Failures, results: results, err: err}
+	}()
+	w.flightStats(f)
+	if fs := w.p.faults.Load(); fs != nil {
+		if k, ok := fs.Worker.CrashAfter[w.part]; ok && w.attempts >= k {
+			f.crash, f.frozen = true, true
+		}
+	}
+	return true
+}
+
+// waitFlight waits for an effect's report, records, a stop, a slot, a
+// retry's time or the next commit.
+func (w *worker) waitFlight(f *flight, mode int32) error {
+	var commitC, retryC <-chan time.Time
+	if at, ok := w.nextCommitFlight(f); ok {
+		t := time.NewTimer(time.Until(at))
+		defer t.Stop()
+		commitC = t.C
+	}
+	if at, ok := f.s.WakeAt(); ok && !f.frozen {
+		t := time.NewTimer(time.Until(at))
+		defer t.Stop()
+		retryC = t.C
+	}
+	var ready <-chan struct{}
+	if !f.frozen {
+		ready = w.q.ready
+	}
+	var wake <-chan struct{}
+	if mode == running {
+		wake = w.wake
+	}
+	var slot chan<- struct{}
+	if !f.frozen && f.s.CanRun(time.Now()) {
+		slot = w.p.slots
+	}
+	select {
+	case d := <-f.done:
+		return w.settle(f, d)
+	case <-ready:
+	case <-wake:
+	case <-retryC:
+	case slot <- struct{}{}:
+		if !w.startOne(f) {
+			<-w.p.slots
+		}
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	case <-commitC:
+		return w.commitFlight(f)
+	}
+	return nil
+}
+
+// settle takes an effect's report: the record lands, waits for a retry, is
+// dead-lettered, or stops the partition.
+func (w *worker) settle(f *flight, d flightDone) error {
+	defer w.flightStats(f)
+	err := d.err
+	if err == nil && len(d.results) != 1 {
+		err = fmt.Errorf("%s: sink returned %d results for 1 record", w.part, len(d.results))
+	}
+	attempts := d.failures + 1
+	batch := []sink.Record{*d.r}
+	var recErr error
+	if err == nil {
+		recErr = d.results[0].Err
+	}
+	switch {
+	case err == nil && recErr == nil:
+		f.s.Done(d.key)
+		if err := w.land(batch, d.results, attempts); err != nil {
+			return err
+		}
+		w.keep(batch, d.results)
+		return nil
+	case errors.Is(err, sink.ErrMisconfigured) || errors.Is(recErr, sink.ErrMisconfigured):
+		f.s.Done(d.key) // not landed: the commit point stays before it
+		w.stopFlight(f, w.recordError(d.r, attempts, sink.ErrMisconfigured, errors.Join(err, recErr)))
+		return nil
+	case recErr != nil && badRecord(recErr):
+		if attempts < w.p.cfg.poison.Attempts && !f.frozen && w.mode.Load() == running {
+			f.s.Retry(d.key, time.Now().Add(w.p.cfg.poison.Ceiling(attempts)))
+			return nil
+		}
+		f.s.Done(d.key)
+		if err := w.land(batch, d.results, attempts); err != nil {
+			w.stopFlight(f, err) // no dead letters, or the write cannot land
+		}
+		return nil
+	case recErr != nil:
+		err = recErr // a per-record failure of unknown outcome
+	}
+	if errors.Is(err, ErrEffectFailed) && (errors.Is(err, sink.ErrRejected) || attempts >= w.p.cfg.effectAttempts) {
+		f.s.Done(d.key)
+		return w.giveUpEffect(f, d.r, err, attempts)
+	}
+	if f.frozen || w.mode.Load() != running || w.fenced.Load() {
+		f.s.Done(d.key) // no retry in this term: left to the next owner
+		w.leave(f, *d.r, err)
+		return nil
+	}
+	backoff := w.p.cfg.retry.Ceiling(attempts)
+	f.s.Retry(d.key, time.Now().Add(backoff))
+	w.warn("effect failed, retrying the record; its key's later records wait, other keys go on, and the commit point stays before it",
+		"offset", d.r.Offset, "attempts", attempts, "committed", w.committed(), "retry_in", backoff, "err", err)
+	return nil
+}
+
+// giveUpEffect dead-letters r, whose effect failed for good (cause), or
+// stops the partition on it.
+func (w *worker) giveUpEffect(f *flight, r *sink.Record, cause error, attempts int) error {
+	if w.p.dlq == nil || w.p.cfg.stopOnEffectFailure {
+		w.stopFlight(f, w.recordError(r, attempts, ErrEffectFailed, cause))
+		return nil
+	}
+	out, err := w.deadLetter(r, cause, attempts)
+	if err != nil {
+		w.stopFlight(f, err)
+		return nil
+	}
+	if err := w.tr.Land(r.Offset); err != nil {
+		return err
+	}
+	if w.since.IsZero() {
+		w.since = time.Now()
+	}
+	point := w.tr.CommitPoint()
+	w.p.stats.update(w.part, func(s *PartitionStats) {
+		s.Landed = point
+		s.Attempts++
+		s.EffectsGivenUp++
+		if out == dlqWritten {
+			s.DeadLettered++
+		} else {
+			s.DeadLetterReplays++
+		}
+	})
+	return nil
+}
+
+// stopFlight freezes the partition on err: what runs is waited for, and
+// the loop returns err (the final commit covers what landed before).
+func (w *worker) stopFlight(f *flight, err error) {
+	f.frozen = true
+	if f.fatal == nil && !errors.Is(err, errFenced) {
+		f.fatal = err
+	}
+}
+
+// leave keeps r, whose effect failed with no retry to come in this term,
+// for finishing at exit (its effect may have run) and freezes the partition.
+func (w *worker) leave(f *flight, r sink.Record, cause error) {
+	f.frozen = true
+	f.left = append(f.left, r)
+	if f.leftBy == nil {
+		f.leftBy = cause
+	}
+}
+
+// giveUpWaiting leaves every record waiting for a retry.
+func (w *worker) giveUpWaiting(f *flight) {
+	for _, it := range f.s.DropWaiting() {
+		w.leave(f, *it.V, fmt.Errorf("offset %d: its retry given up at the stop", it.V.Offset))
+	}
+}
+
+// endFlight waits for the effects still running (unless the run is
+// aborted or the worker crashed), lands those that landed, and leaves the
+// failed ones for finishing: w.unknown, by offset. A loop that ended
+// leaving records returns errStopped when nothing worse happened.
+func (w *worker) endFlight(f *flight, err error) error {
+	if !f.crash && w.halt.Err() == nil {
+		for f.s.Running() > 0 {
+			d := <-f.done
+			f.frozen = true
+			if serr := w.settle(f, d); serr != nil && err == nil {
+				err = serr
+			}
+		}
+	}
+	for _, it := range f.s.DropWaiting() {
+		f.left = append(f.left, *it.V)
+	}
+	if len(f.left) > 0 {
+		sort.Slice(f.left, func(i, j int) bool { return f.left[i].Offset < f.left[j].Offset })
+		w.unknown = f.left
+	}
+	w.p.stats.update(w.part, func(s *PartitionStats) { s.InFlight, s.Retrying = 0, 0 })
+	if err == nil && f.fatal != nil {
+		err = f.fatal
+	}
+	if err == nil && len(f.left) > 0 && !w.fenced.Load() {
+		first, last := f.left[0].Offset, f.left[len(f.left)-1].Offset
+		err = fmt.Errorf("%s epoch %d offsets %d..%d: %w: %w", w.part, w.epoch, first, last, errStopped, f.leftBy)
+	}
+	return err
+}
+
+// flightStats publishes the records running and waiting for a retry.
+func (w *worker) flightStats(f *flight) {
+	running, waiting := int64(f.s.Running()), int64(f.s.Waiting())
+	w.p.stats.update(w.part, func(s *PartitionStats) { s.InFlight, s.Retrying = running, waiting })
+}
