@@ -207,15 +207,8 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 			} else {
 				replays++
 			}
-			if w.p.dlq.cfg.maxRun > 0 {
-				w.held = append(w.held, off) // landed once the run ends
-				continue
-			}
 		} else {
 			w.storms.see(off, false)
-			if err := w.landHeld(); err != nil {
-				return err
-			}
 			switch res.Outcome {
 			case sink.Applied:
 				claimed++

@@ -27,7 +27,7 @@
 // one record and no record is dropped silently. Dead-lettering is bounded
 // (DeadLetterMaxRun, DeadLetterMaxShare): a poison storm, which says the
 // configuration rather than the data is wrong, stops the pipeline with
-// ErrPoisonStorm before its run of poison records is committed past.
+// ErrPoisonStorm before committing past the record that exceeds the bound.
 //
 // While the sink cannot reach Redis, the partition's batch is retried with a
 // backoff capped at 5s and a warning at most every 5s; nothing is committed

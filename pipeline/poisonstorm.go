@@ -3,7 +3,6 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // ErrPoisonStorm is the Err of a *RecordError for a poison record that
@@ -25,11 +24,10 @@ const (
 // DeadLetterMaxRun bounds the poison records of a partition dead-lettered
 // in a row (default DefaultDeadLetterMaxRun; 0: no bound): the one that
 // would exceed it stops the pipeline with a *RecordError wrapping
-// ErrPoisonStorm. While a run of poison records lasts (no good record since
-// it began) and more records are queued, the committed offset stays before
-// its first record, so the records of a storm are read again once the
-// configuration is fixed; their dead-letter markers keep each written once.
-// It costs a counter per partition.
+// ErrPoisonStorm; the committed offset stays before that record, so at most
+// n records of a storm are dead-lettered and committed past (PoisonStormError.First
+// names where the run began, for a reset-offsets once the configuration is
+// fixed). It costs a counter per partition.
 func DeadLetterMaxRun(n int) DeadLetterOpt {
 	return deadLetterOpt(func(d *deadLetterConfig) { d.maxRun, d.maxRunSet = n, true })
 }
@@ -127,27 +125,4 @@ func (w *worker) storm(off int64, cause error) *PoisonStormError {
 	}
 	return &PoisonStormError{Run: s.run, MaxRun: d.maxRun, InWindow: s.count, Window: d.window, MaxShare: d.maxShare,
 		First: s.first, Cause: cause}
-}
-
-// landHeld lands the dead-lettered records held back while a run of poison
-// records lasted (DeadLetterMaxRun): a good record ended the run, or the
-// partition has nothing more queued. Until then the commit point stays
-// before the run, so a storm stopped by its bound is read again from its
-// start.
-func (w *worker) landHeld() error {
-	if len(w.held) == 0 {
-		return nil
-	}
-	for _, off := range w.held {
-		if err := w.tr.Land(off); err != nil {
-			return err
-		}
-	}
-	w.held = w.held[:0]
-	if w.since.IsZero() {
-		w.since = time.Now()
-	}
-	point := w.tr.CommitPoint()
-	w.p.stats.update(w.part, func(s *PartitionStats) { s.Landed = point })
-	return nil
 }

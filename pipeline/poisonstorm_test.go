@@ -17,9 +17,8 @@ import (
 // a row, by default; or a share of a window) the pipeline stops with a
 // *RecordError wrapping ErrPoisonStorm at the record that exceeds it,
 // instead of dead-lettering the whole topic. Within the bound the records
-// are dead-lettered once each; in a run of poison records read in one go
-// the committed offset stays before the run, so fixing the configuration
-// reads it again.
+// are dead-lettered once each; the committed offset stays before the record
+// that exceeds it, and the error names where the run began.
 func TestPoisonStorm(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -32,13 +31,13 @@ func TestPoisonStorm(t *testing.T) {
 		check     func(*pipeline.PoisonStormError) bool
 	}{
 		{name: "default bound in a row", n: 120, poison: func(int) bool { return true },
-			stopAt: pipeline.DefaultDeadLetterMaxRun, dead: pipeline.DefaultDeadLetterMaxRun, committed: 0,
+			stopAt: pipeline.DefaultDeadLetterMaxRun, dead: pipeline.DefaultDeadLetterMaxRun, committed: pipeline.DefaultDeadLetterMaxRun,
 			check: func(e *pipeline.PoisonStormError) bool {
 				return e.Run == pipeline.DefaultDeadLetterMaxRun+1 && e.MaxRun == pipeline.DefaultDeadLetterMaxRun && e.First == 0
 			}},
 		{name: "run after good records", n: 40, poison: func(i int) bool { return i >= 10 },
 			opts:   []pipeline.DeadLetterOpt{pipeline.DeadLetterMaxRun(5)},
-			stopAt: 15, dead: 5, committed: 10,
+			stopAt: 15, dead: 5, committed: 15,
 			check: func(e *pipeline.PoisonStormError) bool { return e.Run == 6 && e.First == 10 }},
 		{name: "share of a window", n: 60, poison: func(i int) bool { return i%3 == 0 },
 			opts:   []pipeline.DeadLetterOpt{pipeline.DeadLetterMaxRun(0), pipeline.DeadLetterMaxShare(0.2, 30)},

@@ -65,7 +65,6 @@ type worker struct {
 	lossSeen   uint64        // the barrier's loss count when the records of redo began to land
 
 	storms stormCount // poison records in a row and in a window (poisonstorm.go)
-	held   []int64    // dead-lettered offsets of the current poison run, landed once it ends (landHeld)
 
 	// unknown is the last batch whose Apply failed: its outcome is
 	// unknown, and finishUnknown finishes it at exit.
@@ -191,9 +190,6 @@ func (w *worker) loop() error {
 		}
 		recs := w.q.take(n)
 		if len(recs) == 0 {
-			if err := w.landHeld(); err != nil {
-				return err
-			}
 			if mode == draining {
 				return nil
 			}

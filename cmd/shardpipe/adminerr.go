@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/shardpipe/shardpipe/admin"
 )
 
@@ -52,6 +54,13 @@ func problemLine(err error, brokers []string, timeout time.Duration) string {
 func brokerProblem(brokers []string, timeout time.Duration, err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Sprintf("kafka %s: no broker answered within %v", strings.Join(brokers, ","), timeout)
+	}
+	var eof *kgo.ErrFirstReadEOF
+	if errors.As(err, &eof) {
+		// franz-go guesses TLS or SASL; the common cause without either is
+		// a port that is no broker's client listener (a KRaft controller's).
+		return fmt.Sprintf("kafka %s: the server closed the connection right after the first request: check that %s names a broker's client listener (not a controller's or another service's port), and whether that listener needs TLS or SASL",
+			strings.Join(brokers, ","), flagRef(fBrokers))
 	}
 	return fmt.Sprintf("kafka %s: cannot reach a broker: %v", strings.Join(brokers, ","), err)
 }

@@ -58,7 +58,7 @@ func poisonGroup(pc *poisonConfig, topics func() []string, ledgerPrefix *string)
 		&cli.StringFlag{Name: fDLQPrefix, Value: "shardpipe:",
 			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset), the key written before each durability wait (prefix + fence) and the one each readiness probe writes (prefix + health); they must not overlap --ledger-prefix, so no business key can name one"},
 		&cli.IntFlag{Name: fDLQMaxRun, Value: pipeline.DefaultDeadLetterMaxRun,
-			Usage: "--on-poison dlq: stop (exit 1) at the poison record that makes more than this many in a row on a partition, before committing past the run: so many say the configuration (--key-from, --effect fields) is wrong, not the data (0: no bound)"},
+			Usage: "--on-poison dlq: stop (exit 1) at the poison record that makes more than this many in a row on a partition, before committing past it: so many say the configuration (--key-from, --effect fields) is wrong, not the data (0: no bound)"},
 		&cli.FloatFlag{Name: fDLQMaxShare, Value: pipeline.DefaultDeadLetterMaxShare,
 			Usage: "--on-poison dlq: stop (exit 1) at the poison record that makes more than this share of a partition's last --dlq-window records poison (0: no bound)"},
 		&cli.IntFlag{Name: fDLQWindow, Value: pipeline.DefaultDeadLetterWindow,
@@ -146,6 +146,6 @@ func poisonStorm(err error) error {
 		return nil
 	}
 	return &exitError{code: exitFailure, lines: []string{err.Error(),
-		fmt.Sprintf("so many poison records say the configuration, not the data, is the likely cause: check %s and the --effect fields against a record of the topic; the partition stopped before committing past the run, so a fixed run reads it again (raise %s or %s if the data is really this bad)",
+		fmt.Sprintf("so many poison records say the configuration, not the data, is the likely cause: check %s and the --effect fields against a record of the topic; the partition stopped before committing past this record; the records of the run before it are in the dead-letter topic (reset-offsets to the run's first offset reads them again once fixed; raise %s or %s if the data is really this bad)",
 			flagRef(fKeyFrom), flagRef(fDLQMaxRun), flagRef(fDLQMaxShare))}}
 }
