@@ -8,8 +8,9 @@ SHELL := bash
 .DEFAULT_GOAL := test
 
 GO ?= go
-# go test flags for `make test`; -v so the output names every test and the Kafka version.
-TESTFLAGS ?= -race -count=1 -v
+# go test flags for `make test`; -v so the output names every test and the Kafka version; the
+# integration package takes about ten minutes on 2 cores, past go test's 10m default timeout.
+TESTFLAGS ?= -race -count=1 -v -timeout 40m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHFLAGS ?= -run '^$$' -bench . -benchmem
 
@@ -18,7 +19,7 @@ FUZZTIME ?= 10s
 TEST_FUZZTIME ?= 3s
 # package:target for every Go fuzz target.
 FUZZ_TARGETS := ./sink:FuzzKeySource ./sink:FuzzKeySourceRoundTrip ./sink:FuzzTotalsArgs \
-	./cmd/shardpipe:FuzzRunConfig ./cmd/shardpipe:FuzzParseRedis ./internal/orders:FuzzAppendJSON
+	./cmd/shardpipe:FuzzRunConfig ./internal/flagcheck:FuzzParseRedis ./internal/orders:FuzzAppendJSON
 
 .PHONY: test vet test-integration fuzz services-start services-stop services-status lint bench bench-run chaos
 

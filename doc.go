@@ -16,8 +16,9 @@
 //	pipeline          group consumer, one worker per partition, epochs, poison records and
 //	                  dead letters, replay; imports checkpoint, sink and internal/faults
 //	admin             operational checks and actions: Redis preflight and durability, topic
-//	                  and retention checks, group status and lag, offset resets, replay rules;
-//	                  imports pipeline, sink, checkpoint
+//	                  and retention checks, group status and lag, offset resets, replay rules,
+//	                  start-up warnings, why a run holds no partitions; imports pipeline, sink,
+//	                  checkpoint
 //	metrics           Prometheus collectors: pipeline stats and lag, latency histograms (a
 //	                  pipeline.Meter), the Kafka client (kprom), the Redis pool, and the /metrics
 //	                  server; imports pipeline
@@ -59,8 +60,9 @@
 //	internal/flagcheck
 //	                  checks of the command's settings: addresses, topic names, partition lists,
 //	                  Redis targets, replay bounds; imports pipeline
-//	internal/termui   progress displays of produce and replay (terminal bars or log lines) and
-//	                  run's progress and summary lines
+//	internal/termui   progress displays of produce and replay (terminal bars or log lines),
+//	                  run's progress and summary lines, the tables of status, reset-offsets and
+//	                  replay; imports pipeline, admin
 //	internal/bench    the bench command's modes and report; imports pipeline, sink
 //	internal/kafkainfo
 //	                  the broker's version, for bench and kafkaready

@@ -324,3 +324,19 @@ func connectedReplicas(ctx context.Context, c *redis.Client) (int, error) {
 	}
 	return strconv.Atoi(info["connected_slaves"])
 }
+
+// Attrs returns what d found as log attributes: the wait, the local fsync,
+// and the first node's appendonly, appendfsync, save and maxmemory_policy
+// (those it read).
+func (d Durability) Attrs() []any {
+	attrs := []any{"wait", d.Wait, "local_fsync", d.LocalFsync}
+	if len(d.Nodes) == 0 {
+		return attrs
+	}
+	for _, k := range []string{"appendonly", "appendfsync", "save", "maxmemory-policy"} {
+		if v, ok := d.Nodes[0].Config[k]; ok {
+			attrs = append(attrs, strings.ReplaceAll(k, "-", "_"), v)
+		}
+	}
+	return attrs
+}

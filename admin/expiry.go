@@ -2,6 +2,8 @@ package admin
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -100,4 +102,36 @@ func (c ExpiryCheck) Check(ctx context.Context, adm *kadm.Client, ranges []pipel
 	}
 	e.Checked, e.Partitions = true, found
 	return e, nil
+}
+
+// MissingLines words, one line per partition holding old records whose
+// keys the ledger lacks, that their effects would apply again: what names
+// what reads the ranges again ("the replay", "the group") and ttl the TTL
+// as the caller knows it (such as "--ttl 1h0m0s").
+func (e Expiry) MissingLines(what, ttl string) []string {
+	var lines []string
+	for _, x := range e.Missing() {
+		lines = append(lines, fmt.Sprintf("partition %d: %d of the %d records older than %s that %s would read have no ledger entry (first at offset %d, last at %d): their entries may have expired, so their effects would apply again",
+			x.Partition, x.Missing, x.Old, ttl, what, x.First, x.Last))
+	}
+	return lines
+}
+
+// Log logs, per partition, what e found: when forced names why the ledger
+// was not asked on purpose (such as "--force"), a warning per range of old
+// records, since any whose entry expired applies again; per partition whose
+// old records all have their ledger entries, that none would apply again.
+func (e Expiry) Log(log *slog.Logger, topic string, ttl time.Duration, forced string) {
+	for _, rg := range e.Old {
+		if forced != "" {
+			log.Warn("records older than the ledger TTL: not checked against the ledger ("+forced+"); any whose entry expired applies again",
+				"topic", topic, "partition", rg.Partition, "from", rg.From, "to", rg.To, "ttl", ttl)
+		}
+	}
+	for _, x := range e.Partitions {
+		if x.Missing == 0 && x.Old > 0 {
+			log.Info("records older than the ledger TTL all have their ledger entries: none would apply again",
+				"topic", topic, "partition", x.Partition, "old_records", x.Old, "ttl", ttl)
+		}
+	}
 }

@@ -130,6 +130,34 @@ func (k *securedKafka) allow(ctx context.Context, t *testing.T, b *kadm.ACLBuild
 	}
 }
 
+// awaitTopicAllowed waits until User:ANONYMOUS (the plain listener) may
+// describe topic: the authorizer applies new ACLs from the metadata log a
+// moment after CreateACLs answers, and a loaded machine stretches that
+// moment past run's start-up check (seen: exit 3 with
+// TOPIC_AUTHORIZATION_FAILED where the group's refusal was awaited).
+func (k *securedKafka) awaitTopicAllowed(ctx context.Context, t *testing.T, topic string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.plain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if err == nil {
+			if td, ok := md.Topics[topic]; ok && td.Err == nil {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("topic %s: the ACL for User:ANONYMOUS never took effect (last: %v)", topic, err)
+		case <-time.After(50 * time.Millisecond): // poll interval of a condition
+		}
+	}
+}
+
 // TestCmdRunAuthorizationError: run exits 1, naming the authorization
 // error, on a real broker with an authorizer, when its principal may read
 // the topic but not use the consumer group (no Read on the group):
@@ -160,6 +188,7 @@ func TestCmdRunAuthorizationError(t *testing.T) {
 				t.Fatalf("produce: %v", err)
 			}
 			k.allow(ctx, t, kadm.NewACLs().Topics(topic), kadm.OpDescribe, kadm.OpRead, kadm.OpDescribeConfigs)
+			k.awaitTopicAllowed(ctx, t, topic)
 			groupACL := kadm.NewACLs().Groups(group)
 			if revoke {
 				k.allow(ctx, t, groupACL, kadm.OpRead, kadm.OpDescribe)

@@ -111,11 +111,11 @@ func TestCollector(t *testing.T) {
 			`gauge shardpipe_effects_in_flight{partition="0",topic="orders"} 5`,
 			`gauge shardpipe_effects_retrying{partition="0",topic="orders"} 2`,
 			`counter shardpipe_effects_given_up_total{partition="0",topic="orders"} 4`,
-		}, 30}, // 16 per partition, less partition 1's unknown stable offset and lag
+		}, 34}, // 18 per partition, less partition 1's unknown stable offset and lag
 		{"const labels", two, []metrics.Opt{metrics.ConstLabels(prometheus.Labels{"pipeline": "a"})}, []string{
 			`counter shardpipe_effects_applied_total{partition="0",pipeline="a",topic="orders"} 33`,
 			`gauge shardpipe_partition_held{partition="1",pipeline="a",topic="orders"} 0`,
-		}, 28},
+		}, 34},
 		{"no partitions", func() []pipeline.PartitionStats { return nil }, nil, nil, 0},
 	}
 	for _, tt := range tests {

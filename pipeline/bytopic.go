@@ -64,3 +64,21 @@ func (ls byTopic) of(batch []sink.Record) (Applier, error) {
 	}
 	return l, nil
 }
+
+// ForTopics returns mk("") when the topics share one key space (perTopic
+// false: one Applier for all), else ByTopic over mk(topic) for each topic.
+// The first error of mk is returned.
+func ForTopics(topics []string, perTopic bool, mk func(topic string) (Applier, error)) (Applier, error) {
+	if !perTopic {
+		return mk("")
+	}
+	as := make(map[string]Applier, len(topics))
+	for _, t := range topics {
+		a, err := mk(t)
+		if err != nil {
+			return nil, err
+		}
+		as[t] = a
+	}
+	return ByTopic(as), nil
+}

@@ -77,7 +77,7 @@ type durableConfig struct {
 // fences and waits on that server. On Redis Cluster (a
 // *redis.ClusterClient) the writes of a batch live on several primaries,
 // each with its own replication stream: every call reads which primaries
-// serve slots (CLUSTER SLOTS, one more round trip) and fences and waits on
+// serve slots (CLUSTER SHARDS, one more round trip) and fences and waits on
 // each of them at once, with a fence key of its own in one of that
 // primary's slots (FenceKey followed by a {hash tag} chosen for the slot),
 // so the call costs two round trips plus the slowest primary's wait.

@@ -7,32 +7,44 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/redis/go-redis/v9"
 )
+
+// primary is a shard's primary: its node ID and a slot it serves.
+type primary struct {
+	id   string
+	slot int
+}
+
+// primaries asks one node which primaries serve slots (CLUSTER SHARDS,
+// Redis 7.0+), one per shard; none is an error.
+func (d *Durable) primaries(ctx context.Context) ([]primary, error) {
+	shards, err := d.cluster.ClusterShards(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("CLUSTER SHARDS: %w", err)
+	}
+	var ps []primary
+	for _, s := range shards {
+		i := slices.IndexFunc(s.Nodes, func(n redis.Node) bool { return n.Role == "master" })
+		if len(s.Slots) > 0 && i >= 0 {
+			ps = append(ps, primary{id: s.Nodes[i].ID, slot: int(s.Slots[0].Start)})
+		}
+	}
+	if len(ps) == 0 {
+		return nil, errors.New("CLUSTER SHARDS names no primary")
+	}
+	return ps, nil
+}
 
 // waitCluster fences and waits on every primary that serves slots, at once.
 // A primary that cannot be asked (killed, not yet replaced) or that no
 // longer serves the fence's slot fails the wait, and the client's view of
 // the cluster is reloaded for the next call.
 func (d *Durable) waitCluster(ctx context.Context) error {
-	slots, err := d.cluster.ClusterSlots(ctx).Result()
+	ps, err := d.primaries(ctx)
 	if err != nil {
-		return fmt.Errorf("sink: durability wait: CLUSTER SLOTS: %w", err)
-	}
-	type primary struct {
-		id   string
-		slot int
-	}
-	var ps []primary
-	named := map[string]bool{}
-	for _, s := range slots {
-		if len(s.Nodes) == 0 || named[s.Nodes[0].ID] {
-			continue
-		}
-		named[s.Nodes[0].ID] = true
-		ps = append(ps, primary{id: s.Nodes[0].ID, slot: s.Start})
-	}
-	if len(ps) == 0 {
-		return errors.New("sink: durability wait: CLUSTER SLOTS names no primary")
+		return fmt.Errorf("sink: durability wait: %w", err)
 	}
 	errs := make([]error, len(ps))
 	seen := make([]bool, len(ps))

@@ -74,19 +74,14 @@ func (d *Durable) Prime(ctx context.Context) error {
 		d.prim.setPrimed()
 		return nil
 	}
-	slots, err := d.cluster.ClusterSlots(ctx).Result()
+	ps, err := d.primaries(ctx)
 	if err != nil {
-		return fmt.Errorf("sink: durability prime: CLUSTER SLOTS: %w", err)
+		return fmt.Errorf("sink: durability prime: %w", err)
 	}
-	done := map[string]bool{}
-	for _, s := range slots {
-		if len(s.Nodes) == 0 || done[s.Nodes[0].ID] {
-			continue
-		}
-		done[s.Nodes[0].ID] = true
-		node, err := d.cluster.MasterForKey(ctx, d.cfg.FenceKey+"{"+d.tags.forSlot(s.Start)+"}")
+	for _, s := range ps {
+		node, err := d.cluster.MasterForKey(ctx, d.cfg.FenceKey+"{"+d.tags.forSlot(s.slot)+"}")
 		if err != nil {
-			return fmt.Errorf("sink: durability prime: the primary of slot %d: %w", s.Start, err)
+			return fmt.Errorf("sink: durability prime: the primary of slot %d: %w", s.slot, err)
 		}
 		p := node.Pipeline()
 		info := p.Info(ctx, "server", "replication")
@@ -94,14 +89,14 @@ func (d *Durable) Prime(ctx context.Context) error {
 		if _, err := p.Exec(ctx); err != nil {
 			return fmt.Errorf("sink: durability prime: %s: %w", node.Options().Addr, err)
 		}
-		if myID.Val() != s.Nodes[0].ID {
-			return fmt.Errorf("sink: durability prime: %s is node %s, CLUSTER SLOTS names %s", node.Options().Addr, myID.Val(), s.Nodes[0].ID)
+		if myID.Val() != s.id {
+			return fmt.Errorf("sink: durability prime: %s is node %s, CLUSTER SHARDS names %s", node.Options().Addr, myID.Val(), s.id)
 		}
 		ident, err := identity(info)
 		if err != nil {
 			return fmt.Errorf("sink: durability prime: %s: %w", node.Options().Addr, err)
 		}
-		d.prim.observe(s.Nodes[0].ID, ident, false)
+		d.prim.observe(s.id, ident, false)
 	}
 	d.prim.setPrimed()
 	return nil

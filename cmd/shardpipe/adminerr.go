@@ -17,14 +17,16 @@ import (
 // and a problem a flag can accept or fix names the flag.
 func problemLine(err error, brokers []string, timeout time.Duration) string {
 	var ue *admin.UnreachableError
-	if errors.As(err, &ue) {
-		switch {
-		case ue.Server == "kafka" && strings.HasPrefix(ue.Error(), "kafka: cannot reach a broker: "):
-			return brokerProblem(brokers, timeout, ue.Err)
-		case errors.Is(ue.Err, context.DeadlineExceeded) && (ue.Request == "PING" || strings.HasPrefix(ue.Request, "INFO ")):
-			return fmt.Sprintf("%s: no answer to %s within %v", ue.Server, ue.Request, timeout)
-		}
-		return err.Error()
+	var eof *kgo.ErrFirstReadEOF
+	switch {
+	case errors.As(err, &ue) && strings.HasPrefix(ue.Error(), "kafka: cannot reach a broker: ") && errors.As(ue.Err, &eof) &&
+		!errors.Is(ue.Err, context.DeadlineExceeded):
+		// franz-go guesses TLS or SASL; the common cause without either is
+		// a port that is no broker's client listener (a KRaft controller's).
+		return fmt.Sprintf("kafka %s: the server closed the connection right after the first request: check that %s names a broker's client listener (not a controller's or another service's port), and whether that listener needs TLS or SASL",
+			strings.Join(brokers, ","), flagRef(fBrokers))
+	case ue != nil && ue.Describe(brokers, timeout) != ue.Error():
+		return ue.Describe(brokers, timeout)
 	}
 	var ce *admin.CheckError
 	if !errors.As(err, &ce) {
@@ -48,21 +50,6 @@ func problemLine(err error, brokers []string, timeout time.Duration) string {
 			err, flagRef(fOnPoison))
 	}
 	return err.Error()
-}
-
-// brokerProblem words a failure to reach the brokers.
-func brokerProblem(brokers []string, timeout time.Duration, err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Sprintf("kafka %s: no broker answered within %v", strings.Join(brokers, ","), timeout)
-	}
-	var eof *kgo.ErrFirstReadEOF
-	if errors.As(err, &eof) {
-		// franz-go guesses TLS or SASL; the common cause without either is
-		// a port that is no broker's client listener (a KRaft controller's).
-		return fmt.Sprintf("kafka %s: the server closed the connection right after the first request: check that %s names a broker's client listener (not a controller's or another service's port), and whether that listener needs TLS or SASL",
-			strings.Join(brokers, ","), flagRef(fBrokers))
-	}
-	return fmt.Sprintf("kafka %s: cannot reach a broker: %v", strings.Join(brokers, ","), err)
 }
 
 // exitFor maps an error of package admin to the command's exit error: a

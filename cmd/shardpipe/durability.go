@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -69,12 +68,6 @@ func redisDurability(ctx context.Context, rdb redis.UniversalClient, dc admin.Du
 	if err != nil {
 		return nil, exitFor(err, nil, timeout)
 	}
-	attrs := []any{"wait", d.Wait, "redis", dc.Name, "local_fsync", d.LocalFsync, "replicas", dc.Replicas}
-	for _, k := range []string{"appendonly", "appendfsync", "save", "maxmemory-policy"} {
-		if v, ok := d.Nodes[0].Config[k]; ok {
-			attrs = append(attrs, strings.ReplaceAll(k, "-", "_"), v)
-		}
-	}
-	log.Info("redis durability", attrs...)
+	log.Info("redis durability", append(d.Attrs(), "redis", dc.Name, "replicas", dc.Replicas)...)
 	return d.Barrier, nil
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"crypto/x509"
-	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,7 +12,6 @@ import (
 	"github.com/shardpipe/shardpipe/httpeffect"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/pipeline"
-	"github.com/shardpipe/shardpipe/sink"
 )
 
 // Flag names of --effect http (run only).
@@ -54,7 +51,10 @@ func httpGroup(hc *httpConfig, on *bool) cliflags.Group {
 			hc.url = u
 		}
 		if path := c.String(fHTTPCA); path != "" {
-			hc.rootCAs = loadCA(bad, path)
+			var err error
+			if hc.rootCAs, err = httpeffect.LoadRootCAs(path); err != nil {
+				bad.Addf("%s %q: %v", flagRef(fHTTPCA), path, err)
+			}
 		}
 		if hc.timeout = c.Duration(fHTTPTimeout); hc.timeout <= 0 || hc.timeout >= guardLease {
 			bad.Addf("%s %v: want more than 0 and less than the guard lease %v (the call's context ends with the lease)",
@@ -67,21 +67,6 @@ func httpGroup(hc *httpConfig, on *bool) cliflags.Group {
 			Usage: "http: how long one call may take (below the guard lease, 30s); a timeout is an error and the batch is retried"},
 		&cli.StringFlag{Name: fHTTPCA,
 			Usage: "http: PEM file of the CA certificates to trust for an https:// --http-url instead of the system's (empty: the system's)"})
-}
-
-// loadCA reads the PEM CA certificates of --http-ca.
-func loadCA(bad *cliflags.Problems, path string) *x509.CertPool {
-	pem, err := os.ReadFile(path)
-	pool := x509.NewCertPool()
-	switch {
-	case err != nil:
-		bad.Addf("%s %q: %v", flagRef(fHTTPCA), path, err)
-	case !pool.AppendCertsFromPEM(pem):
-		bad.Addf("%s %q: no PEM certificate in it", flagRef(fHTTPCA), path)
-	default:
-		return pool
-	}
-	return nil
 }
 
 // newHTTPGuarded is --effect http: guard mode (httpeffect.Effect) (a
@@ -97,10 +82,9 @@ func newHTTPGuarded(lc ledgerConfig, hc httpConfig, topics []string, rdb redis.U
 		return nil, err
 	}
 	return lc.perTopic(topics, log, func(topic string) (pipeline.Applier, error) {
-		g, err := sink.NewGuard(rdb, sink.WithPrefix(lc.prefixFor(topic)), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
-			sink.WithLease(guardLease), sink.WithLogger(log))
+		g, err := lc.spec(log).Guard(rdb, topic, guardLease)
 		if err != nil {
-			return nil, fmt.Errorf("guard: %w", err)
+			return nil, err
 		}
 		return pipeline.Guarded(g, eff.Do), nil
 	})

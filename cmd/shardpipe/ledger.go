@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -105,48 +104,19 @@ func (lc *ledgerConfig) load(c *cli.Command, bad *cliflags.Problems) {
 	}
 }
 
-// prefixFor returns the ledger key prefix of topic's records.
-func (lc ledgerConfig) prefixFor(topic string) string {
-	if lc.keySpace == keySpacePerTopic {
-		return lc.prefix + topic + ":"
-	}
-	return lc.prefix
+// spec returns lc as a sink.Spec logging to log.
+func (lc ledgerConfig) spec(log *slog.Logger) sink.Spec {
+	return sink.Spec{Prefix: lc.prefix, PerTopic: lc.keySpace == keySpacePerTopic, TTL: lc.ttl, Keys: lc.keys, Totals: lc.totals, Logger: log}
 }
 
 // perTopic returns one applier for a shared key space (mk("")), else one
-// per topic (pipeline.ByTopic).
+// per topic (pipeline.ForTopics), and logs the key space.
 func (lc ledgerConfig) perTopic(topics []string, log *slog.Logger, mk func(topic string) (pipeline.Applier, error)) (pipeline.Applier, error) {
-	log.Info("ledger key space", "key_space", lc.keySpace, "ledger_key", lc.prefixFor("<topic>")+"<business key>")
-	if lc.keySpace != keySpacePerTopic {
-		return mk("")
-	}
-	as := make(map[string]pipeline.Applier, len(topics))
-	for _, t := range topics {
-		a, err := mk(t)
-		if err != nil {
-			return nil, err
-		}
-		as[t] = a
-	}
-	return pipeline.ByTopic(as), nil
+	log.Info("ledger key space", "key_space", lc.keySpace, "ledger_key", lc.spec(log).PrefixFor("<topic>")+"<business key>")
+	return pipeline.ForTopics(topics, lc.keySpace == keySpacePerTopic, mk)
 }
 
 // newApplier returns the ledger run applies topics' records through.
 func newApplier(lc ledgerConfig, topics []string, rdb redis.UniversalClient, log *slog.Logger) (pipeline.Applier, error) {
-	return lc.perTopic(topics, log, func(t string) (pipeline.Applier, error) { return newLedger(lc, t, rdb, log) })
-}
-
-// newLedger builds the ledger of topic's records from lc (any topic's in a
-// shared key space).
-func newLedger(lc ledgerConfig, topic string, rdb redis.UniversalClient, log *slog.Logger) (*sink.Ledger, error) {
-	sopts := []sink.LedgerOpt{sink.WithPrefix(lc.prefixFor(topic)), sink.WithTTL(lc.ttl), sink.WithKeySource(lc.keys),
-		sink.WithLogger(log)}
-	if lc.totals != nil {
-		sopts = append(sopts, sink.WithEffect(*lc.totals))
-	}
-	ledger, err := sink.NewLedger(rdb, sopts...)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
-	return ledger, nil
+	return lc.perTopic(topics, log, func(t string) (pipeline.Applier, error) { return lc.spec(log).Ledger(rdb, t) })
 }

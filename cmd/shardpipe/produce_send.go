@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/orders"
@@ -59,25 +58,12 @@ func sendAll(ctx context.Context, pc *produceConfig, next produce.Next, total in
 	if err != nil {
 		return res.Summary, failure(err)
 	}
-	sendErr := res.SendErr
-	var re *produce.RecordError
-	if errors.As(sendErr, &re) && errors.Is(re.Err, kgo.ErrRecordTimeout) {
-		sendErr = fmt.Errorf("produce order %s: not acknowledged within %s %v (brokers down or unreachable?): %w",
-			re.Key, flagRef(fDelivery), pc.delivery, re.Err)
-	}
+	lines, usage := res.Problems(fmt.Sprintf("%s %v", flagRef(fDelivery), pc.delivery), ctx.Err() != nil)
 	switch {
-	case res.LineErr != nil && res.Sent == 0 && sendErr == nil:
-		return res.Summary, usageErr(res.LineErr.Error())
-	case res.LineErr != nil:
-		lines := []string{fmt.Sprintf("%v; stopped at this line after sending %d records (%d acknowledged)", res.LineErr, res.Sent, res.Summary.Records)}
-		if sendErr != nil {
-			lines = append(lines, sendErr.Error())
-		}
+	case usage:
+		return res.Summary, usageErr(lines...)
+	case len(lines) > 0:
 		return res.Summary, &exitError{code: exitFailure, lines: lines}
-	case sendErr != nil:
-		return res.Summary, failure(sendErr)
-	case ctx.Err() != nil:
-		return res.Summary, failure(fmt.Errorf("interrupted after %d acknowledged records (%d more cancelled, unsent or unconfirmed)", res.Summary.Records, res.Dropped))
 	}
 	return res.Summary, nil
 }

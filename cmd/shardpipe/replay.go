@@ -63,7 +63,7 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	if err != nil {
 		return err
 	}
-	ledger, err := newLedger(rc.ledgerConfig, rc.topic, rdb, log)
+	ledger, err := rc.ledgerConfig.spec(log).Ledger(rdb, rc.topic)
 	if err != nil {
 		return failure(err)
 	}
@@ -97,7 +97,7 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	view.Close()
 	prog := r.Progress()
 	termui.LogReplaySummary(log, rc.id, rc.topic, rc.dryRun, prog)
-	if werr := termui.PrintReplaySummary(c.Root().Writer, rc.id, rc.topic, rc.dryRun, prog); werr != nil && err == nil {
+	if werr := termui.ReplaySummary(c.Root().Writer, rc.id, rc.topic, rc.dryRun, prog); werr != nil && err == nil {
 		err = fmt.Errorf("write summary: %w", werr)
 	}
 	switch {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -26,10 +25,8 @@ func storedPlan(ctx context.Context, rc *replayConfig, rdb redis.UniversalClient
 	p, ok, err := admin.ResumePlan(lctx, rdb, rc.checkpointPrefix, rc.id, rc.topic, rc.given)
 	at := p.At.UTC().Format(time.RFC3339)
 	switch {
-	case errors.Is(err, pipeline.ErrPlanChanged):
-		return nil, usageErr(
-			fmt.Sprintf("%s %q was first run at %s with %s, which planned the ranges (partition:from-to) %s; this run gives %s",
-				flagRef(fID), rc.id, at, orUnknown(p.Given), p, rc.given),
+	case errors.Is(err, pipeline.ErrPlanChanged): // an *admin.PlanMismatchError naming the id, its stored plan and this run's bounds
+		return nil, usageErr(err.Error(),
 			"a rerun of an id continues its stored ranges and needs the same --from, --to and --partition-ids; use a new --id to replay another range")
 	case err != nil:
 		return nil, unavailableErr(err.Error())
@@ -42,11 +39,4 @@ func storedPlan(ctx context.Context, rc *replayConfig, rdb redis.UniversalClient
 		log.Info("stored replay range", "partition", rg.Partition, "from", rg.From, "to", rg.To)
 	}
 	return p.Ranges, nil
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "range flags it did not record"
-	}
-	return s
 }

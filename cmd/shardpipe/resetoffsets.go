@@ -119,12 +119,12 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) er
 		return err
 	}
 	if rc.dryRun {
-		return termui.PrintMoves(c.Root().Writer, group, topic, moves, true)
+		return termui.MovesTable(c.Root().Writer, group, topic, moves, true)
 	}
 	if err := admin.ResetOffsets(ctx, adm, group, topic, moves, opts...); err != nil {
 		return exitFor(err, brokers, timeout)
 	}
-	return termui.PrintMoves(c.Root().Writer, group, topic, moves, false)
+	return termui.MovesTable(c.Root().Writer, group, topic, moves, false)
 }
 
 // resetRisk applies the TTL rule (ttlRisk) to the records the group would
@@ -151,6 +151,6 @@ func resetRisk(ctx context.Context, c *cli.Command, rc *resetConfig, adm *kadm.C
 		}
 		keysOnly := lc
 		keysOnly.totals = nil // only the keys are asked about
-		return newLedger(keysOnly, rc.topic, rdb, log)
+		return keysOnly.spec(log).Ledger(rdb, rc.topic)
 	}, "pass --force to move the offsets anyway (they apply again), or move them to a later --to")
 }

@@ -67,7 +67,7 @@ func statusAction(ctx context.Context, c *cli.Command, sc *statusConfig) error {
 		}
 		return nil
 	}
-	if err := termui.PrintStatus(c.Root().Writer, st); err != nil {
+	if err := termui.StatusTable(c.Root().Writer, st); err != nil {
 		return failure(fmt.Errorf("write status: %w", err))
 	}
 	return nil

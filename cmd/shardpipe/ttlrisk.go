@@ -54,22 +54,12 @@ func (r ttlRisk) check(ctx context.Context, adm *kadm.Client, ranges []pipeline.
 	case err != nil:
 		return err
 	}
-	for _, rg := range e.Old {
-		if force {
-			r.log.Warn("records older than the ledger TTL: not checked against the ledger (--force); any whose entry expired applies again",
-				"topic", r.topic, "partition", rg.Partition, "from", rg.From, "to", rg.To, "ttl", r.ttl)
-		}
+	forced := ""
+	if force {
+		forced = "--force"
 	}
-	var lines []string
-	for _, x := range e.Partitions {
-		if x.Missing > 0 {
-			lines = append(lines, fmt.Sprintf("partition %d: %d of the %d records older than --ttl %v that %s would read have no ledger entry (first at offset %d, last at %d): their entries may have expired, so their effects would apply again",
-				x.Partition, x.Missing, x.Old, r.ttl, r.what, x.First, x.Last))
-		} else if x.Old > 0 {
-			r.log.Info("records older than the ledger TTL all have their ledger entries: none would apply again",
-				"topic", r.topic, "partition", x.Partition, "old_records", x.Old, "ttl", r.ttl)
-		}
-	}
+	e.Log(r.log, r.topic, r.ttl, forced)
+	lines := e.MissingLines(r.what, "--ttl "+r.ttl.String())
 	switch {
 	case len(lines) == 0:
 		return nil

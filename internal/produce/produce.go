@@ -209,3 +209,32 @@ func pace(ctx context.Context, timer **time.Timer, at time.Time) error {
 		return ctx.Err()
 	}
 }
+
+// Problems words what stopped a Send, one line each, and says whether it
+// is only bad input (usage: a bad line before anything was sent). A record
+// not acknowledged within the delivery timeout names delivery (how the
+// caller calls that setting, such as "--delivery 30s"); interrupted says
+// ctx ended, which is a problem when nothing else is. No lines: every
+// record was acknowledged.
+func (r Result) Problems(delivery string, interrupted bool) (lines []string, usage bool) {
+	sendErr := r.SendErr
+	var re *RecordError
+	if errors.As(sendErr, &re) && errors.Is(re.Err, kgo.ErrRecordTimeout) {
+		sendErr = fmt.Errorf("produce order %s: not acknowledged within %s (brokers down or unreachable?): %w", re.Key, delivery, re.Err)
+	}
+	switch {
+	case r.LineErr != nil && r.Sent == 0 && sendErr == nil:
+		return []string{r.LineErr.Error()}, true
+	case r.LineErr != nil:
+		lines = []string{fmt.Sprintf("%v; stopped at this line after sending %d records (%d acknowledged)", r.LineErr, r.Sent, r.Summary.Records)}
+		if sendErr != nil {
+			lines = append(lines, sendErr.Error())
+		}
+		return lines, false
+	case sendErr != nil:
+		return []string{sendErr.Error()}, false
+	case interrupted:
+		return []string{fmt.Sprintf("interrupted after %d acknowledged records (%d more cancelled, unsent or unconfirmed)", r.Summary.Records, r.Dropped)}, false
+	}
+	return nil, false
+}

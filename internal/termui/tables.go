@@ -11,10 +11,11 @@ import (
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// PrintStatus writes a group's status (admin.DescribeGroup) st as a header and a table, and returns the first
-// write error.
-func PrintStatus(out io.Writer, st admin.GroupStatus) error {
-	w := &StickyWriter{W: out}
+// StatusTable writes a group's status as a header (group, type, state,
+// epoch, members, lag), a line per member, and a table of its partitions;
+// it returns the first write error.
+func StatusTable(out io.Writer, st admin.GroupStatus) error {
+	w := &stickyWriter{w: out}
 	epoch := "n/a (classic groups do not report their generation)"
 	if st.Epoch != nil {
 		epoch = fmt.Sprint(*st.Epoch)
@@ -41,31 +42,14 @@ func PrintStatus(out io.Writer, st admin.GroupStatus) error {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\n", p.Topic, p.Partition, committed, p.LastStable, p.LogEnd, p.Lag, member)
 	}
 	_ = tw.Flush()
-	return w.Err
+	return w.err
 }
 
-// StickyWriter writes to W until a write fails, keeps that first error in
-// Err and drops every write after it, so a table is written without a check
-// per line.
-type StickyWriter struct {
-	W   io.Writer // where to write
-	Err error     // the first write error, nil while every write succeeded
-}
-
-// Write writes p to W, unless an earlier write failed.
-func (s *StickyWriter) Write(p []byte) (int, error) {
-	if s.Err != nil {
-		return 0, s.Err
-	}
-	n, err := s.W.Write(p)
-	s.Err = err
-	return n, err
-}
-
-// PrintMoves writes the offsets reset-offsets moved (or would move, when dry)
-// for group and topic as a table, and returns the first write error.
-func PrintMoves(out io.Writer, group, topic string, moves []admin.Move, dry bool) error {
-	w := &StickyWriter{W: out}
+// MovesTable writes the offsets reset-offsets moves (or, with dry, would
+// move) for group on topic: a header and a line per partition, before ("-"
+// for nothing committed) and after; it returns the first write error.
+func MovesTable(out io.Writer, group, topic string, moves []admin.Move, dry bool) error {
+	w := &stickyWriter{w: out}
 	if dry {
 		fmt.Fprintf(w, "dry run: group %s topic %s (nothing committed)\n", group, topic)
 	} else {
@@ -81,17 +65,16 @@ func PrintMoves(out io.Writer, group, topic string, moves []admin.Move, dry bool
 		fmt.Fprintf(tw, "%d\t%s\t%d\t\n", m.Partition, before, m.After)
 	}
 	_ = tw.Flush()
-	return w.Err
+	return w.err
 }
 
-// LogReplaySummary logs one line per partition of replay id of topic and a
-// total line.
-// Each counts every record read: read = applied + suppressed + poison for a
-// partition that is done.
-func LogReplaySummary(log *slog.Logger, id, topic string, dryRun bool, ps []pipeline.ReplayProgress) {
+// LogReplaySummary logs one line per partition of replay id over topic
+// and a total line. Each counts every record read: read = applied +
+// suppressed + poison for a partition that is done. dry marks a dry run.
+func LogReplaySummary(log *slog.Logger, id, topic string, dry bool, ps []pipeline.ReplayProgress) {
 	var t pipeline.ReplayProgress
 	for _, p := range ps {
-		log.Info("replay partition", "id", id, "topic", topic, "partition", p.Partition, "dry_run", dryRun,
+		log.Info("replay partition", "id", id, "topic", topic, "partition", p.Partition, "dry_run", dry,
 			"from", p.From, "to", p.To, "began", p.Begin, "reached", p.Landed, "done", p.Done, "read", p.Read,
 			"applied", p.Applied, "suppressed", p.Suppressed, "poison", p.Poison, "dead_letter_replays", p.DeadLetterReplays)
 		t.Read += p.Read
@@ -100,17 +83,18 @@ func LogReplaySummary(log *slog.Logger, id, topic string, dryRun bool, ps []pipe
 		t.Poison += p.Poison
 		t.DeadLetterReplays += p.DeadLetterReplays
 	}
-	log.Info("replay summary", "id", id, "topic", topic, "dry_run", dryRun, "partitions", len(ps), "read", t.Read,
+	log.Info("replay summary", "id", id, "topic", topic, "dry_run", dry, "partitions", len(ps), "read", t.Read,
 		"applied", t.Applied, "suppressed", t.Suppressed, "poison", t.Poison, "dead_letter_replays", t.DeadLetterReplays)
 }
 
-// PrintReplaySummary writes the table that ends replay id of topic, and
-// returns the first write error.
-func PrintReplaySummary(out io.Writer, id, topic string, dryRun bool, ps []pipeline.ReplayProgress) error {
-	w := &StickyWriter{W: out}
+// ReplaySummary writes the table that ends replay id over topic: a line
+// per partition and a total line (a dry run's columns say WOULD-APPLY and
+// WOULD-SUPPRESS); it returns the first write error.
+func ReplaySummary(out io.Writer, id, topic string, dry bool, ps []pipeline.ReplayProgress) error {
+	w := &stickyWriter{w: out}
 	what := "replay"
 	ap, su := "APPLIED", "SUPPRESSED"
-	if dryRun {
+	if dry {
 		what, ap, su = "dry run (nothing written)", "WOULD-APPLY", "WOULD-SUPPRESS"
 	}
 	fmt.Fprintf(w, "%s %s of %s\n", what, id, topic)
@@ -131,5 +115,20 @@ func PrintReplaySummary(out io.Writer, id, topic string, dryRun bool, ps []pipel
 	}
 	fmt.Fprintf(tw, "total\t\t\t\t\t%d\t%d\t%d\t%d\t\t\n", read, applied, suppressed, poison)
 	_ = tw.Flush()
-	return w.Err
+	return w.err
+}
+
+// stickyWriter keeps the first write error and drops every write after it.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
 }
