@@ -102,9 +102,8 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 // sink.ErrRejected (with pipeline.MaxInFlight the record is dead-lettered
 // at once). Any other status (408, 429, 5xx) or a network error is an error
 // to retry; the timeout ends the call's context, so the guard treats its
-// outcome as unknown (the call may have landed): a retry in the same term
-// marks it done without calling again, and the receiver's Idempotency-Key
-// check covers the next owner. A call that failed before it had a
+// outcome as unknown (the call may or may not have landed): a retry calls
+// again with the same Idempotency-Key, which the receiver's check absorbs. A call that failed before it had a
 // connection to write on (its context ended first, the dial failed) sent
 // nothing: its error wraps sink.ErrNotApplied, so the guard runs the record
 // again rather than take it as done. Its signature is

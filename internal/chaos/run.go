@@ -33,6 +33,7 @@ type runner struct {
 	adm                          *kadm.Client
 	recv                         *receiver           // guard pass
 	kills                        []chaoscheck.Kill   // every consumer SIGKILL, for the checker
+	stops                        []chaoscheck.Kill   // every zombie SIGSTOP, for the checker
 	redisDown                    []chaoscheck.Window // Redis crashes and outages
 	moments                      []moment            // where to read the logs if the pass fails
 
@@ -154,7 +155,7 @@ func runPass(ctx context.Context, cfg Config, adm *kadm.Client, guard bool, star
 		return chaoscheck.Report{}, err
 	}
 	r.logf("verifying")
-	vcfg.Kills, vcfg.RedisDown = r.kills, r.redisDown
+	vcfg.Kills, vcfg.Stops, vcfg.RedisDown = r.kills, r.stops, r.redisDown
 	rep, err := chaoscheck.Verify(ctx, vcfg, r.watcher, r.figures())
 	if err != nil {
 		return chaoscheck.Report{}, err

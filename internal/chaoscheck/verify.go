@@ -32,10 +32,13 @@ type Config struct {
 	// log does not hold is then a stale read after a coordinator failover,
 	// counted apart, not a violation.
 	ReplicatedOffsets bool
-	// Kills are the consumer processes the driver SIGKILLed, and RedisDown
-	// when Redis was down: a key's effect may run again only after its
-	// previous run's process was killed before it could mark the key done.
+	// Kills are the consumer processes the driver SIGKILLed, Stops those it
+	// SIGSTOPped (zombies, woken past their session), and RedisDown when
+	// Redis was down: a key's effect may run again only after its previous
+	// run's process was killed, or frozen with its call cut, before it
+	// could mark the key done.
 	Kills     []Kill
+	Stops     []Kill
 	RedisDown []Window
 }
 
@@ -88,7 +91,7 @@ func Verify(ctx context.Context, cfg Config, w *Watcher, faults Faults) (Report,
 	fs := facts{topic: t, ledger: l, dlq: dlq, haveDLQ: cfg.DLQTopic != "", committed: committed, faults: faults,
 		history: history, log: log, replicated: cfg.ReplicatedOffsets}
 	if guard {
-		fs.effects = &effectFacts{calls: calls, kills: cfg.Kills, redisDown: cfg.RedisDown}
+		fs.effects = &effectFacts{calls: calls, kills: cfg.Kills, stops: cfg.Stops, redisDown: cfg.RedisDown}
 	}
 	if w != nil {
 		fs.watched = true
@@ -133,6 +136,7 @@ type facts struct {
 type effectFacts struct {
 	calls     []Call
 	kills     []Kill
+	stops     []Kill
 	redisDown []Window
 }
 
@@ -142,7 +146,7 @@ func judge(fs facts) Report {
 	var runs *EffectRuns
 	if fs.effects != nil {
 		checkLedger(t, fs.ledger, "done", v)
-		e := checkEffects(t, fs.effects.calls, fs.effects.kills, fs.effects.redisDown, v)
+		e := checkEffects(t, fs.effects, v)
 		runs = &e
 	} else {
 		checkLedger(t, fs.ledger, "", v)
