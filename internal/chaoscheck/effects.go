@@ -79,7 +79,8 @@ type EffectRuns struct {
 	// AfterKill counts runs again after the previous run's process was
 	// SIGKILLed before it could mark the key done (guard mode's crash
 	// window), or SIGSTOPped with its call under way, cut when it woke
-	// (an unknown outcome, called again). Windows lists them (the first few).
+	// (an unknown outcome, called again), or answered past the caller's
+	// HTTP timeout (likewise). Windows lists them (the first few).
 	AfterKill int
 	Windows   []string
 	// Doubled counts runs again outside that window: each is a violation.
@@ -112,7 +113,9 @@ func (e EffectRuns) Line() string {
 // outage that kept it from writing): a crash between the effect and the
 // done write, whose claim the next owner takes over when the lease lapses,
 // or a zombie frozen in its call that woke with its term ended and the
-// call cut, its outcome unknown, which is not taken as done.
+// call cut, its outcome unknown, which is not taken as done; or when the
+// receiver answered the previous call past the caller's HTTP timeout (the
+// caller gave up, its outcome unknown, and called again).
 func checkEffects(t *Topic, fx *effectFacts, v *verdict) EffectRuns {
 	calls, redisDown := fx.calls, fx.redisDown
 	e := EffectRuns{Calls: len(calls), PerKey: map[int]int{}}
@@ -160,14 +163,17 @@ func checkEffects(t *Topic, fx *effectFacts, v *verdict) EffectRuns {
 			why := ""
 			switch {
 			case diedBetween(killed[prev.Consumer], from, by, cur.Received):
-				why = "SIGKILLed"
+				why = "SIGKILLed in between"
 			case diedBetween(stopped[prev.Consumer], from, by, cur.Received):
-				why = "SIGSTOPped (a zombie, its call cut when it woke)"
+				why = "SIGSTOPped (a zombie, its call cut when it woke) in between"
+			case fx.httpTimeout > 0 && prev.Replied.Sub(prev.Received) >= fx.httpTimeout-sendSlack:
+				why = fmt.Sprintf("answered %v after it arrived, past the caller's %v timeout (its outcome unknown to the caller, so called again), and was not SIGKILLed or SIGSTOPped",
+					prev.Replied.Sub(prev.Received).Round(time.Millisecond), fx.httpTimeout)
 			}
 			if why != "" {
 				e.AfterKill++
 				if len(e.Windows) < maxListed {
-					e.Windows = append(e.Windows, what+", which was "+why+" in between")
+					e.Windows = append(e.Windows, what+", which was "+why)
 				}
 				continue
 			}

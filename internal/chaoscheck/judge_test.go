@@ -228,6 +228,13 @@ func TestJudgeEffects(t *testing.T) {
 			after: 1, perKey: map[int]int{1: 2, 2: 1}},
 		{name: "stopped long after it could mark done", calls: append(once, call("a", 0, 0, "h/3", 40)), stops: []Kill{{"h/1", at(20)}},
 			doubled: 1, perKey: map[int]int{1: 2, 2: 1}, want: "which was not SIGKILLed or SIGSTOPped before it could mark the key done"},
+		// Held by the receiver past the caller's --http-timeout (4s here):
+		// the caller gave up, its outcome unknown, and calls again.
+		{name: "answered after the caller's timeout", calls: append([]Call{{Key: "a", Topic: "orders", Partition: 0, Offset: 0, Consumer: "h/1",
+			Received: at(1), Replied: at(7), Status: 200}, call("a", 0, 0, "h/1", 12)}, once[1:]...), after: 1, perKey: map[int]int{1: 2, 2: 1}},
+		{name: "answered within the caller's timeout", calls: append([]Call{{Key: "a", Topic: "orders", Partition: 0, Offset: 0, Consumer: "h/1",
+			Received: at(1), Replied: at(2), Status: 200}, call("a", 0, 0, "h/1", 12)}, once[1:]...), doubled: 1, perKey: map[int]int{1: 2, 2: 1},
+			want: "effect run twice"},
 		{name: "another process killed", calls: append(once, call("a", 0, 0, "h/3", 32)), kills: []Kill{{"h/2", at(2)}},
 			doubled: 1, perKey: map[int]int{1: 2, 2: 1}, want: "effect run twice"},
 		{name: "three runs, one excused", calls: append(once, call("a", 1, 1, "h/3", 32), call("a", 0, 0, "h/3", 70)),
@@ -250,7 +257,7 @@ func TestJudgeEffects(t *testing.T) {
 			}
 			dlq := []DLQEntry{{Topic: "orders", Source: Pos{1, 2}, Value: []byte("keyless")}}
 			r := judge(facts{topic: tp, ledger: l, dlq: dlq, haveDLQ: true, committed: map[int32]int64{0: 2, 1: 3},
-				effects: &effectFacts{calls: tc.calls, kills: tc.kills, stops: tc.stops, redisDown: tc.down}})
+				effects: &effectFacts{calls: tc.calls, kills: tc.kills, stops: tc.stops, redisDown: tc.down, httpTimeout: 4 * time.Second}})
 			if r.Unique != 3 || r.Poison != 1 || r.Effects == nil {
 				t.Fatalf("unique %d, poison %d, effects %v; want 3, 1 (the keyless record) and effect runs", r.Unique, r.Poison, r.Effects)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -40,6 +41,10 @@ type Config struct {
 	Kills     []Kill
 	Stops     []Kill
 	RedisDown []Window
+	// HTTPTimeout is the consumers' --http-timeout: a call the receiver
+	// answered that much after it arrived was given up by its caller, its
+	// outcome unknown to it, and may run again.
+	HTTPTimeout time.Duration
 }
 
 // Verify reads the topic, the DLQ, the group's offsets and Redis, and
@@ -91,7 +96,7 @@ func Verify(ctx context.Context, cfg Config, w *Watcher, faults Faults) (Report,
 	fs := facts{topic: t, ledger: l, dlq: dlq, haveDLQ: cfg.DLQTopic != "", committed: committed, faults: faults,
 		history: history, log: log, replicated: cfg.ReplicatedOffsets}
 	if guard {
-		fs.effects = &effectFacts{calls: calls, kills: cfg.Kills, stops: cfg.Stops, redisDown: cfg.RedisDown}
+		fs.effects = &effectFacts{calls: calls, kills: cfg.Kills, stops: cfg.Stops, redisDown: cfg.RedisDown, httpTimeout: cfg.HTTPTimeout}
 	}
 	if w != nil {
 		fs.watched = true
@@ -134,10 +139,11 @@ type facts struct {
 // effectFacts are a guard-mode run's effect calls and what may excuse a
 // second run.
 type effectFacts struct {
-	calls     []Call
-	kills     []Kill
-	stops     []Kill
-	redisDown []Window
+	calls       []Call
+	kills       []Kill
+	stops       []Kill
+	redisDown   []Window
+	httpTimeout time.Duration
 }
 
 // judge is Verify's pure part.
