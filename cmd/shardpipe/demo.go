@@ -26,14 +26,8 @@ Examples:
 	}, demoAction)
 }
 
-// demoConfig is demo's validated configuration.
-type demoConfig struct{ settings.Demo }
-
-func (dc *demoConfig) Groups() []cliflags.Group {
-	return []cliflags.Group{settings.DemoGroup(&dc.Demo)}
-}
-
-func demoAction(ctx context.Context, c *cli.Command, dc *demoConfig) error {
+// demoAction runs the demo (demo.Run) within --timeout.
+func demoAction(ctx context.Context, c *cli.Command, dc *settings.Demo) error {
 	ctx, cancel := context.WithTimeout(ctx, dc.Timeout)
 	defer cancel()
 	if err := demo.Run(ctx, c.Root().Writer, dc.Protocol, dc.Orders, dc.Timeout); err != nil {

@@ -15,7 +15,7 @@ const (
 	fDemoTimeout   = "timeout"
 )
 
-// Demo is the demo command's settings.
+// Demo is the demo command's settings, all of them (a cliflags.Config).
 type Demo struct {
 	// Protocol is the consumer group protocol the scenarios use.
 	Protocol pipeline.Protocol
@@ -24,6 +24,9 @@ type Demo struct {
 	// Timeout bounds the whole demo.
 	Timeout time.Duration
 }
+
+// Groups is the demo's one group (DemoGroup).
+func (d *Demo) Groups() []cliflags.Group { return []cliflags.Group{DemoGroup(d)} }
 
 // DemoGroup is the demo's flags, loaded into d.
 func DemoGroup(d *Demo) cliflags.Group {
