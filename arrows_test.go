@@ -28,6 +28,8 @@ func TestImportArrows(t *testing.T) {
 		{"admin", append([]string{module + "metrics", module + "httpeffect"}, banned...)},
 		{"metrics", append([]string{module + "admin", module + "httpeffect"}, banned...)},
 		{"httpeffect", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics"}, banned...)},
+		// The flag groups configure the library; the command composes them.
+		{"internal/settings", banned},
 		{"internal/chaoscheck", []string{module}},
 		{"internal/faults/guardfault", []string{module}},
 		{"internal/faults/commitfault", []string{module}},
