@@ -163,4 +163,3 @@ func (w *spanWatch) wait(ctx context.Context, t *testing.T, what string, match f
 		}
 	}
 }
-
