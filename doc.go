@@ -14,7 +14,8 @@
 //	sink              the Redis ledger (record mode), the claim/done guard (guard mode), the
 //	                  durability barrier; imports only internal/faults/guardfault
 //	pipeline          group consumer, one worker per partition, epochs, poison records and
-//	                  dead letters, replay; imports checkpoint, sink and internal/faults
+//	                  dead letters, replay, record tracing (Tracer); imports checkpoint, sink
+//	                  and internal/faults
 //	admin             operational checks and actions: Redis preflight and durability, topic
 //	                  and retention checks, group status and lag, offset resets, replay rules,
 //	                  start-up warnings, why a run holds no partitions; imports pipeline, sink,
@@ -64,6 +65,8 @@
 //	                  run's progress and summary lines, the tables of status, reset-offsets and
 //	                  replay; imports pipeline, admin
 //	internal/bench    the bench command's modes and report; imports pipeline, sink
+//	internal/otelenv  the command's tracing from the OTEL_* variables (off unless asked): the
+//	                  exporters, the resource, redisotel on the Redis client; imports pipeline
 //	internal/kafkainfo
 //	                  the broker's version, for bench and kafkaready
 //	internal/chaos    the fault suite driver (make chaos); imports internal/chaoscheck and

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/otelenv"
 	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
@@ -52,6 +54,11 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		return err
 	}
 	defer ops.Close()
+	tr, err := otelenv.Start(ctx, os.Getenv, stderr, rdb)
+	if err != nil {
+		return usageErr(err.Error())
+	}
+	defer tr.Close()
 	barrier, err := rc.start(ctx, rc.kafkaConn, []string{rc.topic}, rdb, !rc.dryRun, log)
 	if err != nil {
 		return err
@@ -75,7 +82,7 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
 	opts := appendOpts([]pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix),
-		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), append(rc.poisonConfig.options(rdb, rc.ledgerConfig), ops.Options()...)...)...)
+		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), append(rc.poisonConfig.options(rdb, rc.ledgerConfig), append(ops.Options(), tr.Options()...)...)...)...)
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
 		return failure(err)

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/otelenv"
 	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/opshttp"
 	"github.com/shardpipe/shardpipe/pipeline"
@@ -46,6 +48,11 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 		return err
 	}
 	defer ops.Close()
+	tr, err := otelenv.Start(ctx, os.Getenv, c.Root().ErrWriter, rdb)
+	if err != nil {
+		return usageErr(err.Error())
+	}
+	defer tr.Close()
 	// Signals are handled from here on: one during the start-up checks ends
 	// run cleanly (exit 0), since nothing is held yet.
 	ctx, stop := untilSignal(ctx)
@@ -55,7 +62,7 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 		return interruptedOr(ctx, log, err)
 	}
 	checkRetention(ctx, rc, log)
-	p, err := newPipeline(rc, rdb, log, barrier, ops.Options()...)
+	p, err := newPipeline(rc, rdb, log, barrier, append(ops.Options(), tr.Options()...)...)
 	if err != nil {
 		return failure(err)
 	}
