@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -103,7 +105,8 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 // outcome as unknown (the call may have landed): a retry in the same term
 // marks it done without calling again, and the receiver's Idempotency-Key
 // check covers the next owner. Its signature is
-// pipeline.ExternalEffect's. It costs one HTTP round trip; at most 256
+// pipeline.ExternalEffect's. A span in ctx goes along as a traceparent
+// header. It costs one HTTP round trip; at most 256
 // bytes of a failed reply's body go into the error.
 func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
@@ -113,6 +116,9 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 		return fmt.Errorf("http effect: %w", err)
 	}
 	e.headers(req.Header, key, r)
+	// A traced call (pipeline.Tracer: ctx holds the effect's span) tells the
+	// receiver its trace as a W3C traceparent header; none otherwise.
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := e.client.Do(req)
 	if err != nil {
 		// A *url.Error: it names the method and the URL, without its password.
