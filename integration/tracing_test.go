@@ -113,7 +113,7 @@ func TestTracing(t *testing.T) {
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, kv := range s.Attributes() {
 		if kv.Key == attribute.Key(key) {
-			return kv.Value.Emit()
+			return kv.Value.AsString()
 		}
 	}
 	return ""
