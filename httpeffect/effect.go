@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -102,9 +104,11 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 // sink.ErrRejected (with pipeline.MaxInFlight the record is dead-lettered
 // at once). Any other status (408, 429, 5xx) or a network error is an error
 // to retry; the timeout ends the call's context, so the guard treats its
-// outcome as unknown (the call may have landed): a retry in the same term
-// marks it done without calling again, and the receiver's Idempotency-Key
-// check covers the next owner. Its signature is
+// outcome as unknown (the call may or may not have landed): a retry calls
+// again with the same Idempotency-Key, which the receiver's check absorbs. A call that failed before it had a
+// connection to write on (its context ended first, the dial failed) sent
+// nothing: its error wraps sink.ErrNotApplied, so the guard runs the record
+// again rather than take it as done. Its signature is
 // pipeline.ExternalEffect's. A span in ctx goes along as a traceparent
 // header. It costs one HTTP round trip; at most 256
 // bytes of a failed reply's body go into the error.
@@ -119,9 +123,18 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	// A traced call (pipeline.Tracer: ctx holds the effect's span) tells the
 	// receiver its trace as a W3C traceparent header; none otherwise.
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	var conn atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { conn.Store(true) },
+	}))
 	resp, err := e.client.Do(req)
 	if err != nil {
 		// A *url.Error: it names the method and the URL, without its password.
+		if !conn.Load() {
+			// No connection was had for the request, so not a byte of it was
+			// written: the receiver cannot have acted on it.
+			return fmt.Errorf("http effect: %w: nothing was sent: %w", err, sink.ErrNotApplied)
+		}
 		return fmt.Errorf("http effect: %w", err)
 	}
 	defer resp.Body.Close()

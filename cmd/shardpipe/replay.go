@@ -81,7 +81,7 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		applier = pipeline.Paced(ledger, rc.rate)
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
-	opts := appendOpts([]pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix),
+	opts := appendOpts([]pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...), pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix),
 		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), append(rc.poisonConfig.options(rdb, rc.ledgerConfig), append(ops.Options(), tr.Options()...)...)...)...)
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
@@ -144,7 +144,7 @@ func planReplay(ctx context.Context, rc *replayConfig, stored []pipeline.Range, 
 	for _, rg := range ranges {
 		log.Info("replay range", "topic", rc.topic, "partition", rg.Partition, "from", rg.From, "to", rg.To, "records", rg.Len())
 	}
-	risk := ttlRisk{brokers: rc.brokers, topic: rc.topic, ttl: rc.ledgerConfig.ttl, now: rc.now, log: log, what: "the replay"}
+	risk := ttlRisk{kafkaConn: rc.kafkaConn, topic: rc.topic, ttl: rc.ledgerConfig.ttl, now: rc.now, log: log, what: "the replay"}
 	return ranges, risk.check(ctx, adm, ranges, rc.force, rc.dryRun, func() (pipeline.Checker, error) { return chk, nil },
 		"pass --force to replay them anyway (they apply again), or start later with --from")
 }

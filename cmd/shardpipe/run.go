@@ -61,6 +61,9 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	if err != nil {
 		return interruptedOr(ctx, log, err)
 	}
+	if err := checkAccess(ctx, rc, rdb); err != nil {
+		return interruptedOr(ctx, log, err)
+	}
 	checkRetention(ctx, rc, log)
 	p, err := newPipeline(rc, rdb, log, barrier, append(ops.Options(), tr.Options()...)...)
 	if err != nil {
@@ -101,7 +104,7 @@ func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, bar
 	if err != nil {
 		return nil, err
 	}
-	popts := appendOpts([]pipeline.GroupOpt{pipeline.Brokers(rc.brokers...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
+	popts := appendOpts([]pipeline.GroupOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
 		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol), pipeline.ShutdownTimeout(rc.shutdownTimeout),
 		pipeline.SessionTimeout(rc.sessionTimeout), pipeline.InstanceID(rc.instanceID)}, append(append(rc.commitConfig.options(rc.maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...), append(rc.inflight.options(), extra...)...)...)
 	if rc.startLatest {

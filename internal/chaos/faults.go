@@ -59,9 +59,11 @@ func (r *runner) do(ctx context.Context, s step) error {
 		held := r.awaitHolding(ctx, c, 5*time.Second)
 		r.logf("SIGSTOP %s, holding %d landed records not yet committed, for %v (past its session timeout), then SIGCONT",
 			c, held, r.cfg.ZombiePause)
+		stopAt := time.Now()
 		if err := c.signal(syscall.SIGSTOP); err != nil {
 			return err
 		}
+		r.stops = append(r.stops, chaoscheck.Kill{Consumer: c.id, At: stopAt})
 		r.faults.ZombiePauses++
 		member := c.member()
 		err := sleep(ctx, r.cfg.ZombiePause)
