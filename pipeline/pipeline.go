@@ -58,7 +58,7 @@ func New(opts ...GroupOpt) (*Pipeline, error) {
 	// a partition's share of a fetch small (franz-go's default is 1MiB).
 	// KafkaOptions may override both.
 	kopts := append([]kgo.Opt{kgo.WithLogger(kgoLogger{cfg.logger}), kgo.FetchMaxWait(fetchMaxWait),
-		kgo.FetchMaxPartitionBytes(fetchMaxPartitionBytes)}, cfg.kgoOpts...)
+		kgo.FetchMaxPartitionBytes(fetchMaxPartitionBytes)}, append(cfg.traceHooks(), cfg.kgoOpts...)...)
 	kopts = append(kopts,
 		kgo.SeedBrokers(cfg.brokers...),
 		kgo.ConsumerGroup(cfg.group),

@@ -294,7 +294,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 			markers = append(markers, r.Offset)
 			continue
 		}
-		batch = append(batch, toSink(r, w.epoch, w.member, w.p.pass))
+		batch = append(batch, w.sinkRecord(r))
 	}
 	w.buf = batch
 	if len(batch) > 0 {
