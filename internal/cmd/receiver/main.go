@@ -39,9 +39,9 @@
 // Control, for the chaos driver and the tests: POST /_control/hold makes
 // later calls wait before their reply (they are received: the effect has
 // happened); POST /_control/release lets them reply and ends the hold; GET
-// /_control/stats returns {"calls":N,"held":H,"ok_keys":K,"problems":[...]}
-// (calls replied, calls waiting now, distinct keys answered 2xx, order
-// breaches); GET /_control/calls returns every call replied so far, as a
+// /_control/stats returns {"calls":N,"held":H,"held_by":{...},"ok_keys":K,
+// "problems":[...]} (calls replied, calls waiting now in all and by
+// caller, distinct keys answered 2xx, order breaches); GET /_control/calls returns every call replied so far, as a
 // JSON array of the lines of -calls. SIGTERM or SIGINT: stop accepting,
 // finish the calls under way, flush the file, exit 0.
 //
@@ -160,6 +160,7 @@ type recorder struct {
 	release chan struct{} // closed: calls reply at once
 	calls   int
 	held    int
+	heldBy  map[string]int  // consumer -> calls received and not replied
 	log     []call          // every call replied
 	seen    map[string]bool // keys called before (-fail-rate fails a first call)
 	ok      map[string]bool // keys answered 2xx
@@ -177,7 +178,7 @@ type line struct {
 
 func newRecorder(w *bufio.Writer, b behaviour) *recorder {
 	rc := &recorder{b: b, w: w, release: make(chan struct{}), seen: map[string]bool{}, ok: map[string]bool{},
-		lines: map[string]*line{}}
+		lines: map[string]*line{}, heldBy: map[string]int{}}
 	close(rc.release) // not holding
 	return rc
 }
@@ -196,7 +197,13 @@ func (rc *recorder) routes() http.Handler {
 	mux.HandleFunc("POST /_control/release", func(w http.ResponseWriter, _ *http.Request) { rc.releaseAll() })
 	mux.HandleFunc("GET /_control/stats", func(w http.ResponseWriter, _ *http.Request) {
 		rc.mu.Lock()
-		st := stats{Calls: rc.calls, Held: rc.held, OKKeys: len(rc.ok), Problems: append([]string{}, rc.problems...)}
+		st := stats{Calls: rc.calls, Held: rc.held, OKKeys: len(rc.ok), Problems: append([]string{}, rc.problems...),
+			HeldBy: map[string]int{}}
+		for c, n := range rc.heldBy {
+			if n > 0 {
+				st.HeldBy[c] = n
+			}
+		}
 		err := rc.err
 		rc.mu.Unlock()
 		if err != nil {
@@ -228,7 +235,8 @@ func (rc *recorder) releaseAll() {
 }
 
 // effect is the external effect: it records the call once the reply is
-// sent. A call received during a hold waits for the release.
+// sent. A call received during a hold waits for the release, or until its
+// caller gives up on it (it is recorded then, its effect having happened).
 func (rc *recorder) effect(w http.ResponseWriter, r *http.Request) {
 	c := call{Received: time.Now().UTC(), Status: http.StatusOK, Topic: r.Header.Get("Shardpipe-Topic")}
 	c.Key, _ = url.PathUnescape(r.Header.Get("Idempotency-Key"))
@@ -245,6 +253,7 @@ func (rc *recorder) effect(w http.ResponseWriter, r *http.Request) {
 	rc.mu.Lock()
 	release := rc.release
 	rc.held++
+	rc.heldBy[c.Consumer]++
 	if c.Status == http.StatusOK {
 		c.Status = rc.b.status(c.Key, rc.seen[c.Key])
 	}
@@ -262,10 +271,19 @@ func (rc *recorder) effect(w http.ResponseWriter, r *http.Request) {
 	}
 	l.busy, l.seen, l.last = true, true, c.Offset
 	rc.mu.Unlock()
+	gone := r.Context().Done() // the caller gave up (its timeout) or died: its call ended
 	if d := rc.b.wait(c.Key); d > 0 {
-		time.Sleep(d) // the service's latency
+		t := time.NewTimer(d) // the service's latency
+		select {
+		case <-t.C:
+		case <-gone:
+		}
+		t.Stop()
 	}
-	<-release
+	select {
+	case <-release:
+	case <-gone:
+	}
 	rc.mu.Lock()
 	l.busy = false // before the reply: the caller may call its next record once it has it
 	rc.mu.Unlock()
@@ -278,6 +296,7 @@ func (rc *recorder) effect(w http.ResponseWriter, r *http.Request) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.held--
+	rc.heldBy[c.Consumer]--
 	rc.calls++
 	rc.log = append(rc.log, c)
 	if c.Status/100 == 2 {
@@ -296,10 +315,12 @@ func (rc *recorder) effect(w http.ResponseWriter, r *http.Request) {
 
 // stats is the reply of GET /_control/stats.
 type stats struct {
-	Calls    int      `json:"calls"`    // calls replied
-	Held     int      `json:"held"`     // calls received and waiting for their reply
-	OKKeys   int      `json:"ok_keys"`  // distinct keys answered 2xx
-	Problems []string `json:"problems"` // breaches of the per-record-key order
+	Calls  int `json:"calls"`   // calls replied
+	Held   int `json:"held"`    // calls received and waiting for their reply
+	OKKeys int `json:"ok_keys"` // distinct keys answered 2xx
+	// HeldBy counts the calls received and not replied, by caller.
+	HeldBy   map[string]int `json:"held_by"`
+	Problems []string       `json:"problems"` // breaches of the per-record-key order
 }
 
 // behaviour is how the receiver answers: its latency and its failures.
