@@ -31,6 +31,7 @@ const (
 	fGuardRecords    = "guard-records"
 	fGuardDelay      = "guard-delay"
 	fGuardInFlight   = "guard-in-flight"
+	fGuardParts      = "guard-partitions"
 )
 
 func benchCommand() *cli.Command {
@@ -47,8 +48,9 @@ Examples:
 			"consuming it with no sink, (b) pipelined SET NX EX of the same keys into Redis, (c) a naive\n" +
 			"consumer with one SETNX and one synchronous commit per record (on a bounded prefix), (d)\n" +
 			"shardpipe's defaults, (e) with the totals effect, (f) replaying keys already claimed; then\n" +
-			"(g-i) guard mode with the HTTP effect against a receiver bench serves: sequential and\n" +
-			"--guard-in-flight with a --guard-delay receiver, and --guard-in-flight with a 0ms one; then\n" +
+			"(g-i) guard mode with the HTTP effect against a receiver bench serves, on a topic of\n" +
+			"--guard-partitions: --max-in-flight 1 and --guard-in-flight with a --guard-delay receiver,\n" +
+			"and --guard-in-flight with a 0ms one; then\n" +
 			"the latency from record timestamp to effect landed at --latency-rate. It prints records/s,\n" +
 			"CPU seconds per million records, peak RSS and allocations per record (median [min-max]),\n" +
 			"and the ratios d/min(a,b), d/c, e/d, f/min(a,b), h/g, h/i. It writes only keys under\n" +
@@ -74,6 +76,7 @@ func (bc *benchConfig) Groups() []cliflags.Group {
 		&cli.IntFlag{Name: fGuardRecords, Value: 20_000, Usage: "guard modes h and i: records per round (g: a twentieth; 0: skip g-i)"},
 		&cli.DurationFlag{Name: fGuardDelay, Value: 20 * time.Millisecond, Usage: "guard modes g and h: the receiver's delay per call"},
 		&cli.IntFlag{Name: fGuardInFlight, Value: 64, Usage: "guard modes h and i: --max-in-flight"},
+		&cli.IntFlag{Name: fGuardParts, Value: 1, Usage: "guard modes: partitions of their topic (the issue's ratio is per partition)"},
 		&cli.IntFlag{Name: fCommitEvery, Usage: "modes d, e, f: commit every N records instead of the pipeline's default (a what-if; 0: the default)"},
 		&cli.IntFlag{Name: fRounds, Value: 3, Usage: "rounds per mode; figures are the median with min and max"},
 		&cli.IntFlag{Name: fNaiveRecords, Value: 20_000, Usage: "naive baseline: records per round at most"},
@@ -94,7 +97,8 @@ func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 		LatencyRate: c.Int(fLatencyRate), LatencyDuration: c.Duration(fLatencyDuration),
 		LatencyCommit: c.Duration(fLatencyCommit), ProfileDir: c.String(fProfileDir), CommitEvery: c.Int(fCommitEvery),
 		GuardRecords: c.Int(fGuardRecords), GuardDelay: c.Duration(fGuardDelay), GuardInFlight: c.Int(fGuardInFlight),
-		Args: []string{"bench-worker", "--spec"}, Stderr: c.Root().ErrWriter,
+		GuardPartitions: int32(c.Int(fGuardParts)),
+		Args:            []string{"bench-worker", "--spec"}, Stderr: c.Root().ErrWriter,
 		Log: newLogger(c.Root().ErrWriter, logConfig{format: "text"}),
 	}
 	bc.json, bc.jsonFile = c.Bool(fJSON), c.String(fJSONFile)

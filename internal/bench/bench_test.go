@@ -76,7 +76,7 @@ func TestReportRatios(t *testing.T) {
 		GuardInFlight: res(1000, 0.1),                 // 10k/s
 		GuardFast:     res(1000, 0.025),               // 40k/s
 	}
-	r := newReport(Config{GuardDelay: 20 * time.Millisecond, GuardInFlight: 64}, results, nil)
+	r := newReport(Config{GuardDelay: 20 * time.Millisecond, GuardInFlight: 64, GuardPartitions: 1}, results, nil)
 	want := Ratios{DOverCeiling: 0.8, DOverNaive: 80, EOverD: 0.5, FOverCeiling: 1, HOverG: 20, HOverI: 0.25}
 	got := r.Ratios
 	for name, pair := range map[string][2]float64{"d/ceiling": {got.DOverCeiling, want.DOverCeiling},
@@ -104,7 +104,7 @@ func TestReportRatios(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"(d) shardpipe, record mode, defaults", "d / min(a, b)               0.80   >= 0.8  met",
-		"d / c                      80.00   >= 10   met", "(h) guard mode, HTTP 20ms receiver, max in flight 64",
+		"d / c                      80.00   >= 10   met", "(h) guard, HTTP 20ms, max in flight 64, 1p",
 		"h / g (in flight / seq)    20.00   >= 20   met", "h / i (delay / 0ms)         0.25   >= 0.5  NOT met"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, b.String())
@@ -158,8 +158,11 @@ func TestConfigValidate(t *testing.T) {
 func TestConfigValidateGuard(t *testing.T) {
 	c := Config{Brokers: []string{"k:9092"}, Redis: "r:6379", Topic: "t", Records: 1000, Partitions: 12, Rounds: 1,
 		NaiveRecords: 10, NaiveBudget: time.Second, GuardRecords: 100}
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "guard in flight 0: want 1 to 4096") {
-		t.Errorf("Validate() = %v, want it to name the guard in flight", err)
+	err := c.Validate()
+	for _, want := range []string{"guard in flight 0: want 1 to 4096", "guard partitions 0: want at least 1"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want it to name %q", err, want)
+		}
 	}
 	c.GuardRecords = 0
 	if err := c.Validate(); err != nil {

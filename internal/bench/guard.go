@@ -21,7 +21,7 @@ import (
 // process serves (so the worker's CPU is the consumer's alone) and that
 // answers each call after a delay.
 const (
-	GuardSeq      Mode = "guard-seq"      // (g) guard mode, batches one after another, delayed receiver
+	GuardSeq      Mode = "guard-seq"      // (g) guard mode, MaxInFlight 1, delayed receiver
 	GuardInFlight Mode = "guard-inflight" // (h) guard mode, MaxInFlight, delayed receiver
 	GuardFast     Mode = "guard-0ms"      // (i) guard mode, MaxInFlight, receiver answering at once
 )
@@ -31,17 +31,21 @@ var guardModes = []Mode{GuardSeq, GuardInFlight, GuardFast}
 
 func isGuard(m Mode) bool { return m == GuardSeq || m == GuardInFlight || m == GuardFast }
 
-// guardSpec completes spec for guard mode m: its receiver URL (with the
-// delay the receiver waits), MaxInFlight and record count (GuardRecords, at
-// most Records). The sequential mode processes a twentieth of them (the
-// target ratio), so that each mode takes about as long.
+// guardTopic is the topic of the guard modes: GuardRecords orders in
+// GuardPartitions partitions (the sequential rate grows with partitions,
+// the in-flight one with the machine: the ratio is per partition).
+func (c Config) guardTopic() string { return fmt.Sprintf("%s-guard-%dp", c.Topic, c.GuardPartitions) }
+
+// guardSpec completes spec for guard mode m: its topic, receiver URL (with
+// the delay the receiver waits), MaxInFlight and record count. The
+// sequential mode (MaxInFlight 1) processes a twentieth of GuardRecords
+// (the target ratio), so that each mode takes about as long.
 func (c Config) guardSpec(spec Spec, receiver string) Spec {
 	delay := c.GuardDelay
-	n := min(c.GuardRecords, c.Records)
-	spec.Records, spec.MaxInFlight = n, c.GuardInFlight
+	spec.Topic, spec.Records, spec.MaxInFlight = c.guardTopic(), c.GuardRecords, c.GuardInFlight
 	switch spec.Mode {
 	case GuardSeq:
-		spec.Records, spec.MaxInFlight = max(n/20, 50), 0
+		spec.Records, spec.MaxInFlight = max(c.GuardRecords/20, 50), 1
 	case GuardFast:
 		delay = 0
 	}

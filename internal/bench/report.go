@@ -114,11 +114,11 @@ var labels = map[Mode][2]string{
 func guardLabel(cfg Config, m Mode) string {
 	switch m {
 	case GuardSeq:
-		return fmt.Sprintf("guard mode, HTTP %v receiver, sequential", cfg.GuardDelay)
+		return fmt.Sprintf("guard, HTTP %v, max in flight 1, %dp", cfg.GuardDelay, cfg.GuardPartitions)
 	case GuardInFlight:
-		return fmt.Sprintf("guard mode, HTTP %v receiver, max in flight %d", cfg.GuardDelay, cfg.GuardInFlight)
+		return fmt.Sprintf("guard, HTTP %v, max in flight %d, %dp", cfg.GuardDelay, cfg.GuardInFlight, cfg.GuardPartitions)
 	case GuardFast:
-		return fmt.Sprintf("guard mode, HTTP 0ms receiver, max in flight %d", cfg.GuardInFlight)
+		return fmt.Sprintf("guard, HTTP 0ms, max in flight %d, %dp", cfg.GuardInFlight, cfg.GuardPartitions)
 	}
 	return labels[m][1]
 }

@@ -33,11 +33,13 @@ type Config struct {
 	// CommitEvery, when positive, replaces the pipeline's default commit
 	// count in modes d, e and f (the report is then not of the defaults).
 	CommitEvery int
-	// Guard modes g, h and i: records of h and i (g takes a twentieth),
-	// the receiver's delay in g and h, and h's and i's MaxInFlight.
-	GuardRecords  int
-	GuardDelay    time.Duration
-	GuardInFlight int
+	// Guard modes g, h and i: records of h and i (g takes a twentieth)
+	// in a topic of their own of GuardPartitions partitions, the
+	// receiver's delay in g and h, and h's and i's MaxInFlight.
+	GuardRecords    int
+	GuardDelay      time.Duration
+	GuardInFlight   int
+	GuardPartitions int32
 	// Modes to measure, in any order; empty means all. Replay needs
 	// Shardpipe (its rounds claim the keys) and brings it in.
 	Modes []Mode
@@ -71,6 +73,7 @@ func (c Config) Validate() error {
 	check(c.GuardRecords < 0, "guard records %d: want at least 0", c.GuardRecords)
 	check(c.GuardDelay < 0 || c.GuardDelay > time.Second, "guard delay %v: want 0 to 1s", c.GuardDelay)
 	check(c.GuardRecords > 0 && (c.GuardInFlight < 1 || c.GuardInFlight > 4096), "guard in flight %d: want 1 to 4096", c.GuardInFlight)
+	check(c.GuardRecords > 0 && c.GuardPartitions < 1, "guard partitions %d: want at least 1", c.GuardPartitions)
 	return errors.Join(errs...)
 }
 
@@ -110,6 +113,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			return Report{}, err
 		}
 		defer rcv.close()
+		if err := Prefill(ctx, cfg.Brokers, cfg.guardTopic(), cfg.GuardPartitions, cfg.GuardRecords, true, log); err != nil {
+			return Report{}, err
+		}
 	}
 	base := Spec{Brokers: cfg.Brokers, Redis: cfg.Redis, Topic: cfg.Topic, Records: cfg.Records, TTL: ttl,
 		CommitEvery: cfg.CommitEvery}

@@ -57,9 +57,15 @@ func runPipeline(ctx context.Context, spec Spec, log *slog.Logger) (Result, erro
 		_ = p.Close(context.Background())
 		return Result{}, ctx.Err()
 	}
-	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// The guard modes' queues hold records behind a slow receiver: their
+	// drain is not measured nor waited for (the round's keys are cleaned).
+	wait := 30 * time.Second
+	if isGuard(spec.Mode) {
+		wait = time.Second
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	if err := p.Close(cctx); err != nil {
+	if err := p.Close(cctx); err != nil && !isGuard(spec.Mode) {
 		return Result{}, fmt.Errorf("close: %w", err)
 	}
 	return Result{Records: t.landed.Load(), Seconds: t.seconds(),
