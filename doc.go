@@ -60,7 +60,8 @@
 //	internal/termui   progress displays of produce and replay (terminal bars or log lines),
 //	                  run's progress and summary lines, the tables of status, reset-offsets and
 //	                  replay; imports pipeline, admin
-//	internal/bench    the bench command's modes and report; imports pipeline, sink
+//	internal/bench    the bench command's modes and report (guard mode with the HTTP effect
+//	                  against a receiver it serves among them); imports pipeline, sink, httpeffect
 //	internal/kafkainfo
 //	                  the broker's version, for bench and kafkaready
 //	internal/chaos    the fault suite driver (make chaos); imports internal/chaoscheck and
@@ -70,7 +71,10 @@
 //	internal/chaoscheck
 //	                  the suite's independent checker: imports no shardpipe package
 //	internal/cmd/chaos, internal/cmd/chaoscheck, internal/cmd/kafkaready, internal/cmd/receiver
-//	                  small commands of the fault suite and the services script
+//	                  small commands of the fault suite and the services script; receiver is
+//	                  also the HTTP receiver process of the integration tests of --effect http
+//	internal/recvtest the in-process HTTP receiver of the HTTP effect's unit tests (httpeffect's
+//	                  and the command's); imports no shardpipe package
 //
 // Rules: checkpoint and sink import neither pipeline nor each other;
 // pipeline, checkpoint and sink import none of admin, metrics, httpeffect;

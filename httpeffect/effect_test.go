@@ -4,51 +4,18 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shardpipe/shardpipe/httpeffect"
+	"github.com/shardpipe/shardpipe/internal/recvtest"
 	"github.com/shardpipe/shardpipe/sink"
 )
-
-// receiver is an httptest server that records each request and counts
-// the connections it accepted.
-type receiver struct {
-	srv   *httptest.Server
-	conns atomic.Int64
-	mu    sync.Mutex
-	reqs  []*http.Request
-	body  []string
-	reply func(w http.ResponseWriter, r *http.Request)
-}
-
-func newReceiver(t *testing.T, reply func(w http.ResponseWriter, r *http.Request)) *receiver {
-	rc := &receiver{reply: reply}
-	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		rc.mu.Lock()
-		rc.reqs, rc.body = append(rc.reqs, r), append(rc.body, string(b))
-		rc.mu.Unlock()
-		rc.reply(w, r)
-	}))
-	rc.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			rc.conns.Add(1)
-		}
-	}
-	rc.srv.Start()
-	t.Cleanup(rc.srv.Close)
-	return rc
-}
 
 func testEffect(t *testing.T, rawURL string, timeout time.Duration) *httpeffect.Effect {
 	e, err := httpeffect.New(rawURL, httpeffect.Timeout(timeout))
@@ -62,8 +29,8 @@ func testEffect(t *testing.T, rawURL string, timeout time.Duration) *httpeffect.
 // business key as Idempotency-Key, the record's key, headers and position,
 // and the caller's identity; calls reuse one connection.
 func TestHTTPEffectRequest(t *testing.T) {
-	rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusCreated) })
-	e := testEffect(t, rc.srv.URL+"/effects", 5*time.Second)
+	rc := recvtest.New(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusCreated) })
+	e := testEffect(t, rc.Server.URL+"/effects", 5*time.Second)
 	r := &sink.Record{Topic: "orders", Partition: 3, Offset: 41, Epoch: 7, Member: "m-1", Key: []byte("order 42"),
 		Value:   []byte(`{"order_id":"order 42"}`),
 		Headers: []sink.Header{{Key: "trace", Value: []byte("abc")}, {Key: "trace", Value: []byte("def")}, {Key: "x y", Value: []byte("\n")}}}
@@ -73,15 +40,14 @@ func TestHTTPEffectRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if len(rc.reqs) != calls {
-		t.Fatalf("%d requests, want %d", len(rc.reqs), calls)
+	reqs, bodies := rc.Calls()
+	if len(reqs) != calls {
+		t.Fatalf("%d requests, want %d", len(reqs), calls)
 	}
-	if n := rc.conns.Load(); n != 1 {
+	if n := rc.Conns(); n != 1 {
 		t.Errorf("%d connections for %d sequential calls, want 1 (kept alive)", n, calls)
 	}
-	req := rc.reqs[0]
+	req := reqs[0]
 	host, _ := os.Hostname()
 	want := map[string][]string{
 		"Idempotency-Key":     {"order%2042"},
@@ -101,8 +67,8 @@ func TestHTTPEffectRequest(t *testing.T) {
 			t.Errorf("header %s = %q, want %q", k, got, v)
 		}
 	}
-	if req.Method != http.MethodPost || req.URL.Path != "/effects" || rc.body[0] != string(r.Value) {
-		t.Errorf("%s %s body %q, want POST /effects with the record value", req.Method, req.URL.Path, rc.body[0])
+	if req.Method != http.MethodPost || req.URL.Path != "/effects" || bodies[0] != string(r.Value) {
+		t.Errorf("%s %s body %q, want POST /effects with the record value", req.Method, req.URL.Path, bodies[0])
 	}
 }
 
@@ -110,7 +76,7 @@ func TestHTTPEffectRequest(t *testing.T) {
 // connection are errors naming what happened; a keyless record sends no
 // Kafka-Key.
 func TestHTTPEffectFailures(t *testing.T) {
-	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+	rc := recvtest.New(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.Header.Get(httpeffect.HeaderOffset) {
 		case "1":
 			http.Error(w, "card declined", http.StatusPaymentRequired)
@@ -124,7 +90,7 @@ func TestHTTPEffectFailures(t *testing.T) {
 			w.WriteHeader(http.StatusOK)
 		}
 	})
-	e := testEffect(t, rc.srv.URL, 200*time.Millisecond)
+	e := testEffect(t, rc.Server.URL, 200*time.Millisecond)
 	tests := []struct {
 		offset int64
 		want   string // "" for success
@@ -147,14 +113,13 @@ func TestHTTPEffectFailures(t *testing.T) {
 	if tc := tests[3]; !errors.Is(e.Do(context.Background(), "k", &sink.Record{Offset: tc.offset}), context.DeadlineExceeded) {
 		t.Errorf("a timeout does not wrap context.DeadlineExceeded")
 	}
-	rc.mu.Lock()
-	if got := rc.reqs[0].Header.Values(httpeffect.HeaderKafkaKey); got != nil {
+	reqs, _ := rc.Calls()
+	if got := reqs[0].Header.Values(httpeffect.HeaderKafkaKey); got != nil {
 		t.Errorf("a record without a key sent Kafka-Key %q", got)
 	}
-	rc.mu.Unlock()
 
-	rc.srv.Close()
-	secret := testEffect(t, "http://user:s3cret@"+rc.srv.Listener.Addr().String()+"/", time.Second)
+	rc.Server.Close()
+	secret := testEffect(t, "http://user:s3cret@"+rc.Server.Listener.Addr().String()+"/", time.Second)
 	err := secret.Do(context.Background(), "k", &sink.Record{Value: []byte("v")})
 	if err == nil || !strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("closed receiver: %v; want connection refused without the password", err)
@@ -170,18 +135,18 @@ func TestHTTPEffectRejects(t *testing.T) {
 		rejected bool
 	}{{400, true}, {402, true}, {404, true}, {409, true}, {422, true}, {408, false}, {429, false}, {500, false},
 		{502, false}, {503, false}, {300, false}}
-	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+	rc := recvtest.New(t, func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.Header.Get(httpeffect.HeaderOffset))
 		w.WriteHeader(statuses[n].status)
 	})
-	e := testEffect(t, rc.srv.URL, time.Second)
+	e := testEffect(t, rc.Server.URL, time.Second)
 	for i, tc := range statuses {
 		err := e.Do(context.Background(), "k", &sink.Record{Offset: int64(i), Value: []byte("v")})
 		if err == nil || errors.Is(err, sink.ErrRejected) != tc.rejected {
 			t.Errorf("status %d: %v; want an error, wrapping sink.ErrRejected: %v", tc.status, err, tc.rejected)
 		}
 	}
-	rc.srv.Close()
+	rc.Server.Close()
 	err := e.Do(context.Background(), "k", &sink.Record{Value: []byte("v")})
 	if err == nil || errors.Is(err, sink.ErrRejected) {
 		t.Errorf("refused connection: %v; want an error to retry", err)
