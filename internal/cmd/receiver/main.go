@@ -171,7 +171,7 @@ type recorder struct {
 
 // line is one calling process's record key in a partition: its order.
 type line struct {
-	busy bool
+	busy *call // the call running now, if any
 	last int64
 	seen bool
 }
@@ -235,8 +235,7 @@ func (rc *recorder) releaseAll() {
 }
 
 // effect is the external effect: it records the call once the reply is
-// sent. A call received during a hold waits for the release, or until its
-// caller gives up on it (it is recorded then, its effect having happened).
+// sent. A call received during a hold waits for the release.
 func (rc *recorder) effect(w http.ResponseWriter, r *http.Request) {
 	c := call{Received: time.Now().UTC(), Status: http.StatusOK, Topic: r.Header.Get("Shardpipe-Topic")}
 	c.Key, _ = url.PathUnescape(r.Header.Get("Idempotency-Key"))
@@ -263,30 +262,30 @@ func (rc *recorder) effect(w http.ResponseWriter, r *http.Request) {
 		l = &line{}
 		rc.lines[ln] = l
 	}
-	if l.busy {
+	if l.busy != nil {
 		rc.problems = append(rc.problems, fmt.Sprintf("%s: offset %d called while an earlier call of its record key ran", ln, c.Offset))
 	}
 	if l.seen && c.Offset < l.last {
 		rc.problems = append(rc.problems, fmt.Sprintf("%s: offset %d called after offset %d", ln, c.Offset, l.last))
 	}
-	l.busy, l.seen, l.last = true, true, c.Offset
+	l.busy, l.seen, l.last = &c, true, c.Offset
 	rc.mu.Unlock()
-	gone := r.Context().Done() // the caller gave up (its timeout) or died: its call ended
-	if d := rc.b.wait(c.Key); d > 0 {
-		t := time.NewTimer(d) // the service's latency
-		select {
-		case <-t.C:
-		case <-gone:
+	ended := func() { // the call ended for its caller: it may call the key's next record
+		rc.mu.Lock()
+		if l.busy == &c {
+			l.busy = nil
 		}
-		t.Stop()
+		rc.mu.Unlock()
 	}
-	select {
-	case <-release:
-	case <-gone:
+	// A caller that gives up (its timeout) or dies ends its call then,
+	// though the call is recorded as before, once replied.
+	stop := context.AfterFunc(r.Context(), ended)
+	if d := rc.b.wait(c.Key); d > 0 {
+		time.Sleep(d) // the service's latency
 	}
-	rc.mu.Lock()
-	l.busy = false // before the reply: the caller may call its next record once it has it
-	rc.mu.Unlock()
+	<-release
+	stop()
+	ended() // before the reply: the caller may call its next record once it has it
 	w.WriteHeader(c.Status)
 	if fl, ok := w.(http.Flusher); ok {
 		fl.Flush()
