@@ -15,22 +15,30 @@
 //	                  durability barrier; imports only internal/faults/guardfault
 //	pipeline          group consumer, one worker per partition, epochs, poison records and
 //	                  dead letters, replay; imports checkpoint, sink and internal/faults
+//	secure            TLS, Kafka SASL and Redis ACL-user settings turned into kgo and go-redis
+//	                  options, secrets that never print, and Diagnose, which names the
+//	                  connection step that failed; imports no shardpipe package
 //	admin             operational checks and actions: Redis preflight and durability, topic
 //	                  and retention checks, group status and lag, offset resets, replay rules,
 //	                  start-up warnings, why a run holds no partitions; imports pipeline, sink,
 //	                  checkpoint
-//	metrics           Prometheus collector over pipeline stats, and its /metrics server; imports
-//	                  pipeline
+//	metrics           Prometheus collectors: pipeline stats and lag, latency histograms (a
+//	                  pipeline.Meter), the Kafka client (kprom), the Redis pool, and the /metrics
+//	                  server; imports pipeline
+//	opshttp           the operator's HTTP endpoints: /healthz, /readyz and the /status page;
+//	                  imports pipeline and metrics
 //	httpeffect        an HTTP POST as guard mode's external effect; imports sink
-//	cmd/shardpipe     the command: flags, config, rendering, exit codes and wiring of the
-//	                  packages above; imports any of them and internal/...
+//	cmd/shardpipe     the command: its subcommands' texts, flags and config (composing the
+//	                  groups of internal/settings), rendering, exit codes and wiring of the
+//	                  packages above; imports any of them and internal/...; under 2,500
+//	                  non-test lines (TestCmdStaysSmall)
 //	integration       the test kit on real Kafka and Redis: servers, names, cleanup, and the
 //	                  scenarios of integration/scenario run for a test; imports it, pipeline,
-//	                  sink, checkpoint, internal/...
+//	                  sink, checkpoint, secure, internal/...
 //	integration/scenario
 //	                  the fault scenarios (crash, rebalance, zombie, replay, poison) and their
 //	                  report, behind the kit and the demo; imports pipeline, sink, checkpoint,
-//	                  internal/...; not testing, kfake or miniredis
+//	                  secure, internal/...; not testing, kfake or miniredis
 //	integration/embedded
 //	                  in-process Kafka (kfake) and Redis (miniredis) for the kit's users
 //	internal/embedded in-process Kafka and Redis for the demo
@@ -50,18 +58,28 @@
 //	internal/apicheck tests of the public API: docs, no fault seams, README snippets compile
 //	internal/produce  produce's sending loop: paced, acknowledged, interruptible
 //	internal/buildinfo
-//	                  the binary's version, revision and platform, for the version command
+//	                  the binary's version, revision and platform, for the version command;
+//	                  the Kafka client ID shardpipe's clients carry
 //	internal/cliflags commands of urfave/cli built from flag groups defined once: each flag's
 //	                  environment variable, every problem of the command line, the environment
 //	                  and the settings reported at once, "did you mean"; imports no shardpipe package
+//	internal/settings the flag groups whose settings configure the library (the ledger and
+//	                  its effect, --effect http, Redis durability, commit policy, in-flight
+//	                  effects, produce's orders, the demo): each group's flags, their checks
+//	                  into a typed value, and the sink.Spec, appliers and pipeline options it
+//	                  gives; imports internal/cliflags, internal/flagcheck, internal/orders,
+//	                  pipeline, sink, httpeffect, admin
 //	internal/flagcheck
 //	                  checks of the command's settings: addresses, topic names, partition lists,
-//	                  Redis targets, replay bounds; imports pipeline
+//	                  Redis targets, replay bounds; imports pipeline, secure
 //	internal/termui   progress displays of produce and replay (terminal bars or log lines),
-//	                  run's progress and summary lines, the tables of status, reset-offsets and
-//	                  replay; imports pipeline, admin
+//	                  run's progress and summary lines, produce's summary, the tables of
+//	                  status, reset-offsets and replay, a resumed replay plan; imports
+//	                  pipeline, admin, internal/orders
 //	internal/bench    the bench command's modes and report (guard mode with the HTTP effect
 //	                  against a receiver it serves among them); imports pipeline, sink, httpeffect
+//	internal/testcerts
+//	                  a CA and certificates as PEM files, for TLS tests on real servers
 //	internal/kafkainfo
 //	                  the broker's version, for bench and kafkaready
 //	internal/chaos    the fault suite driver (make chaos); imports internal/chaoscheck and
@@ -74,11 +92,11 @@
 //	                  small commands of the fault suite and the services script; receiver is
 //	                  also the HTTP receiver process of the integration tests of --effect http
 //	internal/recvtest the in-process HTTP receiver of the HTTP effect's unit tests (httpeffect's
-//	                  and the command's); imports no shardpipe package
+//	                  and internal/settings'); imports no shardpipe package
 //
 // Rules: checkpoint and sink import neither pipeline nor each other;
-// pipeline, checkpoint and sink import none of admin, metrics, httpeffect;
-// no library package (checkpoint, sink, pipeline, admin, metrics,
-// httpeffect) imports kfake, miniredis, internal/embedded, integration or
-// cmd; admin and metrics import no cmd.
+// pipeline, checkpoint and sink import none of admin, metrics, opshttp,
+// httpeffect; no library package (checkpoint, sink, pipeline, admin,
+// metrics, opshttp, httpeffect) imports kfake, miniredis,
+// internal/embedded, integration or cmd.
 package shardpipe

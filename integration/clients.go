@@ -14,6 +14,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/internal/kafkainfo"
 	"github.com/shardpipe/shardpipe/internal/topics"
+	"github.com/shardpipe/shardpipe/secure"
 )
 
 // NewKafkaClient returns a franz-go client for brokers with opts appended,
@@ -81,7 +82,17 @@ func CreateNamedTopic(t testing.TB, brokers []string, topic string, partitions i
 // closed when the test ends.
 func NewRedisClient(t testing.TB, addr string) redis.UniversalClient {
 	t.Helper()
-	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{addr}})
+	return newRedisClient(t, addr, secure.Redis{})
+}
+
+// newRedisClient is NewRedisClient with TLS and an ACL user.
+func newRedisClient(t testing.TB, addr string, sec secure.Redis) redis.UniversalClient {
+	t.Helper()
+	o := &redis.UniversalOptions{Addrs: []string{addr}}
+	if err := sec.ApplyUniversal(o); err != nil {
+		t.Fatalf("integration: redis settings: %v", err)
+	}
+	rdb := redis.NewUniversalClient(o)
 	t.Cleanup(func() { _ = rdb.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -158,10 +169,10 @@ func ClosedAddr(t testing.TB) string {
 }
 
 // deleteTopic deletes topic if it exists, reporting other failures.
-func deleteTopic(t testing.TB, brokers []string, topic string) {
+func deleteTopic(t testing.TB, brokers []string, topic string, opts ...kgo.Opt) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := NewAdmin(t, brokers).DeleteTopics(ctx, topic)
+	resp, err := kadm.NewClient(NewKafkaClient(t, brokers, opts...)).DeleteTopics(ctx, topic)
 	if err == nil {
 		err = resp.Error()
 	}

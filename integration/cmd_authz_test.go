@@ -158,12 +158,13 @@ func (k *securedKafka) awaitTopicAllowed(ctx context.Context, t *testing.T, topi
 	}
 }
 
-// TestCmdRunAuthorizationError: run exits 1, naming the authorization
+// TestCmdRunAuthorizationError: run exits 3 or 1, naming the authorization
 // error, on a real broker with an authorizer, when its principal may read
 // the topic but not use the consumer group (no Read on the group):
 //
-//   - from the start: JoinGroup is refused with GROUP_AUTHORIZATION_FAILED
-//     (before, run logged the refusal and retried forever);
+//   - from the start: the preflight's DescribeGroups is refused with
+//     GROUP_AUTHORIZATION_FAILED: exit 3 naming the authorization step
+//     (before, JoinGroup's refusal made it exit 1);
 //   - while running: the group's Read is revoked after run applied the
 //     first record; heartbeats and commits are refused the same way.
 func TestCmdRunAuthorizationError(t *testing.T) {
@@ -212,8 +213,14 @@ func TestCmdRunAuthorizationError(t *testing.T) {
 					t.Fatalf("delete the group ACL: %v", err)
 				}
 			}
-			if code := run.wait(ctx); code != 1 {
-				t.Fatalf("run exit %d, want 1\n%s", code, run.output())
+			// Without any group ACL the preflight's DescribeGroups is
+			// refused: exit 3; revoked while running: exit 1.
+			want := 3
+			if revoke {
+				want = 1
+			}
+			if code := run.wait(ctx); code != want {
+				t.Fatalf("run exit %d, want %d\n%s", code, want, run.output())
 			}
 			out := run.output()
 			if !strings.Contains(out, "GROUP_AUTHORIZATION_FAILED") {

@@ -48,9 +48,15 @@ type proc struct {
 // start runs bin with args; stderr lines are kept and, when JSON, parsed.
 func start(t *testing.T, name, bin string, args ...string) *proc {
 	t.Helper()
+	return startEnv(t, name, bin, nil, args...)
+}
+
+// startEnv is start with env (KEY=VALUE) added to the environment.
+func startEnv(t *testing.T, name, bin string, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, name: name, cmd: exec.Command(bin, args...), lines: make(chan map[string]any, 100000),
 		done: make(chan struct{})}
-	p.cmd.Env = withoutShardpipeEnv()
+	p.cmd.Env = append(withoutShardpipeEnv(), env...)
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

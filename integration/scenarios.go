@@ -85,19 +85,23 @@ func runScenario(ctx context.Context, t testing.TB, name string, s scenario.Setu
 	if len(s.Brokers) == 0 || s.Redis == "" {
 		t.Fatal("integration: Setup needs Brokers and Redis (integration.Kafka(t), integration.Redis(t))")
 	}
+	kopts, err := s.Kafka.Opts()
+	if err != nil {
+		t.Fatalf("integration: Setup.Kafka: %v", err)
+	}
 	if s.Topic == "" {
 		s.Topic = Topic(t)
 		brokers, topic := s.Brokers, s.Topic
 		t.Cleanup(func() {
-			deleteTopic(t, brokers, topic)
-			deleteTopic(t, brokers, topic+".dlq")
+			deleteTopic(t, brokers, topic, kopts...)
+			deleteTopic(t, brokers, topic+".dlq", kopts...)
 		})
 	}
 	if s.Group == "" {
 		s.Group = Group(t)
 	}
 	if s.Prefix == "" {
-		s.Prefix = RedisPrefix(t, NewRedisClient(t, s.Redis))
+		s.Prefix = RedisPrefix(t, newRedisClient(t, s.Redis, s.RedisSecurity))
 	}
 	r, err := fn(ctx, s)
 	if err != nil {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -28,7 +29,9 @@ func (p *Pipeline) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[
 			p.kafka.Assign(part, epoch)
 			w := newWorker(&p.runner, part, epoch, member)
 			p.workers[part] = w
-			p.stats.update(part, func(s *PartitionStats) { s.Epoch, s.Held = epoch, true })
+			p.stats.update(part, func(s *PartitionStats) {
+				s.Epoch, s.Held, s.TermFenced, s.CommitFailures, s.BusySince = epoch, true, false, 0, time.Time{}
+			})
 			go w.run()
 			p.emit(Event{Kind: Assigned, Partition: part, Epoch: epoch})
 		}
@@ -115,8 +118,13 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool, member string) 
 				select {
 				case <-w.done:
 				case <-deadline.Done():
-					p.cfg.logger.Warn("revoke timeout: fencing a worker still holding a batch",
-						"partition", w.part.String(), "epoch", w.epoch)
+					if w.finishing.Load() {
+						p.cfg.logger.Warn("revoke timeout: the partition moves on while its old worker, its final commit made, still marks done effects that ran (until their leases would lapse)",
+							"partition", w.part.String(), "epoch", w.epoch)
+					} else {
+						p.cfg.logger.Warn("revoke timeout: fencing a worker still holding a batch",
+							"partition", w.part.String(), "epoch", w.epoch)
+					}
 					w.fence() // also ends a dead-letter write waiting or under way
 				}
 			}

@@ -16,6 +16,9 @@ import (
 // that timed out says within --connect-timeout, the Kafka brokers are named,
 // and a problem a flag can accept or fix names the flag.
 func problemLine(err error, brokers []string, timeout time.Duration) string {
+	if l, ok := admin.StepProblem(err, "kafka "+strings.Join(brokers, ","), "--"); ok {
+		return l
+	}
 	var ue *admin.UnreachableError
 	var eof *kgo.ErrFirstReadEOF
 	switch {
@@ -64,7 +67,7 @@ func exitFor(err error, brokers []string, timeout time.Duration) error {
 		switch {
 		case errors.Is(e, admin.ErrClusterNode), errors.Is(e, admin.ErrEviction), errors.Is(e, admin.ErrNoPersistence):
 			usage = append(usage, l)
-		case errors.Is(e, admin.ErrUnreachable), errors.Is(e, admin.ErrTopicMissing), errors.Is(e, admin.ErrGroupMissing),
+		case errors.Is(e, admin.ErrUnreachable), admin.StepFailed(e), errors.Is(e, admin.ErrTopicMissing), errors.Is(e, admin.ErrGroupMissing),
 			errors.Is(e, admin.ErrRedisVersion):
 			unav = append(unav, l)
 		default:

@@ -115,6 +115,9 @@ func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 	if _, err := flagcheck.ParseRedis(bc.Redis, false); err != nil {
 		bad.Addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(bc.Redis), err)
 	}
+	if len(bc.opts) > 0 { // its workers get the brokers only
+		bad.Addf("bench: Kafka TLS and SASL (--kafka-tls*, --kafka-sasl-*) are not supported yet; bench a plaintext listener")
+	}
 	if err := bc.Validate(); err != nil && len(*bad) == 0 {
 		bad.Addf("%v", err)
 	}

@@ -17,8 +17,8 @@ import (
 // adminClient returns a Kafka client for admin requests whose dials and
 // retries end within the context's deadline.
 func (k kafkaConn) adminClient() (*kgo.Client, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(k.brokers...), clientIDOpt(), kgo.DialTimeout(3*time.Second),
-		kgo.RetryTimeout(5*time.Second))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(k.brokers...), clientIDOpt(), kgo.DialTimeout(3 * time.Second),
+		kgo.RetryTimeout(5 * time.Second)}, k.opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client for %s: %w", strings.Join(k.brokers, ","), err)
 	}

@@ -48,7 +48,7 @@ func ensureTopic(ctx context.Context, pc *produceConfig, stderr io.Writer) error
 func sendAll(ctx context.Context, pc *produceConfig, next produce.Next, total int64, stderr io.Writer,
 	interrupted func()) (orders.Summary, error) {
 	prog := termui.NewProgress(stderr, total, time.Second)
-	res, err := produce.Send(ctx, produce.Config{Brokers: pc.brokers, Topic: pc.topic, Rate: pc.rate, Delivery: pc.delivery,
+	res, err := produce.Send(ctx, produce.Config{Brokers: pc.brokers, KafkaOpts: pc.opts, Topic: pc.topic, Rate: pc.rate, Delivery: pc.delivery,
 		OnAck: prog.Add, OnInterrupt: func() {
 			interrupted()
 			prog.Printf("produce: interrupted: no more records are sent; waiting up to %v for those in flight; interrupt again to quit at once\n",

@@ -12,6 +12,7 @@ import (
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/termui"
+	"github.com/shardpipe/shardpipe/opshttp"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -45,6 +46,13 @@ Examples:
 func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	stderr := c.Root().ErrWriter
 	log := newLogger(stderr, rc.log)
+	metricsLn, err := listenMetrics(rc.metricsAddr)
+	if err != nil {
+		return err
+	}
+	if metricsLn != nil {
+		defer metricsLn.Close() // closed already once served
+	}
 	rdb := rc.ledgerConfig.redis.Client()
 	defer rdb.Close()
 	barrier, err := rc.start(ctx, rc.kafkaConn, []string{rc.topic}, rdb, !rc.dryRun, log)
@@ -69,12 +77,15 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		applier = pipeline.Paced(ledger, rc.rate)
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
-	opts := appendOpts([]pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix),
-		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...)...)
+	ops := opshttp.NewOps(metricsLn, rdb)
+	opts := appendOpts([]pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...), pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix),
+		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), append(rc.poisonConfig.options(rdb, rc.ledgerConfig), ops.Options()...)...)...)
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
 		return failure(err)
 	}
+	stopOps := ops.Start(r.Stats, nil, log)
+	defer stopOps()
 	ctx, stop := untilSignal(ctx)
 	defer stop()
 	view := termui.NewReplayView(stderr, r.Progress, rc.dryRun, rc.log.reportInterval, log)
@@ -131,7 +142,7 @@ func planReplay(ctx context.Context, rc *replayConfig, stored []pipeline.Range, 
 	for _, rg := range ranges {
 		log.Info("replay range", "topic", rc.topic, "partition", rg.Partition, "from", rg.From, "to", rg.To, "records", rg.Len())
 	}
-	risk := ttlRisk{brokers: rc.brokers, topic: rc.topic, ttl: rc.ledgerConfig.ttl, now: rc.now, log: log, what: "the replay"}
+	risk := ttlRisk{kafkaConn: rc.kafkaConn, topic: rc.topic, ttl: rc.ledgerConfig.ttl, now: rc.now, log: log, what: "the replay"}
 	return ranges, risk.check(ctx, adm, ranges, rc.force, rc.dryRun, func() (pipeline.Checker, error) { return chk, nil },
 		"pass --force to replay them anyway (they apply again), or start later with --from")
 }

@@ -136,7 +136,7 @@ func resetRisk(ctx context.Context, c *cli.Command, rc *resetConfig, adm *kadm.C
 		return nil
 	}
 	log := newLogger(c.Root().ErrWriter, logConfig{format: "text"})
-	risk := ttlRisk{brokers: rc.brokers, topic: rc.topic, ttl: lc.ttl, now: now, log: log, what: "the group"}
+	risk := ttlRisk{kafkaConn: rc.kafkaConn, topic: rc.topic, ttl: lc.ttl, now: now, log: log, what: "the group"}
 	var rdb redis.UniversalClient
 	defer func() {
 		if rdb != nil {

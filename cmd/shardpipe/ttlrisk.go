@@ -24,11 +24,11 @@ import (
 // (admin.ExpiryCheck). With check false (--force) it only logs the old
 // records.
 type ttlRisk struct {
-	brokers []string
-	topic   string
-	ttl     time.Duration
-	now     time.Time
-	log     *slog.Logger
+	kafkaConn
+	topic string
+	ttl   time.Duration
+	now   time.Time
+	log   *slog.Logger
 	// what says what reads the ranges again, for the lines: "replay" or
 	// "the group".
 	what string
@@ -40,7 +40,7 @@ type ttlRisk struct {
 // records are older than the TTL; force skips it and only logs them.
 func (r ttlRisk) check(ctx context.Context, adm *kadm.Client, ranges []pipeline.Range, force, dryRun bool,
 	chk func() (pipeline.Checker, error), hint string) error {
-	ec := admin.ExpiryCheck{Brokers: r.brokers, Topic: r.topic, TTL: r.ttl, Now: r.now}
+	ec := admin.ExpiryCheck{Brokers: r.brokers, KafkaOpts: r.opts, Topic: r.topic, TTL: r.ttl, Now: r.now}
 	if !force {
 		ec.Ledger = chk
 	}

@@ -31,6 +31,7 @@ type runEnv struct {
 	// Wrap, when set, wraps every consumer's Applier after the counting
 	// wrapper (Rebalance's gates).
 	Wrap    func(pipeline.Applier) pipeline.Applier
+	kopts   []kgo.Opt // Setup.Kafka's options
 	counts  *counter
 	effects *counter // nil without Setup.Effect
 }
@@ -43,14 +44,22 @@ func start(ctx context.Context, s Setup, kind string) (runEnv, context.Context, 
 	if err != nil {
 		return runEnv{}, nil, nil, err
 	}
+	kopts, err := s.Kafka.Opts()
+	if err != nil {
+		return runEnv{}, nil, nil, fmt.Errorf("scenario: Setup.Kafka: %w", err)
+	}
+	ropts := &redis.UniversalOptions{Addrs: []string{s.Redis}}
+	if err := s.RedisSecurity.ApplyUniversal(ropts); err != nil {
+		return runEnv{}, nil, nil, fmt.Errorf("scenario: Setup.RedisSecurity: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
-	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{s.Redis}})
+	rdb := redis.NewUniversalClient(ropts)
 	stop := func() { cancel(); _ = rdb.Close() }
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		stop()
 		return runEnv{}, nil, nil, fmt.Errorf("redis PING %s: %w", s.Redis, err)
 	}
-	e := runEnv{Setup: s, Redis: rdb, Log: watch.New(), counts: newCounter()}
+	e := runEnv{Setup: s, Redis: rdb, Log: watch.New(), counts: newCounter(), kopts: kopts}
 	switch {
 	case s.Sink != nil:
 		e.NewSink = func(string) (pipeline.Applier, error) { return s.Sink(rdb, s.Prefix) }
@@ -99,7 +108,7 @@ func (env runEnv) consumer(tag string, defaultSink func() (pipeline.Applier, err
 		a = env.Wrap(a)
 	}
 	opts := []pipeline.GroupOpt{
-		pipeline.Brokers(env.Brokers...), pipeline.Topics(env.Topic), pipeline.Group(env.Group),
+		pipeline.Brokers(env.Brokers...), pipeline.KafkaOptions(env.kopts...), pipeline.Topics(env.Topic), pipeline.Group(env.Group),
 		pipeline.Sink(a), pipeline.GroupProtocol(env.Protocol), pipeline.Logger(env.Logger.With("consumer", tag)),
 	}
 	opts = append(append(append(opts, defaults...), env.Options...), must...)
@@ -123,8 +132,8 @@ func closeAndWait(p *pipeline.Pipeline, done <-chan error) error {
 
 // createTopic creates topic with n partitions (replication factor 1) and
 // waits for their leaders.
-func createTopic(ctx context.Context, brokers []string, topic string, n int32) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+func createTopic(ctx context.Context, brokers []string, topic string, n int32, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...), kgo.SeedBrokers(brokers...))...)
 	if err != nil {
 		return err
 	}
@@ -136,10 +145,10 @@ func createTopic(ctx context.Context, brokers []string, topic string, n int32) e
 // orders prepares env for a scenario: the topic with parts partitions, and
 // perPart orders in each (ProduceOrders).
 func (env runEnv) orders(ctx context.Context, parts int32, perPart int) ([]string, error) {
-	if err := createTopic(ctx, env.Brokers, env.Topic, parts); err != nil {
+	if err := createTopic(ctx, env.Brokers, env.Topic, parts, env.kopts...); err != nil {
 		return nil, err
 	}
-	return ProduceOrders(ctx, env.Brokers, env.Topic, parts, perPart)
+	return ProduceOrders(ctx, env.Brokers, env.Topic, parts, perPart, env.kopts...)
 }
 
 // OrderKey is the business key (and record key) of order i of partition n
@@ -157,9 +166,9 @@ func order(n int32, i int) orders.Order {
 // their keys in that order. Keys are unique order IDs (OrderKey); values
 // are order JSON with customer c0..c6 and amount_cents 100+i. It costs one
 // synchronous produce per partition.
-func ProduceOrders(ctx context.Context, brokers []string, topic string, parts int32, perPart int) ([]string, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.DefaultProduceTopic(topic))
+func ProduceOrders(ctx context.Context, brokers []string, topic string, parts int32, perPart int, opts ...kgo.Opt) ([]string, error) {
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...), kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.DefaultProduceTopic(topic))...)
 	if err != nil {
 		return nil, err
 	}

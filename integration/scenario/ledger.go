@@ -20,7 +20,7 @@ func readLedgerView(ctx context.Context, env runEnv) (ledgerView, error) {
 	if err != nil {
 		return ledgerView{}, fmt.Errorf("read the ledger: %w", err)
 	}
-	keys, _, err := TopicKeys(ctx, env.Brokers, env.Topic)
+	keys, _, err := TopicKeys(ctx, env.Brokers, env.Topic, env.kopts...)
 	if err != nil {
 		return ledgerView{}, fmt.Errorf("read the topic: %w", err)
 	}

@@ -113,8 +113,8 @@ func (p Pos) String() string { return fmt.Sprintf("%d@%d", p.Partition, p.Offset
 // The topic must hold no transaction markers (the scenarios' topics do not):
 // a partition ending in one would never be read to its end. Each fetch waits
 // at most 30 s; ctx bounds the whole read.
-func TopicKeys(ctx context.Context, brokers []string, topic string) (map[Pos]string, map[int32]int64, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+func TopicKeys(ctx context.Context, brokers []string, topic string, opts ...kgo.Opt) (map[Pos]string, map[int32]int64, error) {
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...), kgo.SeedBrokers(brokers...))...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -51,7 +51,7 @@ type monitor struct {
 func startMonitor(env runEnv) *monitor {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &monitor{cancel: cancel}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, env.kopts...), kgo.SeedBrokers(env.Brokers...))...)
 	if err != nil {
 		m.lastErr = err
 		return m

@@ -92,7 +92,7 @@ func Poison(ctx context.Context, s Setup, cfg PoisonConfig) (*Report, error) {
 	cfg = cfg.withDefaults()
 	res := PoisonFigures{DLQTopic: env.Topic + ".dlq", DLQ: map[string]int{}}
 	for _, t := range []string{env.Topic, res.DLQTopic} {
-		if err := createTopic(ctx, env.Brokers, t, cfg.Partitions); err != nil {
+		if err := createTopic(ctx, env.Brokers, t, cfg.Partitions, env.kopts...); err != nil {
 			return nil, err
 		}
 	}
@@ -157,8 +157,8 @@ func Poison(ctx context.Context, s Setup, cfg PoisonConfig) (*Report, error) {
 // produce writes the orders and the poison records, partition by partition,
 // so a record's offset is its index, and returns the orders' keys.
 func (res *PoisonFigures) produce(ctx context.Context, env runEnv, cfg PoisonConfig) ([]string, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.DefaultProduceTopic(env.Topic))
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, env.kopts...), kgo.SeedBrokers(env.Brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.DefaultProduceTopic(env.Topic))...)
 	if err != nil {
 		return nil, err
 	}
@@ -186,8 +186,8 @@ func (res *PoisonFigures) produce(ctx context.Context, env runEnv, cfg PoisonCon
 // readDLQ reads the dead-letter topic to its end and counts its records per
 // source record, by their source headers.
 func (res *PoisonFigures) readDLQ(ctx context.Context, env runEnv) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.ConsumeTopics(res.DLQTopic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, env.kopts...), kgo.SeedBrokers(env.Brokers...), kgo.ConsumeTopics(res.DLQTopic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
 	if err != nil {
 		return err
 	}

@@ -83,10 +83,10 @@ func Rebalance(ctx context.Context, s Setup, cfg RebalanceConfig) (*Report, erro
 	cfg = cfg.withDefaults()
 	res := RebalanceFigures{Records: cfg.Records}
 	var keys []string
-	if err := createTopic(ctx, env.Brokers, env.Topic, cfg.Partitions); err != nil {
+	if err := createTopic(ctx, env.Brokers, env.Topic, cfg.Partitions, env.kopts...); err != nil {
 		return nil, err
 	}
-	prod, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.DefaultProduceTopic(env.Topic))
+	prod, err := kgo.NewClient(append(append([]kgo.Opt{}, env.kopts...), kgo.SeedBrokers(env.Brokers...), kgo.DefaultProduceTopic(env.Topic))...)
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func Replay(ctx context.Context, s Setup, cfg ReplayConfig) (*Report, error) {
 	}
 
 	res.Group = env.Group + "-replay"
-	if err := resetGroup(ctx, env.Brokers, res.Group, env.Topic, cfg.Partitions, cfg.From); err != nil {
+	if err := resetGroup(ctx, env.Brokers, res.Group, env.Topic, cfg.Partitions, cfg.From, env.kopts...); err != nil {
 		return nil, err
 	}
 	renv := env
@@ -126,7 +126,7 @@ func Replay(ctx context.Context, s Setup, cfg ReplayConfig) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, env.kopts...), kgo.SeedBrokers(env.Brokers...))...)
 	if err != nil {
 		return nil, err
 	}
@@ -140,8 +140,8 @@ func Replay(ctx context.Context, s Setup, cfg ReplayConfig) (*Report, error) {
 
 // resetGroup commits offset from on every partition of topic for a group
 // that has no members.
-func resetGroup(ctx context.Context, brokers []string, group, topic string, parts int32, from int64) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+func resetGroup(ctx context.Context, brokers []string, group, topic string, parts int32, from int64, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...), kgo.SeedBrokers(brokers...))...)
 	if err != nil {
 		return err
 	}

@@ -196,7 +196,7 @@ func (env runEnv) finish(ctx context.Context, name string, keys []string, stats 
 		Prefix: env.Prefix, Keys: keys, Stats: stats, Applications: env.counts.snapshot(), EffectCalls: env.effects.snapshot()}
 	tot := pipeline.Totals(stats)
 	r.Attempts, r.Applied, r.Suppressed, r.DeadLettered, r.Fenced = tot.Attempts, tot.Applied, tot.Suppressed, tot.DeadLettered, tot.Fenced
-	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, env.kopts...), kgo.SeedBrokers(env.Brokers...))...)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/secure"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -29,6 +30,12 @@ type Setup struct {
 	// The scenario opens its own client (checked with PING) and closes it
 	// when it returns.
 	Redis string
+	// Kafka is the TLS and SASL of every Kafka client the scenario makes:
+	// its consumers, producers, admin and readers. Default: none.
+	Kafka secure.Kafka
+	// RedisSecurity is the TLS and ACL user of its Redis client. Default:
+	// none.
+	RedisSecurity secure.Redis
 	// Protocol is the consumer group protocol: pipeline.Classic (the zero
 	// value) or pipeline.Consumer (KIP-848).
 	Protocol pipeline.Protocol

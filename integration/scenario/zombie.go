@@ -299,7 +299,7 @@ func (l *staleEpochLog) retries() []StaleEpochRetry {
 
 // committed reads the group's committed offsets of parts from the broker.
 func committed(ctx context.Context, env runEnv, parts []checkpoint.Partition) (map[checkpoint.Partition]int64, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...))
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, env.kopts...), kgo.SeedBrokers(env.Brokers...))...)
 	if err != nil {
 		return nil, err
 	}

@@ -7,16 +7,21 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/shardpipe/shardpipe/secure"
 )
 
 // RedisTarget is a parsed Redis setting: how to connect, and a name for
-// messages without secrets. Exactly one of Single and ClusterOpts is set.
+// messages without secrets. Exactly one of Single, ClusterOpts and
+// Failover is set.
 type RedisTarget struct {
 	// Single is a one-node target: host:port or a redis:// URL.
 	Single *redis.Options
 	// ClusterOpts is a Redis Cluster target: a node list, or a single
 	// address or URL forced to cluster mode.
 	ClusterOpts *redis.ClusterOptions
+	// Failover is a Redis Sentinel target: a URL with master_name.
+	Failover *redis.FailoverOptions
 	// Cluster is true when ClusterOpts is set.
 	Cluster bool
 	// Desc names the target in messages; a URL's password is hidden.
@@ -60,6 +65,13 @@ func parseRedisURL(spec string, cluster bool) (RedisTarget, error) {
 		}
 		return RedisTarget{ClusterOpts: o, Cluster: true, Desc: desc}, nil
 	}
+	if u, err := url.Parse(spec); err == nil && u.Query().Has("master_name") {
+		o, err := redis.ParseFailoverURL(spec)
+		if err != nil {
+			return RedisTarget{}, fmt.Errorf("sentinel URL: %w", err)
+		}
+		return RedisTarget{Failover: o, Desc: desc}, nil
+	}
 	o, err := redis.ParseURL(spec)
 	if err != nil {
 		return RedisTarget{}, fmt.Errorf("URL: %w", err)
@@ -80,7 +92,7 @@ func RedactURL(s string) string {
 }
 
 // Client returns a new client for t: a cluster client in cluster mode, a
-// single-node client otherwise. Context deadlines bound every call, also a
+// Sentinel client for a Sentinel target, a single-node client otherwise. Context deadlines bound every call, also a
 // read from a server that accepted the connection and does not answer.
 func (t RedisTarget) Client() redis.UniversalClient {
 	if t.ClusterOpts != nil {
@@ -88,7 +100,25 @@ func (t RedisTarget) Client() redis.UniversalClient {
 		o.ContextTimeoutEnabled = true
 		return redis.NewClusterClient(&o)
 	}
+	if t.Failover != nil {
+		o := *t.Failover
+		o.ContextTimeoutEnabled = true
+		return redis.NewFailoverClient(&o)
+	}
 	o := *t.Single
 	o.ContextTimeoutEnabled = true
 	return redis.NewClient(&o)
+}
+
+// Secure sets the TLS and ACL-user settings r on t's options.
+func (t *RedisTarget) Secure(r secure.Redis) error {
+	switch {
+	case t.ClusterOpts != nil:
+		return r.ApplyCluster(t.ClusterOpts)
+	case t.Failover != nil:
+		return r.ApplyFailover(t.Failover)
+	case t.Single != nil:
+		return r.ApplyOptions(t.Single)
+	}
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/shardpipe/shardpipe/secure"
 )
 
 // TestParseRedisOptions: a redis:// URL's query options reach the client;
@@ -96,8 +98,8 @@ func FuzzParseRedis(f *testing.F) {
 			}
 			return
 		}
-		if (rt.Single == nil) == (rt.ClusterOpts == nil) || rt.Cluster != (rt.ClusterOpts != nil) {
-			t.Fatalf("%q: target %+v is not exactly one of single and cluster", spec, rt)
+		if n := btoi(rt.Single != nil) + btoi(rt.ClusterOpts != nil) + btoi(rt.Failover != nil); n != 1 || rt.Cluster != (rt.ClusterOpts != nil) {
+			t.Fatalf("%q: target %+v is not exactly one of single, cluster and sentinel", spec, rt)
 		}
 		if cluster && !rt.Cluster {
 			t.Fatalf("%q with --redis-cluster: a single-node target", spec)
@@ -111,4 +113,27 @@ func FuzzParseRedis(f *testing.F) {
 			}
 		}
 	})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestParseRedisSentinel: a URL with master_name is a Sentinel target whose
+// sentinels are the URL's host and each addr, and whose description hides
+// the password; Secure sets the master's ACL user on it.
+func TestParseRedisSentinel(t *testing.T) {
+	rt, err := ParseRedis("redis://:s3cret@h1:26379?master_name=m&addr=h2:26379", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := rt.Failover; o == nil || rt.Single != nil || o.MasterName != "m" || len(o.SentinelAddrs) != 2 || strings.Contains(rt.Desc, "s3cret") {
+		t.Fatalf("target %+v", rt)
+	}
+	if err := rt.Secure(secure.Redis{User: "ledger"}); err != nil || rt.Failover.Username != "ledger" {
+		t.Fatalf("Secure: %v, user %q", err, rt.Failover.Username)
+	}
 }

@@ -65,6 +65,8 @@ func Lines(r io.Reader, name string) Next {
 type Config struct {
 	// Brokers are the seed brokers.
 	Brokers []string
+	// KafkaOpts are more options of the client: TLS, SASL.
+	KafkaOpts []kgo.Opt
 	// Topic is the topic to write to; it must exist.
 	Topic string
 	// Rate is records per second; 0: as fast as the client takes them.
@@ -126,8 +128,8 @@ func Send(ctx context.Context, cfg Config, next Next) (Result, error) {
 	// that for a TLS or SASL mismatch and fail every buffered record at
 	// once. The caller has just talked to these brokers, so the
 	// configuration is known good: retry until the delivery timeout.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.DefaultProduceTopic(cfg.Topic),
-		kgo.RecordDeliveryTimeout(cfg.Delivery), kgo.AllowIdempotentProduceCancellation(), kgo.AlwaysRetryEOF())
+	cl, err := kgo.NewClient(append(cfg.KafkaOpts, kgo.SeedBrokers(cfg.Brokers...), kgo.DefaultProduceTopic(cfg.Topic),
+		kgo.RecordDeliveryTimeout(cfg.Delivery), kgo.AllowIdempotentProduceCancellation(), kgo.AlwaysRetryEOF())...)
 	if err != nil {
 		return res, fmt.Errorf("kafka client: %w", err)
 	}

@@ -1,5 +1,5 @@
 // Package recvtest is the in-process HTTP receiver the unit tests of the
-// HTTP effect share (httpeffect's and the command's): an httptest server
+// HTTP effect share (httpeffect's and internal/settings'): an httptest server
 // that records each request with its body and counts the connections it
 // accepted. Tests across processes use internal/cmd/receiver instead.
 // It imports no shardpipe package.
