@@ -24,9 +24,10 @@ func TestImportArrows(t *testing.T) {
 	}{
 		{"checkpoint", append([]string{module + "pipeline", module + "internal/faults/guardfault", module + "sink", module + "admin", module + "metrics", module + "httpeffect"}, banned...)},
 		{"sink", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics", module + "httpeffect"}, banned...)},
-		{"pipeline", append([]string{module + "admin", module + "metrics", module + "httpeffect"}, banned...)},
+		{"pipeline", append([]string{module + "admin", module + "metrics", module + "opshttp", module + "httpeffect"}, banned...)},
 		{"admin", append([]string{module + "metrics", module + "httpeffect"}, banned...)},
-		{"metrics", append([]string{module + "admin", module + "httpeffect"}, banned...)},
+		{"metrics", append([]string{module + "admin", module + "opshttp", module + "httpeffect"}, banned...)},
+		{"opshttp", append([]string{module + "admin", module + "httpeffect"}, banned...)},
 		{"httpeffect", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics"}, banned...)},
 		{"internal/chaoscheck", []string{module}},
 		{"secure", []string{module}},

@@ -22,8 +22,11 @@
 //	                  and retention checks, group status and lag, offset resets, replay rules,
 //	                  start-up warnings, why a run holds no partitions; imports pipeline, sink,
 //	                  checkpoint
-//	metrics           Prometheus collector over pipeline stats, and its /metrics server; imports
-//	                  pipeline
+//	metrics           Prometheus collectors: pipeline stats and lag, latency histograms (a
+//	                  pipeline.Meter), the Kafka client (kprom), the Redis pool, and the /metrics
+//	                  server; imports pipeline
+//	opshttp           the operator's HTTP endpoints: /healthz, /readyz and the /status page;
+//	                  imports pipeline and metrics
 //	httpeffect        an HTTP POST as guard mode's external effect; imports sink
 //	cmd/shardpipe     the command: flags, config, rendering, exit codes and wiring of the
 //	                  packages above; imports any of them and internal/...
@@ -78,8 +81,8 @@
 //	                  small commands of the fault suite and the services script
 //
 // Rules: checkpoint and sink import neither pipeline nor each other;
-// pipeline, checkpoint and sink import none of admin, metrics, httpeffect;
-// no library package (checkpoint, sink, pipeline, admin, metrics,
-// httpeffect) imports kfake, miniredis, internal/embedded, integration or
-// cmd; admin and metrics import no cmd.
+// pipeline, checkpoint and sink import none of admin, metrics, opshttp,
+// httpeffect; no library package (checkpoint, sink, pipeline, admin,
+// metrics, opshttp, httpeffect) imports kfake, miniredis,
+// internal/embedded, integration or cmd.
 package shardpipe

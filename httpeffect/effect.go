@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/shardpipe/shardpipe/sink"
@@ -102,7 +104,10 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 // to retry; the timeout ends the call's context, so the guard treats its
 // outcome as unknown (the call may have landed): a retry in the same term
 // marks it done without calling again, and the receiver's Idempotency-Key
-// check covers the next owner. Its signature is
+// check covers the next owner. A call that failed before it had a
+// connection to write on (its context ended first, the dial failed) sent
+// nothing: its error wraps sink.ErrNotApplied, so the guard runs the record
+// again rather than take it as done. Its signature is
 // pipeline.ExternalEffect's. It costs one HTTP round trip; at most 256
 // bytes of a failed reply's body go into the error.
 func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
@@ -113,9 +118,18 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 		return fmt.Errorf("http effect: %w", err)
 	}
 	e.headers(req.Header, key, r)
+	var conn atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { conn.Store(true) },
+	}))
 	resp, err := e.client.Do(req)
 	if err != nil {
 		// A *url.Error: it names the method and the URL, without its password.
+		if !conn.Load() {
+			// No connection was had for the request, so not a byte of it was
+			// written: the receiver cannot have acted on it.
+			return fmt.Errorf("http effect: %w: nothing was sent: %w", err, sink.ErrNotApplied)
+		}
 		return fmt.Errorf("http effect: %w", err)
 	}
 	defer resp.Body.Close()

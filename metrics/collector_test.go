@@ -40,6 +40,34 @@ func TestUncommitted(t *testing.T) {
 	}
 }
 
+// TestLag: lag runs from the group's committed offset (this process's last
+// commit, or its term's start before one) to the last stable offset, and
+// is unknown for a partition not held or not fetched yet.
+func TestLag(t *testing.T) {
+	tests := []struct {
+		name  string
+		s     pipeline.PartitionStats
+		want  int64
+		known bool
+	}{
+		{"not fetched yet", pipeline.PartitionStats{Held: true, Start: -1, Committed: -1, StableOffset: -1}, 0, false},
+		{"not held", pipeline.PartitionStats{Held: false, Start: 0, Committed: 10, StableOffset: 50}, 0, false},
+		{"no commit yet: from the term's start", pipeline.PartitionStats{Held: true, Start: 1000, Committed: -1, StableOffset: 1500}, 500, true},
+		{"after a commit", pipeline.PartitionStats{Held: true, Start: 1000, Committed: 1400, StableOffset: 1500}, 100, true},
+		{"caught up", pipeline.PartitionStats{Held: true, Start: 0, Committed: 1500, StableOffset: 1500}, 0, true},
+		{"commit of an earlier term", pipeline.PartitionStats{Held: true, Start: 1000, Committed: 300, StableOffset: 1200}, 200, true},
+		{"stable offset behind the commit (an old fetch)", pipeline.PartitionStats{Held: true, Start: 0, Committed: 60, StableOffset: 50}, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := metrics.Lag(tt.s)
+			if got != tt.want || ok != tt.known {
+				t.Fatalf("Lag(%+v) = %d, %v; want %d, %v", tt.s, got, ok, tt.want, tt.known)
+			}
+		})
+	}
+}
+
 // TestCollector: each series per partition with its value and labels, the
 // constant labels on every series, and nothing for a pipeline that holds no
 // partition.
@@ -48,8 +76,9 @@ func TestCollector(t *testing.T) {
 		return []pipeline.PartitionStats{
 			{Partition: checkpoint.Partition{Topic: "orders", Partition: 0}, Epoch: 3, Held: true, Attempts: 40,
 				Applied: 33, Suppressed: 7, DeadLettered: 2, DeadLetterReplays: 1, Start: 20, Landed: 40, Committed: 30, Fenced: 1,
+				StableOffset: 45, CommitFailures: 2, TermFenced: true,
 				InFlight: 5, Retrying: 2, EffectsGivenUp: 4},
-			{Partition: checkpoint.Partition{Topic: "orders", Partition: 1}, Epoch: 3, Start: -1, Landed: -1, Committed: -1},
+			{Partition: checkpoint.Partition{Topic: "orders", Partition: 1}, Epoch: 3, Start: -1, Landed: -1, Committed: -1, StableOffset: -1},
 		}
 	}
 	tests := []struct {
@@ -74,14 +103,19 @@ func TestCollector(t *testing.T) {
 			`gauge shardpipe_partition_epoch{partition="0",topic="orders"} 3`,
 			`gauge shardpipe_partition_held{partition="0",topic="orders"} 1`,
 			`gauge shardpipe_partition_held{partition="1",topic="orders"} 0`,
+			`gauge shardpipe_stable_offset{partition="0",topic="orders"} 45`,
+			`gauge shardpipe_lag_records{partition="0",topic="orders"} 15`,
+			`gauge shardpipe_commit_failures{partition="0",topic="orders"} 2`,
+			`gauge shardpipe_partition_fenced{partition="0",topic="orders"} 1`,
+			`gauge shardpipe_partition_fenced{partition="1",topic="orders"} 0`,
 			`gauge shardpipe_effects_in_flight{partition="0",topic="orders"} 5`,
 			`gauge shardpipe_effects_retrying{partition="0",topic="orders"} 2`,
 			`counter shardpipe_effects_given_up_total{partition="0",topic="orders"} 4`,
-		}, 28},
+		}, 34}, // 18 per partition, less partition 1's unknown stable offset and lag
 		{"const labels", two, []metrics.Opt{metrics.ConstLabels(prometheus.Labels{"pipeline": "a"})}, []string{
 			`counter shardpipe_effects_applied_total{partition="0",pipeline="a",topic="orders"} 33`,
 			`gauge shardpipe_partition_held{partition="1",pipeline="a",topic="orders"} 0`,
-		}, 28},
+		}, 34},
 		{"no partitions", func() []pipeline.PartitionStats { return nil }, nil, nil, 0},
 	}
 	for _, tt := range tests {

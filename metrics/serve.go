@@ -29,16 +29,29 @@ func Serve(ctx context.Context, addr string, stats func() []pipeline.PartitionSt
 }
 
 // ServeListener serves a Collector over stats at /metrics on ln (which it
-// closes), on a registry of its own, until ctx ends; then it shuts the
-// server down, waiting up to 2s for scrapes in progress. It returns the
-// listener's address and a channel closed when the server has stopped. A
-// server that stops by itself is logged on log. A command binds ln before
-// anything else starts, so that a taken address is a start-up error.
+// closes), on a registry of its own, until ctx ends, as ServeHandler does.
+// A command binds ln before anything else starts, so that a taken address
+// is a start-up error.
 func ServeListener(ctx context.Context, ln net.Listener, stats func() []pipeline.PartitionStats, log *slog.Logger) (string, <-chan struct{}) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(NewCollector(stats))
+	return ServeHandler(ctx, ln, reg, nil, log)
+}
+
+// ServeHandler serves /metrics from g on ln (which it closes) and, when
+// other is not nil, every other path from other (the probes and the status
+// page of opshttp) until ctx ends; then it shuts the server down, waiting
+// up to 2s for requests in progress. It returns the listener's address and
+// a channel closed when the server has stopped. A server that stops by
+// itself is logged on log.
+func ServeHandler(ctx context.Context, ln net.Listener, g prometheus.Gatherer, other http.Handler, log *slog.Logger) (string, <-chan struct{}) {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	also := ""
+	if other != nil {
+		mux.Handle("/", other)
+		also = "/healthz /readyz /status"
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -53,6 +66,6 @@ func ServeListener(ctx context.Context, ln net.Listener, stats func() []pipeline
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	log.Info("serving Prometheus metrics", "addr", ln.Addr().String(), "path", "/metrics")
+	log.Info("serving Prometheus metrics", "addr", ln.Addr().String(), "path", "/metrics", "also", also)
 	return ln.Addr().String(), done
 }

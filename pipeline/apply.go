@@ -29,7 +29,11 @@ func (w *worker) apply(batch []sink.Record) (_ []sink.Result, err error) {
 		}
 	}()
 	for retry := 1; ; retry++ {
+		done := w.roundTrip()
 		results, err := w.p.cfg.applier.Apply(w.applyCtx(), batch)
+		if d := done(err); w.p.cfg.meter != nil {
+			w.p.cfg.meter.SinkRoundTrip(w.part, len(batch), d, err)
+		}
 		if err == nil && len(results) != len(batch) {
 			return nil, fmt.Errorf("%s: sink returned %d results for %d records", w.part, len(results), len(batch))
 		}
@@ -208,6 +212,9 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 			switch res.Outcome {
 			case sink.Applied:
 				claimed++
+				if m := w.p.cfg.meter; m != nil {
+					m.Applied(w.part, batch[i].Timestamp)
+				}
 			case sink.Redelivered:
 				redelivered++
 				suppressed++

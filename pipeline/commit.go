@@ -35,12 +35,16 @@ func (w *worker) commit() error {
 	if err := w.reapplyLost(); err != nil {
 		return err
 	}
+	done := w.roundTrip()
 	err := w.durable(ctx, point)
 	if err == nil && w.lost() {
 		err = errLost // found by another partition's wait: apply again first
 	}
 	if err == nil {
 		err = w.p.store.CommitAt(ctx, w.part, w.epoch, point, leaderEpoch)
+	}
+	if d := done(err); w.p.cfg.meter != nil {
+		w.p.cfg.meter.CommitRoundTrip(w.part, d, err)
 	}
 	if err == nil {
 		w.committedRedo()
@@ -51,7 +55,7 @@ func (w *worker) commit() error {
 		if w.tr.LandedSinceCommit() > 0 {
 			w.since = time.Now() // landed past a hole (MaxInFlight): not covered yet
 		}
-		w.p.stats.update(w.part, func(s *PartitionStats) { s.Committed = point })
+		w.p.stats.update(w.part, func(s *PartitionStats) { s.Committed, s.CommitFailures = point, 0 })
 		w.p.emit(Event{Kind: Committed, Partition: w.part, Epoch: w.epoch, Offset: point})
 		return nil
 	}
@@ -63,6 +67,7 @@ func (w *worker) commit() error {
 	}
 	if stale && local {
 		w.fence()
+		w.p.stats.update(w.part, func(s *PartitionStats) { s.TermFenced = true })
 	}
 	w.p.emit(Event{Kind: CommitRefused, Partition: w.part, Epoch: w.epoch, Offset: point, Err: err})
 	if stale && local {
@@ -75,6 +80,7 @@ func (w *worker) commit() error {
 		return fmt.Errorf("%s epoch %d: commit of offset %d: %w", w.part, w.epoch, point, err)
 	}
 	w.failures++
+	w.p.stats.update(w.part, func(s *PartitionStats) { s.CommitFailures = int64(w.failures) })
 	backoff := w.p.cfg.retry.Ceiling(w.failures)
 	w.retryAt = time.Now().Add(backoff)
 	w.p.cfg.logger.Warn("commit failed; retrying", "partition", w.part.String(), "epoch", w.epoch,

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -28,7 +29,9 @@ func (p *Pipeline) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[
 			p.kafka.Assign(part, epoch)
 			w := newWorker(&p.runner, part, epoch, member)
 			p.workers[part] = w
-			p.stats.update(part, func(s *PartitionStats) { s.Epoch, s.Held = epoch, true })
+			p.stats.update(part, func(s *PartitionStats) {
+				s.Epoch, s.Held, s.TermFenced, s.CommitFailures, s.BusySince = epoch, true, false, 0, time.Time{}
+			})
 			go w.run()
 			p.emit(Event{Kind: Assigned, Partition: part, Epoch: epoch})
 		}

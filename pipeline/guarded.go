@@ -13,7 +13,10 @@ import (
 // ExternalEffect performs one record's effect outside Redis (a payment call,
 // an email). It gets the business key: pass it to the external system as its
 // idempotency key, which closes the one window guard mode leaves open (a
-// crash after the effect, before it is marked done).
+// crash after the effect, before it is marked done). An error wrapping
+// sink.ErrNotApplied says the effect certainly did not happen (nothing was
+// sent) even though its context ended: the record is then run again rather
+// than taken as done.
 type ExternalEffect func(ctx context.Context, key string, r *sink.Record) error
 
 // Guarded adapts a sink.Guard and an external effect to an Applier: each
@@ -60,8 +63,10 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 				effErr = a.effect(ctx, k, r)
 				return effErr
 			})
-			if err != nil && effErr != nil && !errors.Is(err, sink.ErrUnknown) && !errors.Is(err, sink.ErrLeaseLost) {
+			if err != nil && effErr != nil && ctx.Err() == nil && !errors.Is(err, sink.ErrUnknown) && !errors.Is(err, sink.ErrLeaseLost) {
 				// The effect failed and did not happen: its claim was released.
+				// (Not when the term is ending: a call cut short by the stop
+				// is no attempt to count against the record.)
 				err = fmt.Errorf("%s/%d offset %d key %q: %w: %w", r.Topic, r.Partition, r.Offset, key, ErrEffectFailed, err)
 			}
 			results[i] = sink.Result{Key: key, Outcome: out}

@@ -83,6 +83,8 @@ type config struct {
 	deadLetters   *deadLetterConfig // nil: a poison record stops the pipeline
 	logger        *slog.Logger
 	observer      func(Event)
+	meter         Meter  // Measure; nil: none
+	instanceID    string // InstanceID; "": dynamic membership
 	kgoOpts       []kgo.Opt
 	replayPrefix  string
 	replayGiven   string  // PlanGiven

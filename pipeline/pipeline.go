@@ -83,6 +83,9 @@ func New(opts ...GroupOpt) (*Pipeline, error) {
 			kopts = append(kopts, kgo.SessionTimeout(cfg.sessionTimeout))
 		}
 	}
+	if cfg.instanceID != "" {
+		kopts = append(kopts, kgo.InstanceID(cfg.instanceID))
+	}
 	cl, err := kgo.NewClient(kopts...)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: kafka client: %w", err)
@@ -168,6 +171,9 @@ func (p *Pipeline) dispatch(ft kgo.FetchTopicPartition) {
 		return
 	}
 	w.q.push(ft.Records)
+	if lso := ft.LastStableOffset; lso >= 0 {
+		p.stats.update(part, func(s *PartitionStats) { s.StableOffset = lso })
+	}
 }
 
 // shutdown drains the workers within the shutdown timeout and leaves the group.
@@ -261,6 +267,11 @@ func (p *Pipeline) closeUnstarted() bool {
 // copy, taken under one mutex the workers take once per batch. Totals sums
 // them.
 func (p *Pipeline) Stats() []PartitionStats { return p.stats.snapshot() }
+
+// GroupMetadata returns the member ID this pipeline has in its group ("" until
+// it has joined) and the generation (classic) or member epoch (consumer)
+// of its latest assignment, as franz-go's client reports them.
+func (p *Pipeline) GroupMetadata() (member string, generation int32) { return p.cl.GroupMetadata() }
 
 // Client returns the underlying franz-go client, for lag and admin queries.
 // Do not poll or commit with it.

@@ -110,6 +110,11 @@ func NewReplay(id, topic string, ranges []Range, rdb redis.UniversalClient, opts
 // Checkpoint returns the replay's checkpoint store, for status tools.
 func (r *Replay) Checkpoint() *checkpoint.Redis { return r.ckpt }
 
+// Stats returns per-partition counters of the replay, as
+// (*Pipeline).Stats does for a group run: a copy, taken under one mutex the
+// workers take once per batch.
+func (r *Replay) Stats() []PartitionStats { return r.stats.snapshot() }
+
 // Run replays every range, resuming each partition at its checkpoint when a
 // run of the same id committed one inside the range. It returns nil once
 // every partition reached its end and committed it, the first fatal error

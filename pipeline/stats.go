@@ -3,6 +3,7 @@ package pipeline
 import (
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 )
@@ -53,6 +54,27 @@ type PartitionStats struct {
 	Landed            int64 // offset below which every effect has landed (the commit point); -1 when none
 	Committed         int64 // last offset committed here; -1 when none
 	Fenced            int64 // commits refused as stale, by the local fence or the broker
+	// StableOffset is the partition's last stable offset (the end a
+	// read-committed consumer reads to) as the latest fetch response gave
+	// it; -1 before any. Lag is measured against it.
+	StableOffset int64
+	// BusySince is when the partition's Redis or Kafka call in flight (a
+	// sink round trip, a durability wait and commit) began; zero between
+	// calls. A call far older than its timeouts means the worker is wedged.
+	BusySince time.Time
+	// CommitFailures counts the commits of the current term that failed in
+	// a row (0 once one lands): while it grows, the partition stops
+	// fetching once MaxUncommitted records wait.
+	CommitFailures int64
+	// TermFenced is set when a commit of the current term was refused as
+	// stale and the term fenced: the partition waits for the group to take
+	// it back. Cleared by the next assignment.
+	TermFenced bool
+	// LastError is the text of the latest failed sink call or commit of the
+	// partition ("" for none), at LastErrorAt.
+	LastError string
+	// LastErrorAt is when LastError happened; zero for none.
+	LastErrorAt time.Time
 	// InFlight counts the records whose effects run now (MaxInFlight).
 	InFlight int64
 	// Retrying counts the records whose effect failed and that wait for
@@ -77,7 +99,7 @@ func (s *stats) update(p checkpoint.Partition, fn func(*PartitionStats)) {
 	}
 	ps := s.m[p]
 	if ps == nil {
-		ps = &PartitionStats{Partition: p, Start: -1, Landed: -1, Committed: -1}
+		ps = &PartitionStats{Partition: p, Start: -1, Landed: -1, Committed: -1, StableOffset: -1}
 		s.m[p] = ps
 	}
 	fn(ps)

@@ -305,6 +305,28 @@ install_redis() {
 	# Debian's package may start the system service; we leave it alone and run our own instance.
 }
 
+# ---------------------------------------------------------------- test tools
+
+# install_test_tools installs the tools some tests run, when missing and
+# apt-get and root are at hand: promtool (Debian's prometheus package; the
+# metrics naming test) and chromium (the status page test). Without them
+# those tests skip, or fail under SHARDPIPE_REQUIRE_INTEGRATION=1. Debian's
+# prometheus package may start its system service; we leave it alone.
+install_test_tools() {
+	local pkgs=()
+	command -v promtool >/dev/null 2>&1 || pkgs+=(prometheus)
+	command -v chromium >/dev/null 2>&1 || pkgs+=(chromium)
+	((${#pkgs[@]} > 0)) || return 0
+	if ! command -v apt-get >/dev/null 2>&1 || [[ "$(id -u)" != 0 ]]; then
+		log "not installing ${pkgs[*]} (needs apt-get as root); the tests that need them will skip"
+		return 0
+	fi
+	log "installing ${pkgs[*]} with apt-get (promtool and chromium, for tests)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2 || die "apt-get update failed"
+	apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >&2 || die "apt-get install ${pkgs[*]} failed"
+}
+
 start_redis() {
 	if alive "$REDIS_PID"; then
 		log "redis already running (pid $(cat "$REDIS_PID")) on $HOST:$REDIS_PORT"
@@ -469,7 +491,7 @@ cmd_start() {
 	if want "${1:-}" redis; then wait_redis; fi
 	if want "${1:-}" kafka; then wait_kafka; fi
 	# Valkey is fetched, not started: the tests that need it run their own.
-	if [[ -z "${1:-}" ]]; then fetch_valkey; fi
+	if [[ -z "${1:-}" ]]; then fetch_valkey; install_test_tools; fi
 	log "started: ${1:-kafka and redis} (kafka $KAFKA_VERSION at $HOST:$KAFKA_PORT, redis at $HOST:$REDIS_PORT)"
 }
 

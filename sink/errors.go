@@ -47,6 +47,16 @@ var (
 	// once (dead-lettered) instead of retried.
 	ErrRejected = errors.New("sink: effect rejected the record")
 
+	// ErrNotApplied is what an external effect wraps its error in when it
+	// certainly did not happen although its context ended: nothing reached
+	// the external system (the request was not sent, or not sent whole).
+	// A Guard then releases the record's claim, as for any failure, instead
+	// of keeping it pending as an effect that may have happened: the next
+	// attempt runs the effect. Return it only when sure: an effect that
+	// happened and is reported with it runs again (the idempotency key
+	// absorbs that; nothing absorbs an effect taken as done that never ran).
+	ErrNotApplied = errors.New("sink: effect not applied")
+
 	// ErrBadClaim means a ledger key holds a value that is not a claim
 	// written by this package.
 	ErrBadClaim = errors.New("sink: not a claim")

@@ -90,6 +90,10 @@ func NewGuard(c redis.UniversalClient, opts ...GuardOpt) (*Guard, error) {
 //     does Finish when no retry will come (the partition moved, the
 //     process stopping). If neither comes, the lease lapses and the next
 //     owner runs it: the window below.
+//   - an error wrapping ErrNotApplied, context or not: the effect says it
+//     certainly did not happen (nothing reached the external system), and
+//     the same holds when the effect's context ended before it was to be
+//     called: then it is not called. As below.
 //   - any other error: the effect did not happen. The claim is released
 //     and the error returned; a retry runs the effect again.
 //

@@ -21,7 +21,8 @@ func (g *Guard) leaseMargin() time.Duration { return g.cfg.lease / 5 }
 // the lease, so no other owner can claim the key before it returns unless
 // Redis is unreachable for a whole lease. uncertain reports an error with
 // which the effect may still have happened: one wrapping a context error, or
-// any once its context ended. m.leaseEnd moves to the end of the last
+// any once its context ended, unless it wraps ErrNotApplied; an effect whose
+// context ended before the call is not started (ErrNotApplied). m.leaseEnd moves to the end of the last
 // renewal's lease.
 func (g *Guard) runEffect(ctx context.Context, r *Record, key, lk string, m *memo, claimedAt time.Time,
 	effect func(context.Context, string) error) (uncertain bool, err error) {
@@ -29,6 +30,13 @@ func (g *Guard) runEffect(ctx context.Context, r *Record, key, lk string, m *mem
 	defer lost(nil)
 	ectx, cancel := context.WithDeadline(lctx, claimedAt.Add(g.cfg.lease-g.leaseMargin()))
 	defer cancel()
+	if ectx.Err() != nil {
+		// Ended before the call (the term ended, or a process frozen past
+		// the lease): the effect is not started, so it certainly did not
+		// happen. Taking it as maybe happened would let Finish mark done an
+		// effect that never ran.
+		return false, fmt.Errorf("%w: its context ended before it started: %w", ErrNotApplied, context.Cause(ectx))
+	}
 	stop := make(chan struct{})
 	var renewed atomic.Int64
 	go g.keepLease(context.WithoutCancel(ctx), stop, r, lk, m.pending, lost, &renewed)
@@ -38,8 +46,8 @@ func (g *Guard) runEffect(ctx context.Context, r *Record, key, lk string, m *mem
 	if at := renewed.Load(); at != 0 {
 		m.leaseEnd = time.Unix(0, at).Add(g.cfg.lease)
 	}
-	if err == nil {
-		return false, nil
+	if err == nil || errors.Is(err, ErrNotApplied) {
+		return false, err
 	}
 	return ended || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded), err
 }

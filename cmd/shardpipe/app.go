@@ -71,6 +71,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func newApp(stdout, stderr io.Writer) *cli.Command {
 	onUsage := func(_ context.Context, _ *cli.Command, err error, _ bool) error { return usageErr(err.Error()) }
 	cmds := []*cli.Command{runCommand(), produceCommand(), statusCommand(), replayCommand(), resetOffsetsCommand(), benchCommand(), benchWorkerCommand(),
+		probeCommand(),
 		demoCommand(), versionCommand()}
 	for _, c := range cmds {
 		c.OnUsageError = onUsage

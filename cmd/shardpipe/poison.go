@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ type poisonConfig struct {
 	dlqTopic       string // "": <topic>.dlq
 	dlqPrefix      string // the dead-letter markers' key prefix
 	poisonAttempts int
+	createDLQ      bool    // create missing dead-letter topics (run's --create-dlq-topic)
 	maxRun         int     // --dlq-max-run; 0: no bound
 	maxShare       float64 // --dlq-max-share; 0: no bound
 	window         int     // --dlq-window
@@ -50,11 +52,11 @@ func poisonGroup(pc *poisonConfig, topics func() []string, ledgerPrefix *string)
 		&cli.StringFlag{Name: fOnPoison, Value: "dlq",
 			Usage: "a poison record (no usable key, a value the effect cannot read), once its attempts are spent: dlq (write it to the dead-letter topic, once, then commit past it) or stop (exit 1, offset stays before it)"},
 		&cli.StringFlag{Name: fDLQTopic,
-			Usage: "dead-letter topic for every consumed topic (empty: <topic>.dlq for each); it must exist"},
+			Usage: "dead-letter topic for every consumed topic (empty: <topic>.dlq for each); it must exist (run: unless --create-dlq-topic creates it)"},
 		&cli.IntFlag{Name: fPoisonAttempts, Value: 3,
 			Usage: "attempts in all for a poison record, with backoff from 100ms to 2s between them, before --on-poison applies"},
 		&cli.StringFlag{Name: fDLQPrefix, Value: "shardpipe:",
-			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset) and the key written before each durability wait (prefix + fence); they must not overlap --ledger-prefix, so no business key can name one"},
+			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset), the key written before each durability wait (prefix + fence) and the one each readiness probe writes (prefix + health); they must not overlap --ledger-prefix, so no business key can name one"},
 		&cli.IntFlag{Name: fDLQMaxRun, Value: pipeline.DefaultDeadLetterMaxRun,
 			Usage: "--on-poison dlq: stop (exit 1) at the poison record that makes more than this many in a row on a partition, before committing past it: so many say the configuration (--key-from, --effect fields) is wrong, not the data (0: no bound)"},
 		&cli.FloatFlag{Name: fDLQMaxShare, Value: pipeline.DefaultDeadLetterMaxShare,
@@ -74,6 +76,9 @@ func (pc *poisonConfig) load(c *cli.Command, bad *cliflags.Problems, topics []st
 	case ledgerPrefix != "" && overlap(fenceKey(pc.dlqPrefix), ledgerPrefix):
 		bad.Addf("%s %q: its durability fence key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
 			flagRef(fDLQPrefix), pc.dlqPrefix, fenceKey(pc.dlqPrefix), flagRef(fLedgerPrefix), ledgerPrefix)
+	case ledgerPrefix != "" && overlap(healthKey(pc.dlqPrefix), ledgerPrefix):
+		bad.Addf("%s %q: the readiness probe's key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
+			flagRef(fDLQPrefix), pc.dlqPrefix, healthKey(pc.dlqPrefix), flagRef(fLedgerPrefix), ledgerPrefix)
 	}
 	switch s := c.String(fOnPoison); s {
 	case "dlq":
@@ -117,15 +122,16 @@ func (pc poisonConfig) options(rdb redis.UniversalClient, lc ledgerConfig) []pip
 }
 
 // checkDeadLetterTopics fails (unavailable, exit 3) naming each missing
-// dead-letter topic of sources when pc dead-letters.
-func (pc poisonConfig) checkDeadLetterTopics(ctx context.Context, k kafkaConn, sources []string, timeout time.Duration) error {
+// dead-letter topic of sources when pc dead-letters, after creating them
+// with --create-dlq-topic.
+func (pc poisonConfig) checkDeadLetterTopics(ctx context.Context, k kafkaConn, sources []string, timeout time.Duration, log *slog.Logger) error {
 	if !pc.deadLetter {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return exitFor(k.withAdmin(func(adm *kadm.Client) error {
-		return admin.CheckDeadLetterTopics(ctx, adm, pc.dlqTopic, sources)
+		return admin.EnsureDeadLetterTopics(ctx, adm, pc.dlqTopic, sources, pc.createDLQ, log)
 	}), k.brokers, timeout)
 }
 

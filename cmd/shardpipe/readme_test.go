@@ -29,8 +29,8 @@ func configTable() string {
 		} else {
 			def = "`" + def + "`"
 		}
-		if _, isBool := f.(*cli.BoolFlag); isBool {
-			def = "`false`"
+		if bf, isBool := f.(*cli.BoolFlag); isBool {
+			def = fmt.Sprintf("`%v`", bf.Value)
 		}
 		usage := strings.ReplaceAll(d.GetUsage(), "|", `\|`)
 		fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s |\n", f.Names()[0], d.GetEnvVars()[0], def, usage)

@@ -13,6 +13,7 @@ import (
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/termui"
+	"github.com/shardpipe/shardpipe/opshttp"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -46,6 +47,13 @@ Examples:
 func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	stderr := c.Root().ErrWriter
 	log := newLogger(stderr, rc.log)
+	metricsLn, err := listenMetrics(rc.metricsAddr)
+	if err != nil {
+		return err
+	}
+	if metricsLn != nil {
+		defer metricsLn.Close() // closed already once served
+	}
 	rdb := rc.ledgerConfig.redis.Client()
 	defer rdb.Close()
 	barrier, err := rc.start(ctx, rc.kafkaConn, admin.Access{Topics: []string{rc.topic}, Keys: []string{rc.checkpointPrefix + rc.id}}, rdb, !rc.dryRun, log)
@@ -70,12 +78,15 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		applier = pipeline.Paced(ledger, rc.rate)
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
+	ops := opshttp.NewOps(metricsLn, rdb)
 	opts := appendOpts([]pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...), pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix),
-		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...)...)
+		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), append(rc.poisonConfig.options(rdb, rc.ledgerConfig), ops.Options()...)...)...)
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
 		return failure(err)
 	}
+	stopOps := ops.Start(r.Stats, nil, log)
+	defer stopOps()
 	ctx, stop := untilSignal(ctx)
 	defer stop()
 	view := termui.NewReplayView(stderr, r.Progress, rc.dryRun, rc.log.reportInterval, log)

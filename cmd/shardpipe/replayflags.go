@@ -37,6 +37,7 @@ type replayConfig struct {
 	checkpointPrefix string
 	given            string // the range flags as given, stored with the plan by the first run of the id
 	now              time.Time
+	metricsAddr      string // "": no metrics
 }
 
 func (rc *replayConfig) Groups() []cliflags.Group {
@@ -59,7 +60,8 @@ func (rc *replayConfig) Groups() []cliflags.Group {
 		&cli.BoolFlag{Name: fForce,
 			Usage: "replay even when the range holds records older than --ttl whose keys the ledger lacks: their entries may have expired, so their effects apply again (skips that check)"},
 		&cli.StringFlag{Name: fCheckpointPrefix, Value: pipeline.DefaultReplayPrefix,
-			Usage: "prefix of the replay's checkpoint keys in Redis (prefix + id + :topic:partition)"}))
+			Usage: "prefix of the replay's checkpoint keys in Redis (prefix + id + :topic:partition)"}),
+		metricsGroup(&rc.metricsAddr, "serve Prometheus metrics (the same series as run's, per partition of the replay) at http://ADDR/metrics, e.g. :9465 (empty: off)"))
 	return append(gs, rc.tail("when stderr is not a terminal: how often to log a progress line")...)
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
@@ -13,7 +12,7 @@ import (
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/termui"
-	"github.com/shardpipe/shardpipe/metrics"
+	"github.com/shardpipe/shardpipe/opshttp"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -41,14 +40,11 @@ Examples:
 
 func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	log := newLogger(c.Root().ErrWriter, rc.log)
-	// --metrics-addr is bound before anything connects: a taken address is
-	// a start-up problem the flag fixes (exit 2 naming it).
-	var metricsLn net.Listener
-	if rc.metricsAddr != "" {
-		var err error
-		if metricsLn, err = net.Listen("tcp", rc.metricsAddr); err != nil {
-			return usageErr(fmt.Sprintf("%s %s: cannot listen there (%v); choose a free address or leave it empty", flagRef(fMetricsAddr), rc.metricsAddr, err))
-		}
+	metricsLn, err := listenMetrics(rc.metricsAddr)
+	if err != nil {
+		return err
+	}
+	if metricsLn != nil {
 		defer metricsLn.Close() // closed already once served
 	}
 	rdb := rc.redis.Client()
@@ -62,15 +58,13 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 		return interruptedOr(ctx, log, err)
 	}
 	checkRetention(ctx, rc, log)
-	p, err := newPipeline(rc, rdb, log, barrier)
+	ops := opshttp.NewOps(metricsLn, rdb)
+	p, err := newPipeline(rc, rdb, log, barrier, ops.Options()...)
 	if err != nil {
 		return failure(err)
 	}
-	if metricsLn != nil {
-		mctx, mstop := context.WithCancel(context.Background())
-		_, served := metrics.ServeListener(mctx, metricsLn, p.Stats, log)
-		defer func() { mstop(); <-served }()
-	}
+	stopOps := ops.Start(p.Stats, opshttp.New(p, opshttp.Redis(rdb, healthKey(rc.dlqPrefix)), opshttp.Group(rc.group)), log)
+	defer stopOps()
 	rep := termui.NewRunReport(p, rc.group, rc.topics, log)
 	repDone := make(chan struct{})
 	repCtx, repStop := context.WithCancel(context.Background())
@@ -93,8 +87,8 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 
 // newPipeline builds the sink (the ledger, or guard mode for --effect http)
 // and the pipeline from rc. barrier, when not nil, runs before every commit
-// (redisDurability).
-func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier) (*pipeline.Pipeline, error) {
+// (redisDurability); extra are added (opshttp.Ops.Options).
+func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier, extra ...pipeline.Opt) (*pipeline.Pipeline, error) {
 	var ledger pipeline.Applier
 	var err error
 	if rc.httpEffect {
@@ -107,7 +101,7 @@ func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, bar
 	}
 	popts := appendOpts([]pipeline.GroupOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
 		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol), pipeline.ShutdownTimeout(rc.shutdownTimeout),
-		pipeline.SessionTimeout(rc.sessionTimeout)}, append(append(rc.commitConfig.options(rc.maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...), rc.inflight.options()...)...)
+		pipeline.SessionTimeout(rc.sessionTimeout), pipeline.InstanceID(rc.instanceID)}, append(append(rc.commitConfig.options(rc.maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...), append(rc.inflight.options(), extra...)...)...)
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
-	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -16,7 +15,6 @@ const (
 	fStart           = "start"
 	fSessionTimeout  = "session-timeout"
 	fShutdownTimeout = "shutdown-timeout"
-	fMetricsAddr     = "metrics-addr"
 )
 
 // runConfig is run's validated configuration.
@@ -32,6 +30,7 @@ type runConfig struct {
 	sessionTimeout  time.Duration
 	shutdownTimeout time.Duration
 	metricsAddr     string
+	instanceID      string // "": dynamic membership
 }
 
 // groups are run's flags, in the order of the README's table.
@@ -47,13 +46,12 @@ func (rc *runConfig) Groups() []cliflags.Group {
 			&cli.DurationFlag{Name: fSessionTimeout, Value: 45 * time.Second,
 				Usage: "classic protocol: a member that stops heartbeating (a killed process) leaves the group after this; the broker's group.min/max.session.timeout.ms bound it"},
 			&cli.DurationFlag{Name: fShutdownTimeout, Value: 30 * time.Second,
-				Usage: "on SIGINT or SIGTERM: how long to drain and commit before leaving the group"},
-			&cli.StringFlag{Name: fMetricsAddr,
-				Usage: "serve Prometheus metrics (per partition: attempted, applied, suppressed, fenced commits, landed and committed offsets) at http://ADDR/metrics, e.g. :9464 (empty: off)"}))
+				Usage: "on SIGINT or SIGTERM: how long to drain and commit before leaving the group"}),
+		rc.membershipGroup(), metricsGroup(&rc.metricsAddr, "serve Prometheus metrics (per partition counters, offsets and lag; latency histograms; Kafka client, Redis pool, Go and process metrics) at http://ADDR/metrics, the probes /healthz and /readyz, and the status page /status, e.g. :9464 (empty: off)"))
 	return append(gs, rc.tail("how often to log a one-line progress summary")...)
 }
 
-// loadConsume reads how run consumes: protocol, start, timeouts, metrics.
+// loadConsume reads how run consumes: protocol, start, timeouts.
 func (rc *runConfig) loadConsume(c *cli.Command, bad *cliflags.Problems) {
 	var err error
 	if rc.protocol, err = pipeline.ParseProtocol(c.String(fGroupProtocol)); err != nil {
@@ -68,9 +66,4 @@ func (rc *runConfig) loadConsume(c *cli.Command, bad *cliflags.Problems) {
 	}
 	rc.sessionTimeout = positive(bad, c, fSessionTimeout)
 	rc.shutdownTimeout = positive(bad, c, fShutdownTimeout)
-	if rc.metricsAddr = c.String(fMetricsAddr); rc.metricsAddr != "" {
-		if msg := flagcheck.ListenAddr(rc.metricsAddr); msg != "" {
-			bad.Addf("%s %q: %s", flagRef(fMetricsAddr), rc.metricsAddr, msg)
-		}
-	}
 }

@@ -61,8 +61,9 @@ func TestWarnRetention(t *testing.T) {
 	}
 }
 
-// TestRunMissingDeadLetterTopic: with --on-poison dlq (the default) a
-// missing dead-letter topic gives exit 3 and one line naming it.
+// TestRunMissingDeadLetterTopic: with --on-poison dlq (the default) and
+// --create-dlq-topic=false a missing dead-letter topic gives exit 3 and one
+// line naming it.
 func TestRunMissingDeadLetterTopic(t *testing.T) {
 	broker, redisAddr, _ := fakes(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(broker))
@@ -80,7 +81,8 @@ func TestRunMissingDeadLetterTopic(t *testing.T) {
 		{nil, `kafka: dead-letter topic "orders.dlq" does not exist`},
 		{[]string{"--dlq-topic", "dead"}, `kafka: dead-letter topic "dead" does not exist`},
 	} {
-		args := append([]string{"run", "--brokers", broker, "--redis", redisAddr, "--topic", "orders", "--connect-timeout", "5s"}, tt.args...)
+		args := append([]string{"run", "--brokers", broker, "--redis", redisAddr, "--topic", "orders", "--connect-timeout", "5s",
+			"--create-dlq-topic=false"}, tt.args...)
 		code, _, stderr := call(t, nil, args...)
 		lines := problemLines(stderr)
 		if code != exitUnavailable || len(lines) != 1 || !strings.Contains(lines[0], tt.want) {

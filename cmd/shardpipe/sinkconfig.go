@@ -57,7 +57,7 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, 
 		return nil, err
 	}
 	if checkDLQ {
-		if err := sc.checkDeadLetterTopics(ctx, k, topics, sc.connectTimeout); err != nil {
+		if err := sc.checkDeadLetterTopics(ctx, k, topics, sc.connectTimeout, log); err != nil {
 			return nil, err
 		}
 		sc.warnDeadLetterPartitions(ctx, k, topics, sc.connectTimeout, log)

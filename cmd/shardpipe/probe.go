@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/opshttp"
+)
+
+// probeCommand is `shardpipe probe`: a health check for images with no
+// shell or curl (the distroless image of the Dockerfile), as a
+// docker-compose healthcheck.
+func probeCommand() *cli.Command {
+	return cliflags.Command(env, &cli.Command{
+		Name:  "probe",
+		Usage: "ask a running shardpipe's /readyz (or /healthz): exit 0 when ready, 1 when not, 3 when it does not answer",
+		UsageText: `shardpipe probe [--url http://127.0.0.1:9464/readyz]
+
+Examples:
+   # a docker-compose healthcheck of a run with --metrics-addr :9464
+   shardpipe probe --url http://127.0.0.1:9464/readyz`,
+	}, probeAction)
+}
+
+// probeConfig is probe's validated configuration.
+type probeConfig struct {
+	url     string
+	timeout time.Duration
+}
+
+func (pc *probeConfig) Groups() []cliflags.Group {
+	return []cliflags.Group{cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
+		pc.url, pc.timeout = c.String("url"), positive(bad, c, "timeout")
+	},
+		&cli.StringFlag{Name: "url", Value: "http://127.0.0.1:9464/readyz", Usage: "the probe to ask"},
+		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "how long to wait for the answer"})}
+}
+
+func probeAction(ctx context.Context, c *cli.Command, pc *probeConfig) error {
+	ctx, cancel := context.WithTimeout(ctx, pc.timeout)
+	defer cancel()
+	body, err := opshttp.Ask(ctx, pc.url)
+	_, _ = c.Root().Writer.Write(body)
+	switch {
+	case errors.Is(err, opshttp.ErrNotReady):
+		return failure(err)
+	case err != nil:
+		return unavailableErr("probe: " + err.Error())
+	}
+	return nil
+}

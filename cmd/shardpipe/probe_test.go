@@ -1,0 +1,45 @@
+package main
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestProbeCommand: exit 0 and the body for a 200, 1 for a 503, 3 when
+// nothing answers.
+func TestProbeCommand(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/readyz" {
+			_, _ = w.Write([]byte(`{"ok":true}`))
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"ok":false}`))
+	}))
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/readyz"
+	_ = ln.Close()
+	tests := []struct {
+		url      string
+		code     int
+		stdout   string
+		stderrHa string
+	}{
+		{srv.URL + "/readyz", 0, `{"ok":true}`, ""},
+		{srv.URL + "/healthz", exitFailure, `{"ok":false}`, "503 Service Unavailable"},
+		{closed, exitUnavailable, "", "probe:"},
+	}
+	for _, tt := range tests {
+		code, out, stderr := call(t, nil, "probe", "--url", tt.url)
+		if code != tt.code || out != tt.stdout || !strings.Contains(stderr, tt.stderrHa) {
+			t.Errorf("probe %s: exit %d, stdout %q, stderr %q; want %d, %q, containing %q", tt.url, code, out, stderr, tt.code, tt.stdout, tt.stderrHa)
+		}
+	}
+}

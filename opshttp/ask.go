@@ -1,0 +1,34 @@
+package opshttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// ErrNotReady is what Ask wraps when the probe answered, but not 200 OK.
+var ErrNotReady = errors.New("opshttp: probe answered not OK")
+
+// Ask asks the probe at url (a running shardpipe's /readyz or /healthz)
+// and returns its body (at most 64 KiB). A probe that answers other than
+// 200 OK is an error wrapping ErrNotReady, naming the url and the status,
+// with the body still returned; one that does not answer within ctx is
+// the transport's error. One GET request.
+func Ask(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return body, fmt.Errorf("%w: %s answered %s", ErrNotReady, url, resp.Status)
+	}
+	return body, err
+}

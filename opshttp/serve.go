@@ -1,0 +1,70 @@
+package opshttp
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/metrics"
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+// Ops is what an operator's address serves for one pipeline or replay: a
+// registry with its counters and latency histograms (metrics.Timings), the
+// Kafka client's (metrics.Kafka) and the Redis pool's metrics, Go and
+// process collectors, and, for a group, the probes and the status page.
+// Build it before the pipeline, give the pipeline its Options, then Serve.
+type Ops struct {
+	ln      net.Listener
+	reg     *prometheus.Registry
+	timings *metrics.Timings
+	kafka   *metrics.Kafka
+}
+
+// NewOps returns the Ops to serve on ln for a pipeline about to be
+// created on rdb (whose pool stats it exports); nil when ln is nil (serve
+// nothing), whose Options and Start do nothing.
+func NewOps(ln net.Listener, rdb redis.UniversalClient) *Ops {
+	if ln == nil {
+		return nil
+	}
+	o := &Ops{ln: ln, reg: prometheus.NewRegistry(), timings: metrics.NewTimings(), kafka: metrics.NewKafka()}
+	o.reg.MustRegister(o.timings, metrics.NewRedisPool(rdb),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return o
+}
+
+// Options are the pipeline options that feed o (pipeline.Measure and the
+// Kafka client's hook); a nil o has none, so a caller may pass them
+// whether or not it serves anything. They are Opts: for New and NewReplay.
+func (o *Ops) Options() []pipeline.Opt {
+	if o == nil {
+		return nil
+	}
+	return []pipeline.Opt{pipeline.Measure(o.timings), pipeline.KafkaOptions(kgo.WithHooks(o.kafka.Hook()))}
+}
+
+// Start registers a metrics.Collector over stats and serves /metrics on
+// o's listener and, when probe is not nil, its Handler (/healthz, /readyz,
+// /status), until stop is called, which shuts the server down
+// (metrics.ServeHandler) and waits for it. Call it once. A nil o serves
+// nothing and returns a stop that does nothing.
+func (o *Ops) Start(stats func() []pipeline.PartitionStats, probe *Probe, log *slog.Logger) (stop func()) {
+	if o == nil {
+		return func() {}
+	}
+	o.reg.MustRegister(metrics.NewCollector(stats))
+	var h http.Handler
+	if probe != nil {
+		h = probe.Handler()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	_, done := metrics.ServeHandler(ctx, o.ln, prometheus.Gatherers{o.reg, o.kafka}, h, log)
+	return func() { cancel(); <-done }
+}
