@@ -64,16 +64,3 @@ func preflight(ctx context.Context, k kafkaConn, topics []string, rdb redis.Univ
 	}
 	return unavailableErr(lines...)
 }
-
-// checkAccess checks within timeout what acc's principals may do
-// (admin.CheckAccess); a refusal is exit 3.
-func checkAccess(ctx context.Context, k kafkaConn, acc admin.Access, rdb redis.UniversalClient, redisDesc string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cl, err := k.adminClient()
-	if err != nil {
-		return failure(err)
-	}
-	defer cl.Close()
-	return exitFor(admin.CheckAccess(ctx, cl, acc, rdb, redisDesc), k.brokers, timeout)
-}

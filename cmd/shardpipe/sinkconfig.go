@@ -53,8 +53,15 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, 
 	if acc.Keys = append(acc.Keys, sc.prefix+"preflight-probe"); sc.totals != nil {
 		acc.Keys = append(acc.Keys, sc.totals.Hash)
 	}
-	if err := checkAccess(ctx, k, acc, rdb, sc.redis.Desc, sc.connectTimeout); err != nil {
-		return nil, err
+	cl, err := k.adminClient()
+	if err != nil {
+		return nil, failure(err)
+	}
+	defer cl.Close()
+	actx, cancel := context.WithTimeout(ctx, sc.connectTimeout)
+	defer cancel()
+	if err := admin.CheckAccess(actx, cl, acc, rdb, sc.redis.Desc); err != nil {
+		return nil, exitFor(err, k.brokers, sc.connectTimeout)
 	}
 	if checkDLQ {
 		if err := sc.checkDeadLetterTopics(ctx, k, topics, sc.connectTimeout, log); err != nil {
