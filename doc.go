@@ -66,7 +66,7 @@
 //	internal/termui   progress displays of produce and replay (terminal bars or log lines),
 //	                  run's progress and summary lines, the tables of status, reset-offsets and
 //	                  replay; imports pipeline, admin
-//	internal/bench    the bench command's modes and report; imports pipeline, sink
+//	internal/bench    the bench command's modes and report; imports pipeline, sink, secure
 //	internal/testcerts
 //	                  a CA and certificates as PEM files, for TLS tests on real servers
 //	internal/kafkainfo

@@ -177,6 +177,7 @@ func TestCmdSecured(t *testing.T) {
 	}
 
 	testLeastPrivilege(ctx, t, k, bin, topic, group, redisTLS, prefix, &outputs)
+	t.Run("bench", func(t *testing.T) { testBenchSecured(ctx, t, k, bin, &outputs) })
 
 	other, err := testcerts.NewCA(dir, "other-ca")
 	if err != nil {

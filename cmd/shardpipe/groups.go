@@ -33,7 +33,8 @@ const (
 // all of them.
 type kafkaConn struct {
 	brokers []string
-	opts    []kgo.Opt // TLS and SASL (secure.KafkaValues)
+	sec     secure.KafkaValues
+	opts    []kgo.Opt // TLS and SASL: sec's options
 }
 
 func kafkaGroup(k *kafkaConn) cliflags.Group {
@@ -48,7 +49,8 @@ func kafkaGroup(k *kafkaConn) cliflags.Group {
 			}
 		}
 		var err error
-		k.opts, err = secure.KafkaValuesFrom(c, "kafka-", "SHARDPIPE_KAFKA_SASL_PASSWORD").Opts()
+		k.sec = secure.KafkaValuesFrom(c, "kafka-", "SHARDPIPE_KAFKA_SASL_PASSWORD")
+		k.opts, err = k.sec.Opts()
 		settingProblem(bad, "kafka-", err)
 	}, append([]cli.Flag{&cli.StringSliceFlag{Name: fBrokers, Value: []string{"127.0.0.1:9092"},
 		Usage: "Kafka seed brokers, host:port; repeat the flag or separate with commas"}},
