@@ -29,6 +29,8 @@ func TestImportArrows(t *testing.T) {
 		{"metrics", append([]string{module + "admin", module + "opshttp", module + "httpeffect"}, banned...)},
 		{"opshttp", append([]string{module + "admin", module + "httpeffect"}, banned...)},
 		{"httpeffect", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics"}, banned...)},
+		// The flag groups configure the library; the command composes them.
+		{"internal/settings", banned},
 		{"internal/chaoscheck", []string{module}},
 		{"secure", []string{module}},
 		{"internal/faults/guardfault", []string{module}},

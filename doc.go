@@ -14,7 +14,8 @@
 //	sink              the Redis ledger (record mode), the claim/done guard (guard mode), the
 //	                  durability barrier; imports only internal/faults/guardfault
 //	pipeline          group consumer, one worker per partition, epochs, poison records and
-//	                  dead letters, replay; imports checkpoint, sink and internal/faults
+//	                  dead letters, replay, record tracing (Tracer); imports checkpoint, sink
+//	                  and internal/faults
 //	secure            TLS, Kafka SASL and Redis ACL-user settings turned into kgo and go-redis
 //	                  options, secrets that never print, and Diagnose, which names the
 //	                  connection step that failed; imports no shardpipe package
@@ -28,8 +29,10 @@
 //	opshttp           the operator's HTTP endpoints: /healthz, /readyz and the /status page;
 //	                  imports pipeline and metrics
 //	httpeffect        an HTTP POST as guard mode's external effect; imports sink
-//	cmd/shardpipe     the command: flags, config, rendering, exit codes and wiring of the
-//	                  packages above; imports any of them and internal/...
+//	cmd/shardpipe     the command: its subcommands' texts, flags and config (composing the
+//	                  groups of internal/settings), rendering, exit codes and wiring of the
+//	                  packages above; imports any of them and internal/...; under 2,500
+//	                  non-test lines (TestCmdStaysSmall)
 //	integration       the test kit on real Kafka and Redis: servers, names, cleanup, and the
 //	                  scenarios of integration/scenario run for a test; imports it, pipeline,
 //	                  sink, checkpoint, secure, internal/...
@@ -56,17 +59,27 @@
 //	internal/apicheck tests of the public API: docs, no fault seams, README snippets compile
 //	internal/produce  produce's sending loop: paced, acknowledged, interruptible
 //	internal/buildinfo
-//	                  the binary's version, revision and platform, for the version command
+//	                  the binary's version, revision and platform, for the version command;
+//	                  the Kafka client ID shardpipe's clients carry
 //	internal/cliflags commands of urfave/cli built from flag groups defined once: each flag's
 //	                  environment variable, every problem of the command line, the environment
 //	                  and the settings reported at once, "did you mean"; imports no shardpipe package
+//	internal/settings the flag groups whose settings configure the library (the ledger and
+//	                  its effect, --effect http, Redis durability, commit policy, in-flight
+//	                  effects, produce's orders, the demo): each group's flags, their checks
+//	                  into a typed value, and the sink.Spec, appliers and pipeline options it
+//	                  gives; imports internal/cliflags, internal/flagcheck, internal/orders,
+//	                  pipeline, sink, httpeffect, admin
 //	internal/flagcheck
 //	                  checks of the command's settings: addresses, topic names, partition lists,
 //	                  Redis targets, replay bounds; imports pipeline, secure
 //	internal/termui   progress displays of produce and replay (terminal bars or log lines),
-//	                  run's progress and summary lines, the tables of status, reset-offsets and
-//	                  replay; imports pipeline, admin
+//	                  run's progress and summary lines, produce's summary, the tables of
+//	                  status, reset-offsets and replay, a resumed replay plan; imports
+//	                  pipeline, admin, internal/orders
 //	internal/bench    the bench command's modes and report; imports pipeline, sink, secure
+//	internal/otelenv  the command's tracing from the OTEL_* variables (off unless asked): the
+//	                  exporters, the resource, redisotel on the Redis client; imports pipeline
 //	internal/testcerts
 //	                  a CA and certificates as PEM files, for TLS tests on real servers
 //	internal/kafkainfo

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -31,6 +32,14 @@ func (i Idle) OthersString() string {
 		s = append(s, fmt.Sprintf("%s (client %s, host %s)", m.ID, m.ClientID, m.Host))
 	}
 	return strings.Join(s, "; ")
+}
+
+// Warning words i for one log line (IdleWarning, at warn level);
+// session says how long a dead member keeps its partitions, as the caller
+// configured it.
+func (i Idle) Warning(session string) Warning {
+	return Warning{slog.LevelWarn, IdleWarning,
+		[]any{"group", i.Group, "state", i.State, "other_members", i.OthersString(), "session_timeout", session}}
 }
 
 // WaitIdle looks, every second, whether p holds a partition. Once p has

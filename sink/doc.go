@@ -33,9 +33,10 @@
 //
 // Within one process an effect that ran is never run again for the same
 // record and term: the Guard remembers, per record and term, its claim and
-// whether the effect ran, so a retry after Redis failed the done write (or
-// after the effect ended with its context, its outcome unknown) only marks
-// the claim done. When no retry will come (the record's partition moved,
+// whether the effect ran, so a retry after Redis failed the done write only
+// marks the claim done. An effect that ended with its context, its outcome
+// unknown, is run again (same key) by the retry or, once its lease lapses,
+// by the next owner: never taken as done. When no retry will come (the record's partition moved,
 // the process is stopping), Guard.Finish marks it done without running
 // anything; it never writes over another owner's claim.
 //

@@ -83,13 +83,14 @@ func NewGuard(c redis.UniversalClient, opts ...GuardOpt) (*Guard, error) {
 //     owner may run it too; a retry then waits for that owner and reports
 //     its outcome.
 //   - an error wrapping context.Canceled or context.DeadlineExceeded, or any
-//     error once the effect's context ended: the effect may have happened
-//     (the call went out, the answer did not come back). The claim is kept
-//     pending, not released, and Do returns the error wrapping ErrUnknown;
-//     a retry of r in the same term marks it done without running it, as
-//     does Finish when no retry will come (the partition moved, the
-//     process stopping). If neither comes, the lease lapses and the next
-//     owner runs it: the window below.
+//     error once the effect's context ended: the effect may or may not have
+//     happened (the call went out, the answer did not come back). The claim
+//     is kept pending, not released, so no other owner runs it meanwhile,
+//     and Do returns the error wrapping ErrUnknown. A retry of r in the same
+//     term runs the effect again with the same key; Finish leaves it (taking
+//     it as done would lose an effect that did not land), so when no retry
+//     comes the lease lapses and the next owner runs it. Either way the
+//     external system sees the key again: its idempotency check absorbs it.
 //   - an error wrapping ErrNotApplied, context or not: the effect says it
 //     certainly did not happen (nothing reached the external system), and
 //     the same holds when the effect's context ended before it was to be
@@ -142,8 +143,9 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 		g.giveBack(ctx, r, key, lk, m.pending)
 		return 0, fmt.Errorf("sink: %s key %q: effect: %w", r.at(), key, err)
 	case err != nil:
-		m.ran = true
-		return 0, fmt.Errorf("%w at %s key %q: effect ended with its context, so it may have happened: its claim stays pending and a retry in this term marks it done without running it: %w",
+		// Not m.ran: whether it landed is unknown, so a retry runs it again
+		// (with the same key) and Finish leaves it to the next owner.
+		return 0, fmt.Errorf("%w at %s key %q: effect ended with its context, so it may or may not have happened: its claim stays pending and a retry calls it again with the same key: %w",
 			ErrUnknown, r.at(), key, err)
 	}
 	m.ran = true

@@ -330,10 +330,11 @@ func TestGuardRetryAfterDoneFailedOnlyMarksDone(t *testing.T) {
 }
 
 // TestGuardEffectContextErrorKeepsClaim: an effect that ends with a context
-// error may have landed (the call was sent, the answer never came): its
-// pending claim is not released, so no other owner runs it before the lease
-// lapses, and a retry of the same record and term marks it done without
-// running it again.
+// error may have landed or not (the call was sent, the answer never came):
+// its pending claim is not released, so no other owner runs it before the
+// lease lapses; Finish does not take it as done (that would lose an effect
+// that did not land); and a retry of the same record and term runs it again
+// with the same key, which the external system's idempotency check absorbs.
 func TestGuardEffectContextErrorKeepsClaim(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -351,16 +352,16 @@ func TestGuardEffectContextErrorKeepsClaim(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, c := newRedis(t)
 			g := newGuard(t, c)
-			var runs atomic.Int32
+			var keys []string
 			r := order(0, 1, "o1", "c", 1)
 			ctx, cancel := context.WithCancel(context.Background())
-			_, err := g.Do(ctx, &r, func(ectx context.Context, _ string) error {
-				runs.Add(1)
+			_, err := g.Do(ctx, &r, func(ectx context.Context, key string) error {
+				keys = append(keys, key)
 				return tc.effect(ectx, cancel)
 			})
 			cancel()
-			if err == nil {
-				t.Fatal("Do reported success for an effect that failed")
+			if !errors.Is(err, ErrUnknown) {
+				t.Fatalf("Do = %v, want ErrUnknown for an effect that may or may not have landed", err)
 			}
 			cl, ok, lerr := g.Lookup(context.Background(), "o1")
 			if lerr != nil || !ok || cl.State != ClaimPending {
@@ -369,9 +370,21 @@ func TestGuardEffectContextErrorKeepsClaim(t *testing.T) {
 			if !m.Exists("shardpipe:guard:o1") {
 				t.Fatal("claim released")
 			}
-			out, err := g.Do(context.Background(), &r, func(context.Context, string) error { runs.Add(1); return nil })
-			if err != nil || out != Applied || runs.Load() != 1 {
-				t.Errorf("retry = %v, %v, runs %d; want applied with the effect run once", out, err, runs.Load())
+			if finished, err := g.Finish(context.Background(), &r); finished || err != nil {
+				t.Errorf("Finish = %v, %v: want nothing finished: the effect may not have landed", finished, err)
+			}
+			if cl, _, _ := g.Lookup(context.Background(), "o1"); cl.State != ClaimPending {
+				t.Fatalf("claim after Finish: %s, want still pending", cl.State)
+			}
+			out, err := g.Do(context.Background(), &r, func(_ context.Context, key string) error {
+				keys = append(keys, key)
+				return nil
+			})
+			if err != nil || out != Applied || len(keys) != 2 || keys[1] != keys[0] {
+				t.Errorf("retry = %v, %v, calls with keys %q; want applied, the effect called again with the same key", out, err, keys)
+			}
+			if cl, _, _ := g.Lookup(context.Background(), "o1"); cl.State != ClaimDone {
+				t.Errorf("claim after the retry: %s, want done", cl.State)
 			}
 		})
 	}

@@ -9,8 +9,10 @@ import (
 
 // Finish marks r's claim done when r's effect ran in this process under
 // r's term and nothing has marked it since: an earlier Do ran the effect
-// and returned an error wrapping ErrUnknown (its done write failed past
-// the retries, or the effect ended with its context). It never runs an
+// and returned an error wrapping ErrUnknown because its done write failed
+// past the retries. An effect that ended with its context (its outcome
+// unknown) is not finished: it may not have landed, so its pending claim is
+// left to lapse and the next owner runs it again. It never runs an
 // effect and never waits for another owner. It is for a consumer whose
 // term ended (its partition lost or revoked, its process stopping) while
 // such a record's outcome was unknown, and which will not apply it again:

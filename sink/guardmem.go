@@ -19,7 +19,7 @@ type memo struct {
 	id      string
 	owner   string
 	pending string // the encoded pending claim, byte for byte what was sent
-	ran     bool   // the effect returned nil or a context error: never run it again
+	ran     bool   // the effect returned nil: never run it again, only mark it done
 	busy    bool   // a Do holds it
 	forget  bool   // drop it when the Do returns
 	elem    *list.Element

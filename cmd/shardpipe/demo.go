@@ -3,19 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/demo"
-	"github.com/shardpipe/shardpipe/pipeline"
-)
-
-// Flag names of demo (and fGroupProtocol, as run's).
-const (
-	fDemoOrders  = "rebalance-orders"
-	fDemoTimeout = "timeout"
+	"github.com/shardpipe/shardpipe/internal/settings"
 )
 
 func demoCommand() *cli.Command {
@@ -33,34 +26,11 @@ Examples:
 	}, demoAction)
 }
 
-// demoConfig is demo's validated configuration.
-type demoConfig struct {
-	proto   pipeline.Protocol
-	orders  int
-	timeout time.Duration
-}
-
-func (dc *demoConfig) Groups() []cliflags.Group {
-	return []cliflags.Group{cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
-		var err error
-		if dc.proto, err = pipeline.ParseProtocol(c.String(fGroupProtocol)); err != nil {
-			bad.Addf("%s %q: want classic or consumer", flagRef(fGroupProtocol), c.String(fGroupProtocol))
-		}
-		if dc.orders = c.Int(fDemoOrders); dc.orders < 30 {
-			bad.Addf("%s %d: want 30 or more", flagRef(fDemoOrders), dc.orders)
-		}
-		dc.timeout = positive(bad, c, fDemoTimeout)
-	},
-		&cli.StringFlag{Name: fGroupProtocol, Value: "classic", Usage: "consumer group protocol: classic or consumer (KIP-848)"},
-		&cli.IntFlag{Name: fDemoOrders, Value: 3000, Usage: "orders in the rebalance scenario"},
-		&cli.DurationFlag{Name: fDemoTimeout, Value: 2 * time.Minute, Usage: "give up after this long"})}
-}
-
-func demoAction(ctx context.Context, c *cli.Command, dc *demoConfig) error {
-	proto, orders, timeout := dc.proto, dc.orders, dc.timeout
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// demoAction runs the demo (demo.Run) within --timeout.
+func demoAction(ctx context.Context, c *cli.Command, dc *settings.Demo) error {
+	ctx, cancel := context.WithTimeout(ctx, dc.Timeout)
 	defer cancel()
-	if err := demo.Run(ctx, c.Root().Writer, proto, orders, timeout); err != nil {
+	if err := demo.Run(ctx, c.Root().Writer, dc.Protocol, dc.Orders, dc.Timeout); err != nil {
 		return failure(fmt.Errorf("demo: %w", err))
 	}
 	return nil

@@ -2,72 +2,37 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// Flag names of the ledger Redis's durability; run and replay share them.
+// Flag names that accept a durability risk; refusals name them.
 const (
-	fRedisReplicas      = "redis-replicas"
-	fAllowEviction      = "redis-allow-eviction"
-	fAllowNoPersistence = "redis-allow-no-persistence"
+	fAllowEviction      = settings.FlagAllowEviction
+	fAllowNoPersistence = settings.FlagAllowNoPersistence
 )
 
-// durabilityGroup is the durability flags, what the ledger's Redis must
-// promise before a commit (the Name and FenceKey are set at start). Any
-// deployment takes them: on Redis Cluster the wait runs on every primary.
-func durabilityGroup(dc *admin.DurabilityConfig) cliflags.Group {
-	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
-		dc.Replicas, dc.AllowEviction, dc.AllowNoPersistence = c.Int(fRedisReplicas), c.Bool(fAllowEviction), c.Bool(fAllowNoPersistence)
-		if dc.Replicas < 0 {
-			bad.Addf("%s %d: must be 0 or more", flagRef(fRedisReplicas), dc.Replicas)
-		}
-	},
-		&cli.IntFlag{Name: fRedisReplicas,
-			Usage: "commit an offset only once this many Redis replicas hold the ledger writes before it (WAITAOF: fsynced there; Redis before 7.2: WAIT, received; on Redis Cluster: replicas of every primary), so a failover loses none; commits wait while fewer replicas answer (0: wait for none)"},
-		&cli.BoolFlag{Name: fAllowEviction,
-			Usage: "start although the ledger Redis's maxmemory-policy may evict keys (anything but noeviction; ledger keys carry a TTL, so volatile-* evicts them too): RISK: a record whose ledger key was evicted applies its effect again"},
-		&cli.BoolFlag{Name: fAllowNoPersistence,
-			Usage: "start although the ledger Redis persists nothing (appendonly no and no save points): RISK: a Redis restart forgets the ledger and the effects written with it while offsets stay committed past them: those effects are lost, not replayed"})
-}
+func durabilityGroup(dc *admin.DurabilityConfig) cliflags.Group { return settings.DurabilityGroup(dc) }
 
 // fenceKey is the key the durability barrier writes before each wait:
 // under the dead-letter prefix, which is kept apart from the ledger's.
 func fenceKey(dlqPrefix string) string { return dlqPrefix + "fence" }
 
-// redisDurability checks the ledger Redis's persistence and eviction
-// settings (admin.CheckDurability) within timeout, refuses the settings
-// that break a ledger (usage error: exit 2) unless dc allows them, logs what
-// the rest risks, and returns the barrier every commit waits for (nil when
-// there is nothing to wait for).
+// redisDurability checks the ledger Redis (settings.CheckDurability)
+// within timeout; a setting that breaks a ledger and that dc does not
+// allow is a usage error (exit 2) naming the flag that accepts it.
 func redisDurability(ctx context.Context, rdb redis.UniversalClient, dc admin.DurabilityConfig, timeout time.Duration,
 	log *slog.Logger) (pipeline.Barrier, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	d, err := admin.CheckDurability(ctx, rdb, dc)
-	for _, r := range d.Risks {
-		msg := r.Message
-		switch {
-		case errors.Is(r.Err, admin.ErrEviction):
-			msg = "redis may evict ledger keys, allowed by --redis-allow-eviction: a record whose key was evicted applies again"
-		case errors.Is(r.Err, admin.ErrNoPersistence):
-			msg = "redis persists nothing, allowed by --redis-allow-no-persistence: a restart loses the ledger and its effects"
-		case r.Setting == "replicas":
-			msg = "fewer redis replicas connected than --redis-replicas: commits wait until enough of them hold the writes"
-		}
-		log.Warn(msg, append([]any{"redis", r.Addr}, r.Attrs...)...)
-	}
+	b, err := settings.CheckDurability(ctx, rdb, dc, timeout, log)
 	if err != nil {
 		return nil, exitFor(err, nil, timeout)
 	}
-	log.Info("redis durability", append(d.Attrs(), "redis", dc.Name, "replicas", dc.Replicas)...)
-	return d.Barrier, nil
+	return b, nil
 }

@@ -2,13 +2,14 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/opshttp"
 )
 
 // Flag names of run's static membership and dead-letter topic creation, and
@@ -46,20 +47,12 @@ func (rc *runConfig) membershipGroup() cliflags.Group {
 			Usage: "with --on-poison dlq, on by default: create a missing dead-letter topic with its source's partition count and replication factor, and log it (false: refuse to start, naming it)"})
 }
 
-// listenMetrics binds --metrics-addr (nil for "") before anything
-// connects: a taken address is a start-up problem the flag fixes (exit 2
-// naming it).
-func listenMetrics(addr string) (net.Listener, error) {
-	if addr == "" {
-		return nil, nil
-	}
-	ln, err := net.Listen("tcp", addr)
+// listenOps binds --metrics-addr (opshttp.Listen) before anything
+// connects: a taken address is a problem the flag fixes (exit 2).
+func listenOps(addr string, rdb redis.UniversalClient) (*opshttp.Ops, error) {
+	ops, err := opshttp.Listen(addr, rdb)
 	if err != nil {
-		return nil, usageErr(fmt.Sprintf("%s %s: cannot listen there (%v); choose a free address or leave it empty", flagRef(fMetricsAddr), addr, err))
+		return nil, usageErr(fmt.Sprintf("%s %v; choose a free address or leave it empty", flagRef(fMetricsAddr), err))
 	}
-	return ln, nil
+	return ops, nil
 }
-
-// healthKey is the Redis key readiness writes: one of shardpipe's own keys,
-// which poisonConfig.load keeps out of the ledger's prefix.
-func healthKey(dlqPrefix string) string { return dlqPrefix + "health" }

@@ -16,6 +16,7 @@ import (
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/opshttp"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -76,9 +77,9 @@ func (pc *poisonConfig) load(c *cli.Command, bad *cliflags.Problems, topics []st
 	case ledgerPrefix != "" && overlap(fenceKey(pc.dlqPrefix), ledgerPrefix):
 		bad.Addf("%s %q: its durability fence key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
 			flagRef(fDLQPrefix), pc.dlqPrefix, fenceKey(pc.dlqPrefix), flagRef(fLedgerPrefix), ledgerPrefix)
-	case ledgerPrefix != "" && overlap(healthKey(pc.dlqPrefix), ledgerPrefix):
+	case ledgerPrefix != "" && overlap(opshttp.HealthKey(pc.dlqPrefix), ledgerPrefix):
 		bad.Addf("%s %q: the readiness probe's key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
-			flagRef(fDLQPrefix), pc.dlqPrefix, healthKey(pc.dlqPrefix), flagRef(fLedgerPrefix), ledgerPrefix)
+			flagRef(fDLQPrefix), pc.dlqPrefix, opshttp.HealthKey(pc.dlqPrefix), flagRef(fLedgerPrefix), ledgerPrefix)
 	}
 	switch s := c.String(fOnPoison); s {
 	case "dlq":

@@ -16,13 +16,9 @@ import (
 // docker-compose healthcheck.
 func probeCommand() *cli.Command {
 	return cliflags.Command(env, &cli.Command{
-		Name:  "probe",
-		Usage: "ask a running shardpipe's /readyz (or /healthz): exit 0 when ready, 1 when not, 3 when it does not answer",
-		UsageText: `shardpipe probe [--url http://127.0.0.1:9464/readyz]
-
-Examples:
-   # a docker-compose healthcheck of a run with --metrics-addr :9464
-   shardpipe probe --url http://127.0.0.1:9464/readyz`,
+		Name:      "probe",
+		Usage:     "ask a running shardpipe's /readyz (or /healthz): exit 0 when ready, 1 when not, 3 when it does not answer",
+		UsageText: "shardpipe probe [--url http://127.0.0.1:9464/readyz]   (e.g. a docker-compose healthcheck of run --metrics-addr :9464)",
 	}, probeAction)
 }
 
@@ -41,9 +37,7 @@ func (pc *probeConfig) Groups() []cliflags.Group {
 }
 
 func probeAction(ctx context.Context, c *cli.Command, pc *probeConfig) error {
-	ctx, cancel := context.WithTimeout(ctx, pc.timeout)
-	defer cancel()
-	body, err := opshttp.Ask(ctx, pc.url)
+	body, err := opshttp.Ask(ctx, pc.url, pc.timeout)
 	_, _ = c.Root().Writer.Write(body)
 	switch {
 	case errors.Is(err, opshttp.ErrNotReady):

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/admin"
+	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -23,7 +23,6 @@ func storedPlan(ctx context.Context, rc *replayConfig, rdb redis.UniversalClient
 	lctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
 	p, ok, err := admin.ResumePlan(lctx, rdb, rc.checkpointPrefix, rc.id, rc.topic, rc.given)
-	at := p.At.UTC().Format(time.RFC3339)
 	switch {
 	case errors.Is(err, pipeline.ErrPlanChanged): // an *admin.PlanMismatchError naming the id, its stored plan and this run's bounds
 		return nil, usageErr(err.Error(),
@@ -33,10 +32,6 @@ func storedPlan(ctx context.Context, rc *replayConfig, rdb redis.UniversalClient
 	case !ok:
 		return nil, nil
 	}
-	log.Info("replay id used before: reusing the ranges its first run planned", "id", rc.id, "topic", rc.topic,
-		"stored_at", at, "given", p.Given, "ranges", p.String())
-	for _, rg := range p.Ranges {
-		log.Info("stored replay range", "partition", rg.Partition, "from", rg.From, "to", rg.To)
-	}
+	termui.LogResumedPlan(log, rc.id, rc.topic, p)
 	return p.Ranges, nil
 }

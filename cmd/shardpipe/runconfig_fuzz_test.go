@@ -68,8 +68,8 @@ func FuzzRunConfig(f *testing.F) {
 			t.Fatalf("%q: accepted ttl %v", args, rc.ttl)
 		case rc.poisonAttempts < 1 || rc.poisonAttempts > 100:
 			t.Fatalf("%q: accepted %d poison attempts", args, rc.poisonAttempts)
-		case rc.commitEvery < 0 || rc.maxBatch < 1:
-			t.Fatalf("%q: accepted commit-every %d, max-batch %d", args, rc.commitEvery, rc.maxBatch)
+		case rc.commitConfig.c.Every < 0 || rc.maxBatch < 1:
+			t.Fatalf("%q: accepted commit-every %d, max-batch %d", args, rc.commitConfig.c.Every, rc.maxBatch)
 		case rc.deadLetter != (onPoison == "dlq"):
 			t.Fatalf("%q: dead letters %v", args, rc.deadLetter)
 		case (rc.redis.Single == nil) == (rc.redis.ClusterOpts == nil) || rc.redis.Cluster != (rc.redis.ClusterOpts != nil):
@@ -83,8 +83,8 @@ func FuzzRunConfig(f *testing.F) {
 				t.Fatalf("%q: dead-letter topic %q is also consumed", args, tp)
 			}
 		}
-		if again, err := sink.ParseKeySource(rc.keys.String()); err != nil || again != rc.keys {
-			t.Fatalf("%q: key source %v does not round-trip: %v", args, rc.keys, err)
+		if again, err := sink.ParseKeySource(rc.l.Spec.Keys.String()); err != nil || again != rc.l.Spec.Keys {
+			t.Fatalf("%q: key source %v does not round-trip: %v", args, rc.l.Spec.Keys, err)
 		}
 	})
 }

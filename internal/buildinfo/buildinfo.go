@@ -1,6 +1,7 @@
 // Package buildinfo reports what the Go toolchain recorded in the binary:
 // version, revision, platform and the versions of the Kafka and Redis
-// clients, for the version command.
+// clients, for the version command, and the client ID shardpipe gives
+// its Kafka clients.
 package buildinfo
 
 import (

@@ -59,9 +59,11 @@ func (r *runner) do(ctx context.Context, s step) error {
 		held := r.awaitHolding(ctx, c, 5*time.Second)
 		r.logf("SIGSTOP %s, holding %d landed records not yet committed, for %v (past its session timeout), then SIGCONT",
 			c, held, r.cfg.ZombiePause)
+		stopAt := time.Now()
 		if err := c.signal(syscall.SIGSTOP); err != nil {
 			return err
 		}
+		r.stops = append(r.stops, chaoscheck.Kill{Consumer: c.id, At: stopAt})
 		r.faults.ZombiePauses++
 		member := c.member()
 		err := sleep(ctx, r.cfg.ZombiePause)
@@ -79,7 +81,8 @@ func (r *runner) do(ctx context.Context, s step) error {
 		// Woken past its session timeout, it must find itself fenced out: its
 		// partitions lost, or a commit of the old term refused.
 		msg := c.waitLog(ctx, from, 30*time.Second, "partitions lost", "commit refused: this worker no longer owns the partition",
-			"revoke timeout: fencing a worker still holding a batch")
+			"revoke timeout: fencing a worker still holding a batch",
+			"revoke timeout: the partition moves on while its old worker, its final commit made, still marks done effects that ran (until their leases would lapse)")
 		switch {
 		case held == 0:
 			r.noEffect("zombie %s held no landed, uncommitted record when stopped", c)

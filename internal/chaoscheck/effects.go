@@ -77,8 +77,10 @@ type EffectRuns struct {
 	// the keys run once.
 	PerKey map[int]int
 	// AfterKill counts runs again after the previous run's process was
-	// SIGKILLed before it could mark the key done: guard mode's one
-	// documented window. Windows lists them (the first few).
+	// SIGKILLed before it could mark the key done (guard mode's crash
+	// window), or SIGSTOPped with its call under way, cut when it woke
+	// (an unknown outcome, called again), or answered past the caller's
+	// HTTP timeout (likewise). Windows lists them (the first few).
 	AfterKill int
 	Windows   []string
 	// Doubled counts runs again outside that window: each is a violation.
@@ -99,18 +101,23 @@ func (e EffectRuns) Line() string {
 	for i, n := range runs {
 		parts[i] = strconv.Itoa(n) + ":" + strconv.Itoa(e.PerKey[n])
 	}
-	return fmt.Sprintf("effect_calls=%d stranded_effects=%d runs_per_key=%s reruns_after_kill=%d doubled_effects=%d",
+	return fmt.Sprintf("effect_calls=%d stranded_effects=%d runs_per_key=%s reruns_in_window=%d doubled_effects=%d",
 		e.Calls, e.Stranded, strings.Join(parts, ","), e.AfterKill, e.Doubled)
 }
 
 // checkEffects judges the receiver's calls against the topic: every unique
 // order's effect ran at least once, every call names a record holding its
 // key, and a key ran again only when the process of its previous run was
-// SIGKILLed after that run was received and before it could mark the key
-// done (doneGrace after the reply, or after the end of a Redis outage that
-// kept it from writing): a crash between the effect and the done write,
-// whose claim the next owner takes over when the lease lapses.
-func checkEffects(t *Topic, calls []Call, kills []Kill, redisDown []Window, v *verdict) EffectRuns {
+// SIGKILLed or SIGSTOPped after that run was received and before it could
+// mark the key done (doneGrace after the reply, or after the end of a Redis
+// outage that kept it from writing): a crash between the effect and the
+// done write, whose claim the next owner takes over when the lease lapses,
+// or a zombie frozen in its call that woke with its term ended and the
+// call cut, its outcome unknown, which is not taken as done; or when the
+// receiver answered the previous call past the caller's HTTP timeout (the
+// caller gave up, its outcome unknown, and called again).
+func checkEffects(t *Topic, fx *effectFacts, v *verdict) EffectRuns {
+	calls, redisDown := fx.calls, fx.redisDown
 	e := EffectRuns{Calls: len(calls), PerKey: map[int]int{}}
 	byKey := map[string][]Call{}
 	for _, c := range calls {
@@ -128,9 +135,12 @@ func checkEffects(t *Topic, calls []Call, kills []Kill, redisDown []Window, v *v
 		}
 		byKey[c.Key] = append(byKey[c.Key], c)
 	}
-	killed := map[string][]time.Time{}
-	for _, k := range kills {
+	killed, stopped := map[string][]time.Time{}, map[string][]time.Time{}
+	for _, k := range fx.kills {
 		killed[k.Consumer] = append(killed[k.Consumer], k.At)
+	}
+	for _, k := range fx.stops {
+		stopped[k.Consumer] = append(stopped[k.Consumer], k.At)
 	}
 	keys := make([]string, 0, len(byKey))
 	for k := range byKey {
@@ -149,16 +159,27 @@ func checkEffects(t *Topic, calls []Call, kills []Kill, redisDown []Window, v *v
 			what := fmt.Sprintf("key %q ran again at %s by %s (%d@%d) after its run at %s by %s (%d@%d)", key,
 				stamp(cur.Received), cur.Consumer, cur.Partition, cur.Offset,
 				stamp(prev.Received), prev.Consumer, prev.Partition, prev.Offset)
-			if diedBetween(killed[prev.Consumer], prev.Received.Add(-sendSlack), doneBy(prev.Replied, redisDown), cur.Received) {
+			from, by := prev.Received.Add(-sendSlack), doneBy(prev.Replied, redisDown)
+			why := ""
+			switch {
+			case diedBetween(killed[prev.Consumer], from, by, cur.Received):
+				why = "SIGKILLed in between"
+			case diedBetween(stopped[prev.Consumer], from, by, cur.Received):
+				why = "SIGSTOPped (a zombie, its call cut when it woke) in between"
+			case fx.httpTimeout > 0 && prev.Replied.Sub(prev.Received) >= fx.httpTimeout-sendSlack:
+				why = fmt.Sprintf("answered %v after it arrived, past the caller's %v timeout (its outcome unknown to the caller, so called again), and was not SIGKILLed or SIGSTOPped",
+					prev.Replied.Sub(prev.Received).Round(time.Millisecond), fx.httpTimeout)
+			}
+			if why != "" {
 				e.AfterKill++
 				if len(e.Windows) < maxListed {
-					e.Windows = append(e.Windows, what+", which was SIGKILLed in between")
+					e.Windows = append(e.Windows, what+", which was "+why)
 				}
 				continue
 			}
 			e.Doubled++
 			v.doubled++
-			v.fail("effect run twice: %s, which was not SIGKILLed before it could mark the key done", what)
+			v.fail("effect run twice: %s, which was not SIGKILLed or SIGSTOPped before it could mark the key done", what)
 		}
 	}
 	for id, o := range t.Orders {

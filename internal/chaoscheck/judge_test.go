@@ -198,6 +198,7 @@ func TestJudgeEffects(t *testing.T) {
 		name           string
 		calls          []Call
 		kills          []Kill
+		stops          []Kill // zombie SIGSTOPs
 		down           []Window
 		state          string // the claim of "a"; "" = done
 		doubled, after int
@@ -208,18 +209,32 @@ func TestJudgeEffects(t *testing.T) {
 		{name: "each once", calls: once, perKey: map[int]int{1: 3}},
 		{name: "never ran", calls: once[:2], lost: 1, perKey: map[int]int{1: 2}, want: `order "c" (first at 1@0): its effect never ran`},
 		{name: "run twice by a live process", calls: append(once, call("a", 0, 0, "h/1", 40)), doubled: 1,
-			perKey: map[int]int{1: 2, 2: 1}, want: `effect run twice: key "a" ran again at 00:00:40.000 by h/1 (0@0) after its run at 00:00:01.000 by h/1 (0@0), which was not SIGKILLed before it could mark the key done`},
+			perKey: map[int]int{1: 2, 2: 1}, want: `effect run twice: key "a" ran again at 00:00:40.000 by h/1 (0@0) after its run at 00:00:01.000 by h/1 (0@0), which was not SIGKILLed or SIGSTOPped before it could mark the key done`},
 		{name: "killed before done", calls: append(once, call("a", 0, 0, "h/3", 32)), kills: []Kill{{"h/1", at(1.005)}},
 			after: 1, perKey: map[int]int{1: 2, 2: 1}},
 		{name: "killed just after its request was sent", calls: append(once, call("a", 0, 0, "h/3", 32)), kills: []Kill{{"h/1", at(0.5)}},
 			after: 1, perKey: map[int]int{1: 2, 2: 1}},
 		{name: "killed long after it could mark done", calls: append(once, call("a", 0, 0, "h/3", 40)), kills: []Kill{{"h/1", at(20)}},
-			doubled: 1, perKey: map[int]int{1: 2, 2: 1}, want: "which was not SIGKILLed before it could mark the key done"},
+			doubled: 1, perKey: map[int]int{1: 2, 2: 1}, want: "which was not SIGKILLed or SIGSTOPped before it could mark the key done"},
 		{name: "killed while Redis was down since the reply", calls: append(once, call("a", 0, 0, "h/3", 50)),
 			kills: []Kill{{"h/1", at(15)}}, down: []Window{{at(0.5), at(16)}}, after: 1, perKey: map[int]int{1: 2, 2: 1}},
 		{name: "killed well after Redis came back", calls: append(once, call("a", 0, 0, "h/3", 50)),
 			kills: []Kill{{"h/1", at(25)}}, down: []Window{{at(0.5), at(16)}}, doubled: 1, perKey: map[int]int{1: 2, 2: 1},
-			want: "not SIGKILLed before"},
+			want: "not SIGKILLed or SIGSTOPped before"},
+		// A zombie frozen in its call wakes with its term ended and the
+		// call cut (no reply read): its outcome unknown, it is not taken
+		// as done, and the next owner calls again.
+		{name: "stopped (a zombie) before done", calls: append(once, call("a", 0, 0, "h/3", 32)), stops: []Kill{{"h/1", at(1.005)}},
+			after: 1, perKey: map[int]int{1: 2, 2: 1}},
+		{name: "stopped long after it could mark done", calls: append(once, call("a", 0, 0, "h/3", 40)), stops: []Kill{{"h/1", at(20)}},
+			doubled: 1, perKey: map[int]int{1: 2, 2: 1}, want: "which was not SIGKILLed or SIGSTOPped before it could mark the key done"},
+		// Held by the receiver past the caller's --http-timeout (4s here):
+		// the caller gave up, its outcome unknown, and calls again.
+		{name: "answered after the caller's timeout", calls: append([]Call{{Key: "a", Topic: "orders", Partition: 0, Offset: 0, Consumer: "h/1",
+			Received: at(1), Replied: at(7), Status: 200}, call("a", 0, 0, "h/1", 12)}, once[1:]...), after: 1, perKey: map[int]int{1: 2, 2: 1}},
+		{name: "answered within the caller's timeout", calls: append([]Call{{Key: "a", Topic: "orders", Partition: 0, Offset: 0, Consumer: "h/1",
+			Received: at(1), Replied: at(2), Status: 200}, call("a", 0, 0, "h/1", 12)}, once[1:]...), doubled: 1, perKey: map[int]int{1: 2, 2: 1},
+			want: "effect run twice"},
 		{name: "another process killed", calls: append(once, call("a", 0, 0, "h/3", 32)), kills: []Kill{{"h/2", at(2)}},
 			doubled: 1, perKey: map[int]int{1: 2, 2: 1}, want: "effect run twice"},
 		{name: "three runs, one excused", calls: append(once, call("a", 1, 1, "h/3", 32), call("a", 0, 0, "h/3", 70)),
@@ -242,7 +257,7 @@ func TestJudgeEffects(t *testing.T) {
 			}
 			dlq := []DLQEntry{{Topic: "orders", Source: Pos{1, 2}, Value: []byte("keyless")}}
 			r := judge(facts{topic: tp, ledger: l, dlq: dlq, haveDLQ: true, committed: map[int32]int64{0: 2, 1: 3},
-				effects: &effectFacts{calls: tc.calls, kills: tc.kills, redisDown: tc.down}})
+				effects: &effectFacts{calls: tc.calls, kills: tc.kills, stops: tc.stops, redisDown: tc.down, httpTimeout: 4 * time.Second}})
 			if r.Unique != 3 || r.Poison != 1 || r.Effects == nil {
 				t.Fatalf("unique %d, poison %d, effects %v; want 3, 1 (the keyless record) and effect runs", r.Unique, r.Poison, r.Effects)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -32,11 +33,18 @@ type Config struct {
 	// log does not hold is then a stale read after a coordinator failover,
 	// counted apart, not a violation.
 	ReplicatedOffsets bool
-	// Kills are the consumer processes the driver SIGKILLed, and RedisDown
-	// when Redis was down: a key's effect may run again only after its
-	// previous run's process was killed before it could mark the key done.
+	// Kills are the consumer processes the driver SIGKILLed, Stops those it
+	// SIGSTOPped (zombies, woken past their session), and RedisDown when
+	// Redis was down: a key's effect may run again only after its previous
+	// run's process was killed, or frozen with its call cut, before it
+	// could mark the key done.
 	Kills     []Kill
+	Stops     []Kill
 	RedisDown []Window
+	// HTTPTimeout is the consumers' --http-timeout: a call the receiver
+	// answered that much after it arrived was given up by its caller, its
+	// outcome unknown to it, and may run again.
+	HTTPTimeout time.Duration
 }
 
 // Verify reads the topic, the DLQ, the group's offsets and Redis, and
@@ -88,7 +96,7 @@ func Verify(ctx context.Context, cfg Config, w *Watcher, faults Faults) (Report,
 	fs := facts{topic: t, ledger: l, dlq: dlq, haveDLQ: cfg.DLQTopic != "", committed: committed, faults: faults,
 		history: history, log: log, replicated: cfg.ReplicatedOffsets}
 	if guard {
-		fs.effects = &effectFacts{calls: calls, kills: cfg.Kills, redisDown: cfg.RedisDown}
+		fs.effects = &effectFacts{calls: calls, kills: cfg.Kills, stops: cfg.Stops, redisDown: cfg.RedisDown, httpTimeout: cfg.HTTPTimeout}
 	}
 	if w != nil {
 		fs.watched = true
@@ -131,9 +139,11 @@ type facts struct {
 // effectFacts are a guard-mode run's effect calls and what may excuse a
 // second run.
 type effectFacts struct {
-	calls     []Call
-	kills     []Kill
-	redisDown []Window
+	calls       []Call
+	kills       []Kill
+	stops       []Kill
+	redisDown   []Window
+	httpTimeout time.Duration
 }
 
 // judge is Verify's pure part.
@@ -142,7 +152,7 @@ func judge(fs facts) Report {
 	var runs *EffectRuns
 	if fs.effects != nil {
 		checkLedger(t, fs.ledger, "done", v)
-		e := checkEffects(t, fs.effects.calls, fs.effects.kills, fs.effects.redisDown, v)
+		e := checkEffects(t, fs.effects, v)
 		runs = &e
 	} else {
 		checkLedger(t, fs.ledger, "", v)

@@ -131,3 +131,10 @@ func load[T any, P interface {
 	}
 	return cfg, bad
 }
+
+// Then returns g with after run once g's Load is done, whatever it found:
+// to copy or derive what g loaded into fields of the caller's own.
+func Then(g Group, after func()) Group {
+	load := g.Load
+	return Group{Flags: g.Flags, Load: func(c *cli.Command, bad *Problems) { load(c, bad); after() }}
+}

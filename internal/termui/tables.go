@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/pipeline"
@@ -131,4 +132,15 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 	n, err := s.w.Write(p)
 	s.err = err
 	return n, err
+}
+
+// LogResumedPlan logs that replay id over topic reuses the plan p its
+// first run stored: a line naming when it was stored, the bounds it was
+// given and its ranges, then a line per range.
+func LogResumedPlan(log *slog.Logger, id, topic string, p pipeline.StoredPlan) {
+	log.Info("replay id used before: reusing the ranges its first run planned", "id", id, "topic", topic,
+		"stored_at", p.At.UTC().Format(time.RFC3339), "given", p.Given, "ranges", p.String())
+	for _, rg := range p.Ranges {
+		log.Info("stored replay range", "partition", rg.Partition, "from", rg.From, "to", rg.To)
+	}
 }

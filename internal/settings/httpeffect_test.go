@@ -1,7 +1,8 @@
-package main
+package settings
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -57,22 +58,22 @@ func newReceiver(t *testing.T, reply func(w http.ResponseWriter, r *http.Request
 // <prefix><topic>:<key>.
 func TestHTTPGuardedKeySpace(t *testing.T) {
 	tests := []struct {
-		space string
-		calls int
-		keys  []string
+		perTopic bool
+		calls    int
+		keys     []string
 	}{
-		{keySpaceShared, 1, []string{"p:k"}},
-		{keySpacePerTopic, 2, []string{"p:a:k", "p:b:k"}},
+		{false, 1, []string{"p:k"}},
+		{true, 2, []string{"p:a:k", "p:b:k"}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.space, func(t *testing.T) {
+		t.Run(fmt.Sprint("per-topic=", tc.perTopic), func(t *testing.T) {
 			rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 			mr := miniredis.RunT(t)
 			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 			defer rdb.Close()
 			u, _ := url.Parse(rc.srv.URL)
-			lc := ledgerConfig{prefix: "p:", ttl: time.Hour, keySpace: tc.space}
-			a, err := newHTTPGuarded(lc, httpConfig{url: u, timeout: time.Second}, []string{"a", "b"}, rdb, slog.New(slog.DiscardHandler))
+			l := Ledger{Spec: sink.Spec{Prefix: "p:", TTL: time.Hour, PerTopic: tc.perTopic}}
+			a, err := HTTP{URL: u, Timeout: time.Second}.Guarded(l, rdb, []string{"a", "b"}, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,16 +98,16 @@ func TestHTTPGuardedKeySpace(t *testing.T) {
 // batch of unknown outcome marks done the calls that were made (per topic,
 // pipeline.ByTopic forwards Finish: TestWrappersFinish).
 func TestHTTPGuardedFinishes(t *testing.T) {
-	for _, space := range []string{keySpaceShared, keySpacePerTopic} {
+	for _, perTopic := range []bool{false, true} {
 		u, _ := url.Parse("http://127.0.0.1:1/")
-		lc := ledgerConfig{prefix: "p:", ttl: time.Hour, keySpace: space}
-		a, err := newHTTPGuarded(lc, httpConfig{url: u, timeout: time.Second}, []string{"a", "b"}, redis.NewClient(&redis.Options{}),
+		l := Ledger{Spec: sink.Spec{Prefix: "p:", TTL: time.Hour, PerTopic: perTopic}}
+		a, err := HTTP{URL: u, Timeout: time.Second}.Guarded(l, redis.NewClient(&redis.Options{}), []string{"a", "b"},
 			slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := a.(pipeline.Finisher); !ok {
-			t.Errorf("%s key space: the applier %T is not a pipeline.Finisher", space, a)
+			t.Errorf("%s key space: the applier %T is not a pipeline.Finisher", l.KeySpace(), a)
 		}
 	}
 }

@@ -1,0 +1,71 @@
+package settings
+
+import (
+	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/pipeline"
+)
+
+const (
+	fMaxInFlight      = "max-in-flight"
+	fMaxInFlightTotal = "max-in-flight-total"
+	fEffectAttempts   = "effect-attempts"
+	fOnEffectFailure  = "on-effect-failure"
+)
+
+// InFlight is the settings of concurrent effects and their retries.
+type InFlight struct {
+	// PerPartition is how many effects run at once per partition, 0 to 4096
+	// (0: batches one after another).
+	PerPartition int
+	// Total is how many run at once in the whole process, at least 1.
+	Total int
+	// Attempts is how often a failing effect is tried, 1 to 100.
+	Attempts int
+	// StopOnFailure stops the pipeline on an effect that gave up instead
+	// of dead-lettering its record.
+	StopOnFailure bool
+}
+
+// InFlightGroup is run's flags of concurrent effects, loaded into ic.
+func InFlightGroup(ic *InFlight) cliflags.Group {
+	return cliflags.NewGroup(ic.load,
+		&cli.IntFlag{Name: fMaxInFlight, Value: 0,
+			Usage: "effects run at once per partition: records of one record key in offset order, different keys at once (0: batches one after another)"},
+		&cli.IntFlag{Name: fMaxInFlightTotal, Value: 1024,
+			Usage: "with --max-in-flight: effects run at once in the whole process"},
+		&cli.IntFlag{Name: fEffectAttempts, Value: 5,
+			Usage: "with --max-in-flight: attempts of a record whose effect fails (backoff 100ms to 5s, its key's later records waiting, other keys going on) before --on-effect-failure"},
+		&cli.StringFlag{Name: fOnEffectFailure, Value: "dlq",
+			Usage: "with --max-in-flight: a record whose effect gave up: dlq (as a poison record, needs --on-poison dlq) or stop (exit 1, offset stays before it)"})
+}
+
+func (ic *InFlight) load(c *cli.Command, bad *cliflags.Problems) {
+	*ic = InFlight{PerPartition: c.Int(fMaxInFlight), Total: c.Int(fMaxInFlightTotal), Attempts: c.Int(fEffectAttempts)}
+	if ic.PerPartition < 0 || ic.PerPartition > 4096 {
+		bad.Addf("%s %d: want 0 to 4096", ref(fMaxInFlight), ic.PerPartition)
+	}
+	if ic.Total < 1 {
+		bad.Addf("%s %d: want at least 1", ref(fMaxInFlightTotal), ic.Total)
+	}
+	if ic.Attempts < 1 || ic.Attempts > 100 {
+		bad.Addf("%s %d: want 1 to 100", ref(fEffectAttempts), ic.Attempts)
+	}
+	switch s := c.String(fOnEffectFailure); s {
+	case "dlq":
+	case "stop":
+		ic.StopOnFailure = true
+	default:
+		bad.Addf("%s %q: want dlq or stop", ref(fOnEffectFailure), s)
+	}
+}
+
+// Options returns the pipeline options of ic.
+func (ic InFlight) Options() []pipeline.Opt {
+	opts := []pipeline.Opt{pipeline.MaxInFlight(ic.PerPartition), pipeline.MaxInFlightTotal(ic.Total), pipeline.EffectAttempts(ic.Attempts)}
+	if ic.StopOnFailure {
+		opts = append(opts, pipeline.StopOnEffectFailure())
+	}
+	return opts
+}

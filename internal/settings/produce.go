@@ -1,0 +1,101 @@
+package settings
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/orders"
+)
+
+// Flag names of produce that other messages name.
+const (
+	FlagPartitions = "partitions"
+	FlagDelivery   = "delivery-timeout"
+	FlagFrom       = "from"
+	FlagSummary    = "summary-json"
+)
+
+const (
+	fCount       = "count"
+	fDuplicates  = "duplicates"
+	fRate        = "rate"
+	fReplication = "replication-factor"
+	fSeed        = "seed"
+)
+
+// Produce is produce's settings: which orders to write, how fast, and the
+// topic to create when it is missing.
+type Produce struct {
+	// Gen makes the synthetic orders; its Seed is never 0 (--seed 0 draws
+	// one from 1 to 2^31).
+	Gen orders.GenConfig
+	// Rate is records per second (0: as fast as possible).
+	Rate int
+	// Partitions creates a missing topic with this many (0: it must exist).
+	Partitions int32
+	// Replication is a created topic's replication factor (-1: the
+	// broker's default).
+	Replication int16
+	// From is the file of JSON lines to send instead of Gen ("-": stdin;
+	// "": make orders).
+	From string
+	// Summary is where the expected result goes as JSON ("-": stdout; "":
+	// nowhere).
+	Summary string
+	// Delivery is how long a record may wait for the brokers' acknowledgement.
+	Delivery time.Duration
+}
+
+// ProduceGroup is produce's own flags, loaded into p.
+func ProduceGroup(p *Produce) cliflags.Group {
+	return cliflags.NewGroup(p.load,
+		&cli.IntFlag{Name: fCount, Value: 1000, Usage: "unique synthetic orders"},
+		&cli.FloatFlag{Name: fDuplicates, Value: 0, Usage: "re-sends of earlier orders, as a ratio of --count (0.1: 10% more records)"},
+		&cli.IntFlag{Name: fRate, Value: 0, Usage: "records per second (0: as fast as possible)"},
+		&cli.IntFlag{Name: FlagPartitions, Value: 0,
+			Usage: "create the topic with this many partitions when it does not exist (0: it must exist)"},
+		&cli.IntFlag{Name: fReplication, Value: -1, Usage: "replication factor of a created topic (-1: the broker's default)"},
+		&cli.Uint64Flag{Name: fSeed, Value: 0, Usage: "seed of the synthetic orders (0: a random one, printed)"},
+		&cli.StringFlag{Name: FlagFrom, TakesFile: true,
+			Usage: "read orders as JSON lines from FILE, or - for stdin, instead of making them"},
+		&cli.StringFlag{Name: FlagSummary, TakesFile: true,
+			Usage: "write the expected result (unique orders, totals per customer) as JSON to FILE, or - for stdout"},
+		&cli.DurationFlag{Name: FlagDelivery, Value: 30 * time.Second,
+			Usage: "how long a record may wait for the brokers' acknowledgement before produce fails (exit 1) instead of retrying"})
+}
+
+func (p *Produce) load(c *cli.Command, bad *cliflags.Problems) {
+	p.From, p.Summary = c.String(FlagFrom), c.String(FlagSummary)
+	count, dups := c.Int(fCount), c.Float(fDuplicates)
+	if count < 0 {
+		bad.Addf("%s %d: must be 0 or more", ref(fCount), count)
+	}
+	if dups < 0 || dups > 10 || dups != dups {
+		bad.Addf("%s %v: want a ratio from 0 to 10", ref(fDuplicates), dups)
+	}
+	if p.From != "" && (c.IsSet(fCount) || c.IsSet(fDuplicates) || c.IsSet(fSeed)) {
+		bad.Addf("%s: reads orders from a file; drop %s, %s and %s", ref(FlagFrom), ref(fCount), ref(fDuplicates), ref(fSeed))
+	}
+	if p.Rate = c.Int(fRate); p.Rate < 0 {
+		bad.Addf("%s %d: must be 0 (unlimited) or more", ref(fRate), p.Rate)
+	}
+	if n := c.Int(FlagPartitions); n < 0 || n > 100000 {
+		bad.Addf("%s %d: want 0 (the topic must exist) to 100000", ref(FlagPartitions), n)
+	} else {
+		p.Partitions = int32(n)
+	}
+	if n := c.Int(fReplication); n == 0 || n < -1 || n > 32767 {
+		bad.Addf("%s %d: want -1 (broker default) or 1 or more", ref(fReplication), n)
+	} else {
+		p.Replication = int16(n)
+	}
+	p.Delivery = positive(bad, c, FlagDelivery)
+	seed := c.Uint64(fSeed)
+	if seed == 0 {
+		seed = rand.Uint64N(1<<31) + 1
+	}
+	p.Gen = orders.GenConfig{Count: count, Duplicates: dups, Seed: seed}
+}
