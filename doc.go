@@ -78,7 +78,8 @@
 //	                  status, reset-offsets and replay, a resumed replay plan; imports
 //	                  pipeline, admin, internal/orders
 //	internal/bench    the bench command's modes and report (guard mode with the HTTP effect
-//	                  against a receiver it serves among them); imports pipeline, sink, httpeffect
+//	                  against a receiver it serves among them); imports pipeline, sink, httpeffect,
+//	                  secure
 //	internal/otelenv  the command's tracing from the OTEL_* variables (off unless asked): the
 //	                  exporters, the resource, redisotel on the Redis client; imports pipeline
 //	internal/testcerts

@@ -61,6 +61,10 @@ func DescribeGroup(ctx context.Context, adm *kadm.Client, group string, topics .
 	}
 	lg, ok := listed[group]
 	if !ok {
+		// ListGroups leaves out a group the principal may not describe.
+		if err := CheckGroupAccess(ctx, adm, group); err != nil {
+			return st, err
+		}
 		return st, &CheckError{Server: "kafka", Setting: "group", Value: group, Err: ErrGroupMissing,
 			Fix: "start a consumer of the group", msg: fmt.Sprintf("kafka: group %q does not exist", group)}
 	}

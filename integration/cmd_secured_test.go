@@ -176,6 +176,9 @@ func TestCmdSecured(t *testing.T) {
 		t.Fatalf("status: %v, lag %d\n%s", err, st.Lag, out)
 	}
 
+	testLeastPrivilege(ctx, t, k, bin, topic, group, redisTLS, prefix, &outputs)
+	t.Run("bench", func(t *testing.T) { testBenchSecured(ctx, t, k, bin, &outputs) })
+
 	other, err := testcerts.NewCA(dir, "other-ca")
 	if err != nil {
 		t.Fatal(err)

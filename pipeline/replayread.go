@@ -54,6 +54,10 @@ func (r *Replay) read(ctx context.Context, feed func(*replayPart, []*kgo.Record)
 			return
 		}
 		fs.EachError(func(topic string, partition int32, err error) {
+			if ferr := fatalFetch(topic, partition, err); ferr != nil {
+				r.fail(ferr)
+				return
+			}
 			if !errors.Is(err, context.Canceled) {
 				r.cfg.logger.Warn("fetch error", "topic", topic, "partition", partition, "err", err)
 			}

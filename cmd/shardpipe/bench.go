@@ -91,7 +91,7 @@ func (bc *benchConfig) Groups() []cliflags.Group {
 
 func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 	bc.Config = bench.Config{
-		Brokers: bc.brokers, Redis: strings.TrimSpace(c.String(fRedis)),
+		Brokers: bc.brokers, Kafka: bc.sec, Redis: strings.TrimSpace(c.String(fRedis)),
 		Topic: c.String(fBenchTopic), Records: c.Int(fRecords), Partitions: int32(c.Int(fPartitions)),
 		Rounds: c.Int(fRounds), NaiveRecords: c.Int(fNaiveRecords), NaiveBudget: c.Duration(fNaiveBudget),
 		LatencyRate: c.Int(fLatencyRate), LatencyDuration: c.Duration(fLatencyDuration),
@@ -115,9 +115,6 @@ func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 	if _, err := flagcheck.ParseRedis(bc.Redis, false); err != nil {
 		bad.Addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(bc.Redis), err)
 	}
-	if len(bc.opts) > 0 { // its workers get the brokers only
-		bad.Addf("bench: Kafka TLS and SASL (--kafka-tls*, --kafka-sasl-*) are not supported yet; bench a plaintext listener")
-	}
 	if err := bc.Validate(); err != nil && len(*bad) == 0 {
 		bad.Addf("%v", err)
 	}
@@ -126,7 +123,7 @@ func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 func benchAction(ctx context.Context, c *cli.Command, bc *benchConfig) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := benchReachable(ctx, bc.Config); err != nil {
+	if err := benchReachable(ctx, bc.kafkaConn, bc.Config); err != nil {
 		return err
 	}
 	rep, err := bench.Run(ctx, bc.Config)

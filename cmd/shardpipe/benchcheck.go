@@ -14,12 +14,12 @@ const benchConnectTimeout = 10 * time.Second
 // benchReachable checks, before bench creates a topic or starts a worker,
 // that its brokers and Redis answer (and Redis can run the ledger): a
 // server it cannot reach is exit 3 naming it, as for every command.
-func benchReachable(ctx context.Context, cfg bench.Config) error {
+func benchReachable(ctx context.Context, k kafkaConn, cfg bench.Config) error {
 	target, err := flagcheck.ParseRedis(cfg.Redis, false)
 	if err != nil {
 		return usageErr(err.Error()) // validated before; kept for safety
 	}
 	rdb := target.Client()
 	defer rdb.Close()
-	return preflight(ctx, kafkaConn{brokers: cfg.Brokers}, nil, rdb, target.Desc, benchConnectTimeout)
+	return preflight(ctx, k, nil, rdb, target.Desc, benchConnectTimeout)
 }

@@ -33,7 +33,8 @@ const (
 // all of them.
 type kafkaConn struct {
 	brokers []string
-	opts    []kgo.Opt // TLS and SASL (secure.KafkaValues)
+	sec     secure.KafkaValues
+	opts    []kgo.Opt // TLS and SASL: sec's options
 }
 
 func kafkaGroup(k *kafkaConn) cliflags.Group {
@@ -48,26 +49,13 @@ func kafkaGroup(k *kafkaConn) cliflags.Group {
 			}
 		}
 		var err error
-		k.opts, err = secure.KafkaValues{TLS: c.Bool("kafka-tls"), TLSCA: c.String("kafka-tls-ca"), TLSCert: c.String("kafka-tls-cert"),
-			TLSKey: c.String("kafka-tls-key"), TLSServerName: c.String("kafka-tls-server-name"), SASLMechanism: c.String("kafka-sasl-mechanism"),
-			SASLUser: c.String("kafka-sasl-user"), SASLPasswordFile: c.String("kafka-sasl-password-file"), PasswordEnv: "SHARDPIPE_KAFKA_SASL_PASSWORD",
-			SASLTokenFile: c.String("kafka-sasl-token-file"), SASLTokenCommand: c.String("kafka-sasl-token-command")}.Opts()
+		k.sec = secure.KafkaValuesFrom(c, "kafka-", "SHARDPIPE_KAFKA_SASL_PASSWORD")
+		k.opts, err = k.sec.Opts()
 		settingProblem(bad, "kafka-", err)
-	}, &cli.StringSliceFlag{Name: fBrokers, Value: []string{"127.0.0.1:9092"},
-		Usage: "Kafka seed brokers, host:port; repeat the flag or separate with commas"},
-		&cli.BoolFlag{Name: "kafka-tls", Usage: "Kafka over TLS, trusting the system roots (any --kafka-tls-* flag turns TLS on too)"},
-		str("kafka-tls-ca", "Kafka TLS: PEM file of the CA certificates to trust instead of the system roots"),
-		str("kafka-tls-cert", "Kafka TLS: PEM client certificate, for mutual TLS (with --kafka-tls-key)"),
-		str("kafka-tls-key", "Kafka TLS: PEM key of --kafka-tls-cert"),
-		str("kafka-tls-server-name", "Kafka TLS: the name the brokers' certificates must carry (default: the host dialed)"),
-		str("kafka-sasl-mechanism", "Kafka SASL mechanism: "+strings.Join(secure.Mechanisms, ", ")+" (AWS_MSK_IAM reads AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)"),
-		str("kafka-sasl-user", "Kafka SASL user (PLAIN, SCRAM)"),
-		str("kafka-sasl-password-file", "Kafka SASL password (PLAIN, SCRAM): a file holding it; or set SHARDPIPE_KAFKA_SASL_PASSWORD"),
-		str("kafka-sasl-token-file", "Kafka OAUTHBEARER: a file holding the token, read again at each authentication"),
-		str("kafka-sasl-token-command", "Kafka OAUTHBEARER: a command (words split on spaces, no shell) run at each authentication that prints the token"))
+	}, append([]cli.Flag{&cli.StringSliceFlag{Name: fBrokers, Value: []string{"127.0.0.1:9092"},
+		Usage: "Kafka seed brokers, host:port; repeat the flag or separate with commas"}},
+		settingFlags(secure.KafkaSettings("kafka-", "SHARDPIPE_KAFKA_SASL_PASSWORD"))...)...)
 }
-
-func str(name, usage string) cli.Flag { return &cli.StringFlag{Name: name, Usage: usage} }
 
 // settingProblem adds a line per setting of err (secure.SettingError),
 // naming its flag: prefix and the setting's name.
@@ -86,22 +74,26 @@ func redisGroup(t *flagcheck.RedisTarget) cliflags.Group {
 		if *t, err = flagcheck.ParseRedis(c.String(fRedis), c.Bool(fRedisCluster)); err != nil {
 			bad.Addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(c.String(fRedis)), err)
 		}
-		r, serr := secure.RedisValues{TLSCA: c.String("redis-tls-ca"), TLSCert: c.String("redis-tls-cert"), TLSKey: c.String("redis-tls-key"),
-			TLSServerName: c.String("redis-tls-server-name"), User: c.String("redis-user"), PasswordFile: c.String("redis-password-file"),
-			PasswordEnv: "SHARDPIPE_REDIS_PASSWORD"}.Redis()
+		r, serr := secure.RedisValuesFrom(c, "redis-", "SHARDPIPE_REDIS_PASSWORD").Redis()
 		if settingProblem(bad, "redis-", serr); serr == nil && err == nil {
 			settingProblem(bad, "redis-", t.Secure(r))
 		}
-	},
-		&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379",
-			Usage: "Redis for the ledger: host:port, a redis:// or rediss:// URL (with ?master_name=M: Redis Sentinel, the URL's host and &addr= the sentinels), or a comma-separated list of Redis Cluster nodes"},
-		&cli.BoolFlag{Name: fRedisCluster, Usage: "treat a single --redis address or URL as a Redis Cluster seed"},
-		str("redis-tls-ca", "Redis TLS (a rediss:// URL, or any --redis-tls-* flag, turns it on): PEM file of the CA certificates to trust"),
-		str("redis-tls-cert", "Redis TLS: PEM client certificate (with --redis-tls-key)"),
-		str("redis-tls-key", "Redis TLS: PEM key of --redis-tls-cert"),
-		str("redis-tls-server-name", "Redis TLS: the name the server's certificate must carry (default: the host dialed)"),
-		str("redis-user", "Redis ACL user (default: the URL's user, or default)"),
-		str("redis-password-file", "Redis password of the ACL user: a file holding it; or set SHARDPIPE_REDIS_PASSWORD"))
+	}, append([]cli.Flag{&cli.StringFlag{Name: fRedis, Value: "127.0.0.1:6379",
+		Usage: "Redis for the ledger: host:port, a redis:// or rediss:// URL (with ?master_name=M: Redis Sentinel, the URL's host and &addr= the sentinels), or a comma-separated list of Redis Cluster nodes"},
+		&cli.BoolFlag{Name: fRedisCluster, Usage: "treat a single --redis address or URL as a Redis Cluster seed"}},
+		settingFlags(secure.RedisSettings("redis-", "SHARDPIPE_REDIS_PASSWORD"))...)...)
+}
+
+// settingFlags makes a flag of each setting.
+func settingFlags(ss []secure.Setting) (fs []cli.Flag) {
+	for _, s := range ss {
+		var f cli.Flag = &cli.StringFlag{Name: s.Name, Usage: s.Usage}
+		if s.Bool {
+			f = &cli.BoolFlag{Name: s.Name, Usage: s.Usage}
+		}
+		fs = append(fs, f)
+	}
+	return fs
 }
 
 // connectGroup is --connect-timeout; usage names only the servers the

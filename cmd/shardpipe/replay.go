@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/otelenv"
@@ -59,7 +60,7 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		return usageErr(err.Error())
 	}
 	defer tr.Close()
-	barrier, err := rc.start(ctx, rc.kafkaConn, []string{rc.topic}, rdb, !rc.dryRun, log)
+	barrier, err := rc.start(ctx, rc.kafkaConn, admin.Access{Topics: []string{rc.topic}, Keys: []string{rc.checkpointPrefix + rc.id}}, rdb, !rc.dryRun, log)
 	if err != nil {
 		return err
 	}

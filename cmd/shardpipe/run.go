@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
 
+	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/otelenv"
 	"github.com/shardpipe/shardpipe/internal/termui"
@@ -57,11 +58,8 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	// run cleanly (exit 0), since nothing is held yet.
 	ctx, stop := untilSignal(ctx)
 	defer stop()
-	barrier, err := rc.start(ctx, rc.kafkaConn, rc.topics, rdb, true, log)
+	barrier, err := rc.start(ctx, rc.kafkaConn, admin.Access{Group: rc.group, Topics: rc.topics}, rdb, true, log)
 	if err != nil {
-		return interruptedOr(ctx, log, err)
-	}
-	if err := checkAccess(ctx, rc, rdb); err != nil {
 		return interruptedOr(ctx, log, err)
 	}
 	checkRetention(ctx, rc, log)

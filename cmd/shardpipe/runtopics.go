@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/shardpipe/shardpipe/admin"
@@ -17,20 +16,6 @@ func checkRetention(ctx context.Context, rc *runConfig, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
 	_ = rc.withAdmin(func(adm *kadm.Client) error { warnRetention(ctx, adm, rc.topics, rc.ttl, log); return nil })
-}
-
-// checkAccess: the principal may describe the group and the Redis user may
-// reach the ledger's keys, read-only (admin.CheckAccess); a refusal is exit 3.
-func checkAccess(ctx context.Context, rc *runConfig, rdb redis.UniversalClient) error {
-	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
-	defer cancel()
-	keys := []string{rc.prefix + "preflight-probe"}
-	if rc.totals != nil {
-		keys = append(keys, rc.totals.Hash)
-	}
-	return exitFor(rc.withAdmin(func(adm *kadm.Client) error {
-		return admin.CheckAccess(ctx, adm, rc.group, rdb, rc.redis.Desc, keys...)
-	}), rc.brokers, rc.connectTimeout)
 }
 
 // warnRetention logs one warning per topic whose retention.ms is longer

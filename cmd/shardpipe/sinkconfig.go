@@ -38,14 +38,30 @@ func (sc *sinkConfig) tail(reports string) []cliflags.Group {
 }
 
 // start runs the checks before the pipeline starts, each within
-// --connect-timeout: the brokers, topics and Redis answer (preflight),
-// with checkDLQ the dead-letter topics exist (and a partition count other
-// than the source's is warned about), and the Redis keeps what the
-// ledger needs (redisDurability, whose barrier it returns).
-func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, topics []string, rdb redis.UniversalClient, checkDLQ bool,
+// --connect-timeout: the brokers, acc's topics and Redis answer
+// (preflight), acc's principals may read the topics, describe acc's group
+// and reach acc's and the ledger's keys (admin.CheckAccess), with checkDLQ
+// the dead-letter topics exist (and a partition count other than the
+// source's is warned about), and the Redis keeps what the ledger needs
+// (redisDurability, whose barrier it returns).
+func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, rdb redis.UniversalClient, checkDLQ bool,
 	log *slog.Logger) (pipeline.Barrier, error) {
+	topics := acc.Topics
 	if err := preflight(ctx, k, topics, rdb, sc.redis.Desc, sc.connectTimeout); err != nil {
 		return nil, err
+	}
+	if acc.Keys = append(acc.Keys, sc.prefix+"preflight-probe"); sc.totals != nil {
+		acc.Keys = append(acc.Keys, sc.totals.Hash)
+	}
+	cl, err := k.adminClient()
+	if err != nil {
+		return nil, failure(err)
+	}
+	defer cl.Close()
+	actx, cancel := context.WithTimeout(ctx, sc.connectTimeout)
+	defer cancel()
+	if err := admin.CheckAccess(actx, cl, acc, rdb, sc.redis.Desc); err != nil {
+		return nil, exitFor(err, k.brokers, sc.connectTimeout)
 	}
 	if checkDLQ {
 		if err := sc.checkDeadLetterTopics(ctx, k, topics, sc.connectTimeout, log); err != nil {

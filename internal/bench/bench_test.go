@@ -3,11 +3,14 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shardpipe/shardpipe/internal/orders"
+	"github.com/shardpipe/shardpipe/secure"
 )
 
 func TestStatOf(t *testing.T) {
@@ -199,4 +202,35 @@ func modeStrings(ms []Mode) []string {
 		out = append(out, string(m))
 	}
 	return out
+}
+
+// TestSpecCarriesNoSecret: a worker's spec (its command line) names the
+// password's variable or file, never the password, and the worker makes
+// the same SASL options from it as decoded.
+func TestSpecCarriesNoSecret(t *testing.T) {
+	const pw = "bench-Secr3t"
+	t.Setenv("SHARDPIPE_TEST_BENCH_PASSWORD", pw)
+	file := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(file, []byte(pw+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range []secure.KafkaValues{
+		{SASLMechanism: "SCRAM-SHA-512", SASLUser: "u", PasswordEnv: "SHARDPIPE_TEST_BENCH_PASSWORD"},
+		{TLS: true, SASLMechanism: "PLAIN", SASLUser: "u", SASLPasswordFile: file},
+	} {
+		js, err := json.Marshal(Spec{Mode: Consume, Brokers: []string{"127.0.0.1:9092"}, Kafka: kv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(js), pw) {
+			t.Fatalf("the spec holds the password: %s", js)
+		}
+		var back Spec
+		if err := json.Unmarshal(js, &back); err != nil {
+			t.Fatal(err)
+		}
+		if opts, err := back.Kafka.Opts(); err != nil || len(opts) == 0 {
+			t.Fatalf("decoded spec %s: %d options, %v; want SASL's", js, len(opts), err)
+		}
+	}
 }

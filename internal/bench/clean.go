@@ -111,9 +111,9 @@ func infoField(info, name string) string {
 	return ""
 }
 
-// DeleteTopic deletes topic.
-func DeleteTopic(ctx context.Context, brokers []string, topic string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+// DeleteTopic deletes topic; kafka are the client's options (as Prefill's).
+func DeleteTopic(ctx context.Context, kafka []kgo.Opt, topic string) error {
+	cl, err := kgo.NewClient(kafka...)
 	if err != nil {
 		return err
 	}

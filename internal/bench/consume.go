@@ -15,10 +15,10 @@ import (
 // its assignment, so the group join does not count.
 func consumer(spec Spec) (*kgo.Client, *startClock, error) {
 	clock := &startClock{}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(spec.Brokers...), kgo.ConsumerGroup(spec.Group),
+	cl, err := kgo.NewClient(spec.seeds(kgo.ConsumerGroup(spec.Group),
 		kgo.ConsumeTopics(spec.Topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.DisableAutoCommit(),
-		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) { clock.start() }))
+		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) { clock.start() }))...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kafka client: %w", err)
 	}

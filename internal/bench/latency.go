@@ -32,7 +32,7 @@ func runLatency(ctx context.Context, spec Spec, log *slog.Logger) (Result, error
 	}
 	t := newTimed(l, 0, true)
 	assigned := make(chan struct{}, spec.Partitions)
-	p, err := pipeline.New(pipeline.Brokers(spec.Brokers...), pipeline.Topics(spec.Topic),
+	p, err := pipeline.New(pipeline.Brokers(spec.Brokers...), pipeline.KafkaOptions(spec.kafka...), pipeline.Topics(spec.Topic),
 		pipeline.Group(spec.Group), pipeline.Sink(t), pipeline.Logger(log),
 		pipeline.CommitInterval(spec.CommitInterval),
 		pipeline.Observe(func(e pipeline.Event) {
@@ -114,8 +114,8 @@ func quantileMs(ds []time.Duration, q float64) float64 {
 // acknowledgements. They share one key, so the ledger holds one warm-up key
 // (the first applied, the rest suppressed: all land) and Clean removes it.
 func warmUp(ctx context.Context, spec Spec) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(spec.Brokers...), kgo.DefaultProduceTopic(spec.Topic),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl, err := kgo.NewClient(spec.seeds(kgo.DefaultProduceTopic(spec.Topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
 	if err != nil {
 		return fmt.Errorf("producer: %w", err)
 	}
@@ -135,8 +135,8 @@ func warmUp(ctx context.Context, spec Spec) error {
 // client, and waits for them to be acknowledged. It returns how many it
 // sent and each one's time from its timestamp to its acknowledgement.
 func offer(ctx context.Context, spec Spec) (int64, []time.Duration, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(spec.Brokers...), kgo.DefaultProduceTopic(spec.Topic),
-		kgo.ProducerLinger(0))
+	cl, err := kgo.NewClient(spec.seeds(kgo.DefaultProduceTopic(spec.Topic),
+		kgo.ProducerLinger(0))...)
 	if err != nil {
 		return 0, nil, fmt.Errorf("producer: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,9 +24,10 @@ var ErrTopicMismatch = errors.New("bench: topic does not hold the requested reco
 // partitions. An existing topic with n records is reused as it is; one with
 // another count is an error wrapping ErrTopicMismatch unless recreate is set,
 // in which case it is deleted and produced again. Producing is batched and
-// idempotent and logs progress every few seconds.
-func Prefill(ctx context.Context, brokers []string, topic string, partitions int32, n int, recreate bool, log *slog.Logger) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+// idempotent and logs progress every few seconds. kafka are the clients'
+// options: the seed brokers, TLS and SASL.
+func Prefill(ctx context.Context, kafka []kgo.Opt, topic string, partitions int32, n int, recreate bool, log *slog.Logger) error {
+	cl, err := kgo.NewClient(kafka...)
 	if err != nil {
 		return fmt.Errorf("bench: kafka client: %w", err)
 	}
@@ -54,7 +56,7 @@ func Prefill(ctx context.Context, brokers []string, topic string, partitions int
 	if _, err := topics.Create(ctx, adm, topics.Spec{Name: topic, Partitions: partitions}); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	return produce(ctx, brokers, topic, n, log)
+	return produce(ctx, kafka, topic, n, log)
 }
 
 // topicRecords sums the records held by topic's partitions.
@@ -103,10 +105,10 @@ func waitGone(ctx context.Context, adm *kadm.Client, topic string) error {
 
 // produce writes n orders, keyed by order ID, with franz-go's idempotent
 // producer in large lingering batches.
-func produce(ctx context.Context, brokers []string, topic string, n int, log *slog.Logger) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic),
+func produce(ctx context.Context, kafka []kgo.Opt, topic string, n int, log *slog.Logger) error {
+	cl, err := kgo.NewClient(append(slices.Clone(kafka), kgo.DefaultProduceTopic(topic),
 		kgo.ProducerLinger(5*time.Millisecond), kgo.ProducerBatchMaxBytes(1<<20),
-		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedRecords(100_000))
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedRecords(100_000))...)
 	if err != nil {
 		return fmt.Errorf("bench: producer: %w", err)
 	}

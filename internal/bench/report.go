@@ -184,7 +184,7 @@ func machine(ctx context.Context, cfg Config) Machine {
 			m.LoadAvg = strings.Join(f[:3], " ")
 		}
 	}
-	if cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...)); err == nil {
+	if cl, err := kgo.NewClient(cfg.seeds()...); err == nil {
 		if v, err := kafkainfo.BrokerVersion(ctx, kadm.NewClient(cl)); err == nil {
 			m.Kafka = v
 		}

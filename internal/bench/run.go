@@ -12,11 +12,19 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/secure"
 )
 
 // Config is one bench run.
 type Config struct {
-	Brokers    []string
+	Brokers []string
+	// Kafka is the brokers' TLS and SASL settings, the parent's and, in
+	// their spec, the workers' (Spec.Kafka: no secret in it).
+	Kafka      secure.KafkaValues
+	kafka      []kgo.Opt // Kafka's options, made by Run
 	Redis      string
 	Topic      string // pre-filled topic to use
 	Recreate   bool   // delete and refill Topic when it holds another count
@@ -77,6 +85,12 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// seeds are the options of a client of the brokers: TLS, SASL and the
+// seed brokers.
+func (c Config) seeds() []kgo.Opt {
+	return append(slices.Clone(c.kafka), kgo.SeedBrokers(c.Brokers...))
+}
+
 // ttl of every key a bench writes: long enough for the run, short enough
 // that a crashed run cleans up after itself.
 const ttl = time.Hour
@@ -87,6 +101,10 @@ const ttl = time.Hour
 func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return Report{}, err
+	}
+	var err error
+	if cfg.kafka, err = cfg.Kafka.Opts(); err != nil {
+		return Report{}, fmt.Errorf("bench: kafka: %w", err)
 	}
 	if cfg.Exe == "" {
 		exe, err := os.Executable()
@@ -101,7 +119,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 	}
 	log := cfg.Log
-	if err := Prefill(ctx, cfg.Brokers, cfg.Topic, cfg.Partitions, cfg.Records, cfg.Recreate, log); err != nil {
+	if err := Prefill(ctx, cfg.seeds(), cfg.Topic, cfg.Partitions, cfg.Records, cfg.Recreate, log); err != nil {
 		return Report{}, err
 	}
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -113,11 +131,11 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			return Report{}, err
 		}
 		defer rcv.close()
-		if err := Prefill(ctx, cfg.Brokers, cfg.guardTopic(), cfg.GuardPartitions, cfg.GuardRecords, true, log); err != nil {
+		if err := Prefill(ctx, cfg.seeds(), cfg.guardTopic(), cfg.GuardPartitions, cfg.GuardRecords, true, log); err != nil {
 			return Report{}, err
 		}
 	}
-	base := Spec{Brokers: cfg.Brokers, Redis: cfg.Redis, Topic: cfg.Topic, Records: cfg.Records, TTL: ttl,
+	base := Spec{Brokers: cfg.Brokers, Kafka: cfg.Kafka, Redis: cfg.Redis, Topic: cfg.Topic, Records: cfg.Records, TTL: ttl,
 		CommitEvery: cfg.CommitEvery}
 	for round := range cfg.Rounds {
 		tag := fmt.Sprintf("%s-%d", run, round)
@@ -173,7 +191,6 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 	}
 	var lat []Result
-	var err error
 	if cfg.wants(Latency) {
 		lat, err = runLatencyRounds(ctx, cfg, run)
 	}
@@ -257,16 +274,16 @@ func runLatencyRounds(ctx context.Context, cfg Config, run string) ([]Result, er
 	for round := range cfg.Rounds {
 		tag := fmt.Sprintf("%s-%d", run, round)
 		topic := cfg.Topic + "-latency-" + tag
-		if err := Prefill(ctx, cfg.Brokers, topic, cfg.Partitions, 0, false, cfg.Log); err != nil {
+		if err := Prefill(ctx, cfg.seeds(), topic, cfg.Partitions, 0, false, cfg.Log); err != nil {
 			return nil, err
 		}
-		spec := Spec{Mode: Latency, Brokers: cfg.Brokers, Redis: cfg.Redis, Topic: topic, TTL: ttl,
+		spec := Spec{Mode: Latency, Brokers: cfg.Brokers, Kafka: cfg.Kafka, Redis: cfg.Redis, Topic: topic, TTL: ttl,
 			Group: "shardpipe-bench-" + tag + "-latency", Prefix: "shardpipe-bench:" + tag + ":latency:",
 			Rate: cfg.LatencyRate, Duration: cfg.LatencyDuration, CommitInterval: cfg.LatencyCommit,
 			Partitions: int(cfg.Partitions)}
 		cfg.Log.Info("bench: measuring", "mode", Latency, "round", round+1, "of", cfg.Rounds, "rate", cfg.LatencyRate)
 		res, err := spawn(ctx, cfg, spec)
-		derr := DeleteTopic(ctx, cfg.Brokers, topic)
+		derr := DeleteTopic(ctx, cfg.seeds(), topic)
 		if err != nil {
 			return nil, err
 		}

@@ -35,7 +35,7 @@ func runPipeline(ctx context.Context, spec Spec, log *slog.Logger) (Result, erro
 		return Result{}, err
 	}
 	t := newTimed(a, int64(spec.Records), false)
-	popts := []pipeline.GroupOpt{pipeline.Brokers(spec.Brokers...), pipeline.Topics(spec.Topic),
+	popts := []pipeline.GroupOpt{pipeline.Brokers(spec.Brokers...), pipeline.KafkaOptions(spec.kafka...), pipeline.Topics(spec.Topic),
 		pipeline.Group(spec.Group), pipeline.Sink(t), pipeline.Logger(log), pipeline.Observe(t.observe)}
 	if spec.CommitEvery > 0 {
 		popts = append(popts, pipeline.CommitEvery(spec.CommitEvery))

@@ -2,10 +2,14 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/secure"
 )
 
 // Mode names one measurement.
@@ -24,8 +28,14 @@ const (
 
 // Spec is what one child process measures. The parent passes it as JSON.
 type Spec struct {
-	Mode    Mode          `json:"mode"`
-	Brokers []string      `json:"brokers"`
+	Mode    Mode     `json:"mode"`
+	Brokers []string `json:"brokers"`
+	// Kafka is the brokers' TLS and SASL settings: files by path and the
+	// name of the password's variable, which the worker inherits, so that
+	// no secret is in the spec (a command-line argument).
+	Kafka secure.KafkaValues `json:"kafka"`
+	// kafka are Kafka's options as RunWorker made them.
+	kafka   []kgo.Opt
 	Redis   string        `json:"redis"`
 	Topic   string        `json:"topic"`
 	Records int           `json:"records"` // records to process (naive: at most)
@@ -93,6 +103,12 @@ func (s Spec) validate() error {
 		return fmt.Errorf("bench worker %s: ttl %v, want > 0", s.Mode, s.TTL)
 	}
 	return nil
+}
+
+// seeds are the options of a client of the brokers: TLS, SASL and the
+// seed brokers, then more.
+func (s Spec) seeds(more ...kgo.Opt) []kgo.Opt {
+	return append(append(slices.Clone(s.kafka), kgo.SeedBrokers(s.Brokers...)), more...)
 }
 
 // NewRedis returns a client for host:port or a redis:// URL.

@@ -17,6 +17,10 @@ func RunWorker(ctx context.Context, spec Spec, log *slog.Logger) (Result, error)
 	if err := spec.validate(); err != nil {
 		return Result{}, err
 	}
+	var err error
+	if spec.kafka, err = spec.Kafka.Opts(); err != nil {
+		return Result{}, fmt.Errorf("bench worker %s: kafka: %w", spec.Mode, err)
+	}
 	if spec.CPUProfile != "" {
 		f, err := os.Create(spec.CPUProfile)
 		if err != nil {
@@ -32,10 +36,7 @@ func RunWorker(ctx context.Context, spec Spec, log *slog.Logger) (Result, error)
 		runtime.MemProfileRate = 64 << 10
 	}
 	objs0, bytes0 := allocs()
-	var (
-		res Result
-		err error
-	)
+	var res Result
 	switch spec.Mode {
 	case Consume:
 		res, err = runConsume(ctx, spec)

@@ -1,0 +1,157 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// Least privilege of status and replay, as the README's "Secured clusters"
+// states it.
+var (
+	statusTopicOps = []kadm.ACLOperation{kadm.OpDescribe}
+	statusGroupOps = []kadm.ACLOperation{kadm.OpDescribe}
+	// Read implies Describe.
+	replayTopicOps = []kadm.ACLOperation{kadm.OpRead}
+)
+
+// grant is the ACLs of a least-privilege case: operations on the topic
+// and on the group.
+type grant struct{ topic, group []kadm.ACLOperation }
+
+// minusOne is each grant with one operation removed, named after it
+// ("topic Read"); the full grant first, named "".
+func (g grant) minusOne() (names []string, grants []grant) {
+	names, grants = []string{""}, []grant{g}
+	for i, op := range g.topic {
+		names = append(names, "topic "+op.String())
+		grants = append(grants, grant{topic: slices.Delete(slices.Clone(g.topic), i, i+1), group: g.group})
+	}
+	for i, op := range g.group {
+		names = append(names, "group "+op.String())
+		grants = append(grants, grant{topic: g.topic, group: slices.Delete(slices.Clone(g.group), i, i+1)})
+	}
+	return names, grants
+}
+
+// testLeastPrivilege runs status and replay, each as a principal of its
+// own (an OAUTHBEARER token's subject) holding exactly the README's ACLs:
+// status reports the group and replay its range, exit 0. Then, for each
+// ACL, a principal holding all the others: the command exits 3 and its
+// output names the refused request's error (TOPIC_AUTHORIZATION_FAILED,
+// GROUP_AUTHORIZATION_FAILED). outputs collects every output.
+func testLeastPrivilege(ctx context.Context, t *testing.T, k *tlsKafka, bin, topic, group string, redisTLS []string,
+	prefix string, outputs *[]string) {
+	dir := t.TempDir()
+	cmds := []struct {
+		name string
+		g    grant
+		args []string
+	}{
+		{"status", grant{topic: statusTopicOps, group: statusGroupOps}, []string{"status", "--group", group, "--topic", topic, "--json"}},
+		{"replay", grant{topic: replayTopicOps}, append([]string{"replay", "--topic", topic, "--from", "0",
+			"--ledger-prefix", prefix + "ledger:", "--effect", "totals", "--totals-hash", prefix + "totals",
+			"--checkpoint-prefix", prefix + "replay:", "--dlq-prefix", prefix, "--on-poison", "stop", "--connect-timeout", "10s"}, redisTLS...)},
+	}
+	for _, c := range cmds {
+		names, grants := c.g.minusOne()
+		if c.name == "replay" { // Read implies Describe: also Read removed, Describe kept
+			names, grants = append(names, "topic READ (DESCRIBE kept)"), append(grants, grant{topic: []kadm.ACLOperation{kadm.OpDescribe}})
+		}
+		for i, g := range grants {
+			name := c.name + " with exactly its ACLs"
+			if names[i] != "" {
+				name = c.name + " without " + names[i]
+			}
+			t.Run(name, func(t *testing.T) {
+				user := fmt.Sprintf("%s-%d", c.name, i)
+				token := filepath.Join(dir, user)
+				if err := os.WriteFile(token, []byte(unsecuredJWT(user, time.Hour)+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				principal := "User:" + user
+				if len(g.topic) > 0 {
+					k.allow(ctx, t, principal, kadm.NewACLs().Topics(topic), g.topic...)
+				}
+				if len(g.group) > 0 {
+					k.allow(ctx, t, principal, kadm.NewACLs().Groups(group), g.group...)
+				}
+				k.awaitACLs(ctx, t, principal, len(g.topic)+len(g.group))
+				args := append(append([]string{}, c.args...), "--brokers", k.sasl, "--kafka-tls-ca", k.ca.CertFile,
+					"--kafka-sasl-mechanism", "OAUTHBEARER", "--kafka-sasl-token-file", token)
+				if c.name == "replay" {
+					args = append(args, "--id", user)
+				}
+				ctx, cancel := context.WithTimeout(ctx, time.Minute)
+				defer cancel()
+				p := start(t, name, bin, args...)
+				select {
+				case <-p.done:
+				case <-ctx.Done():
+					t.Fatalf("did not exit within a minute:\n%s", lastLines(p.output(), 20))
+				}
+				code := p.code
+				out := p.output() + p.stdoutText()
+				*outputs = append(*outputs, out)
+				if names[i] == "" {
+					if code != 0 {
+						t.Fatalf("exit %d, want 0\n%s", code, lastLines(out, 30))
+					}
+					return
+				}
+				if code != 3 {
+					t.Fatalf("exit %d, want 3\n%s", code, lastLines(out, 30))
+				}
+				// The refused request, its error and the step.
+				want := []string{"Metadata: authorization failed (TOPIC_AUTHORIZATION_FAILED)"}
+				switch {
+				case strings.HasPrefix(names[i], "group"):
+					want = []string{"DescribeGroups " + group + ": authorization failed (GROUP_AUTHORIZATION_FAILED)"}
+				case strings.Contains(names[i], "kept"):
+					want = []string{"Fetch " + topic + "/0: authorization failed (TOPIC_AUTHORIZATION_FAILED)"}
+				}
+				for _, w := range want {
+					if !strings.Contains(out, w) {
+						t.Fatalf("output lacks %q:\n%s", w, lastLines(out, 30))
+					}
+				}
+				t.Logf("%s", lastLines(out, 1))
+			})
+		}
+	}
+}
+
+// awaitACLs waits until the broker's authorizer lists n ACLs of principal:
+// it applies new ACLs from the metadata log a moment after CreateACLs
+// answers.
+func (k *tlsKafka) awaitACLs(ctx context.Context, t *testing.T, principal string, n int) {
+	t.Helper()
+	for {
+		res, err := k.admin.DescribeACLs(ctx, kadm.NewACLs().AnyResource().Allow(principal).AllowHosts().
+			Operations(kadm.OpAny).ResourcePatternType(kadm.ACLPatternAny))
+		got := 0
+		if err == nil {
+			for _, r := range res {
+				if r.Err != nil {
+					err = r.Err
+				}
+				got += len(r.Described)
+			}
+		}
+		if err == nil && got >= n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the ACLs of %s never took effect (%d of %d; last: %v)", principal, got, n, err)
+		case <-time.After(50 * time.Millisecond): // poll interval of a condition
+		}
+	}
+}
