@@ -21,10 +21,6 @@ const (
 
 func durabilityGroup(dc *admin.DurabilityConfig) cliflags.Group { return settings.DurabilityGroup(dc) }
 
-// fenceKey is the key the durability barrier writes before each wait:
-// under the dead-letter prefix, which is kept apart from the ledger's.
-func fenceKey(dlqPrefix string) string { return dlqPrefix + "fence" }
-
 // redisDurability checks the ledger Redis (settings.CheckDurability)
 // within timeout; a setting that breaks a ledger and that dc does not
 // allow is a usage error (exit 2) naming the flag that accepts it.

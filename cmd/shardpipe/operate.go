@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
 )
 
@@ -33,7 +34,7 @@ func metricsGroup(addr *string, usage string) cliflags.Group {
 // membershipGroup is run's --instance-id and --create-dlq-topic.
 func (rc *runConfig) membershipGroup() cliflags.Group {
 	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
-		rc.createDLQ = c.Bool(fCreateDLQTopic)
+		rc.p.CreateDLQ = c.Bool(fCreateDLQTopic)
 		if c.IsSet(fInstanceID) {
 			if rc.instanceID = strings.TrimSpace(c.String(fInstanceID)); flagcheck.InstanceID(rc.instanceID) != "" {
 				bad.Addf("%s %q: %s", flagRef(fInstanceID), c.String(fInstanceID), flagcheck.InstanceID(rc.instanceID))
@@ -60,6 +61,5 @@ func listenMetrics(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// healthKey is the Redis key readiness writes: one of shardpipe's own keys,
-// which poisonConfig.load keeps out of the ledger's prefix.
-func healthKey(dlqPrefix string) string { return dlqPrefix + "health" }
+// healthKey is the Redis key readiness writes (settings.HealthKey).
+func healthKey(dlqPrefix string) string { return settings.HealthKey(dlqPrefix) }

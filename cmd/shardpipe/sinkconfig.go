@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -53,6 +54,6 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, topics []string, r
 		}
 		sc.warnDeadLetterPartitions(ctx, k, topics, sc.connectTimeout, log)
 	}
-	sc.durability.Name, sc.durability.FenceKey = sc.redis.Desc, fenceKey(sc.dlqPrefix)
+	sc.durability.Name, sc.durability.FenceKey = sc.redis.Desc, settings.FenceKey(sc.dlqPrefix)
 	return redisDurability(ctx, rdb, sc.durability, sc.connectTimeout, log)
 }
