@@ -8,8 +8,8 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
-	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/internal/settings"
 )
 
 // Flag names of run's static membership and dead-letter topic creation, and
