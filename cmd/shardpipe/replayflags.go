@@ -39,6 +39,6 @@ func (rc *replayConfig) Groups() []cliflags.Group {
 	gs = append(gs, rc.groups(func() []string { return []string{rc.topic} })...)
 	gs = append(gs, cliflags.Then(settings.ReplayRunGroup(&rc.r, &rc.httpEffect), func() {
 		rc.given, rc.dryRun, rc.force, rc.rate, rc.checkpointPrefix = rc.r.Given, rc.r.DryRun, rc.r.Force, rc.r.Rate, rc.r.CheckpointPrefix
-	}), metricsGroup(&rc.metricsAddr, "serve Prometheus metrics (the same series as run's, per partition of the replay) at http://ADDR/metrics, e.g. :9465 (empty: off)"))
+	}), settings.MetricsGroup(&rc.metricsAddr, "serve Prometheus metrics (the same series as run's, per partition of the replay) at http://ADDR/metrics, e.g. :9465 (empty: off)"))
 	return append(gs, rc.tail("when stderr is not a terminal: how often to log a progress line")...)
 }
