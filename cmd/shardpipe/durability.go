@@ -8,7 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/admin"
-	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
@@ -18,8 +17,6 @@ const (
 	fAllowEviction      = settings.FlagAllowEviction
 	fAllowNoPersistence = settings.FlagAllowNoPersistence
 )
-
-func durabilityGroup(dc *admin.DurabilityConfig) cliflags.Group { return settings.DurabilityGroup(dc) }
 
 // redisDurability checks the ledger Redis (settings.CheckDurability)
 // within timeout; a setting that breaks a ledger and that dc does not

@@ -119,7 +119,7 @@ func resetRisk(ctx context.Context, c *cli.Command, rc *resetConfig, adm *kadm.C
 				lc.redis.Desc, err, lc.ttl))
 		}
 		keysOnly := lc
-		keysOnly.totals = nil // only the keys are asked about
+		keysOnly.l.Spec.Totals = nil // only the keys are asked about
 		return keysOnly.spec(log).Ledger(rdb, rc.topic)
 	}, "pass --force to move the offsets anyway (they apply again), or move them to a later --to")
 }

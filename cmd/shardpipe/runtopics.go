@@ -24,9 +24,9 @@ func checkRetention(ctx context.Context, rc *runConfig, log *slog.Logger) {
 func checkAccess(ctx context.Context, rc *runConfig, rdb redis.UniversalClient) error {
 	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
-	keys := []string{rc.prefix + "preflight-probe"}
-	if rc.totals != nil {
-		keys = append(keys, rc.totals.Hash)
+	keys := []string{rc.l.Spec.Prefix + "preflight-probe"}
+	if rc.l.Spec.Totals != nil {
+		keys = append(keys, rc.l.Spec.Totals.Hash)
 	}
 	return exitFor(rc.withAdmin(func(adm *kadm.Client) error {
 		return admin.CheckAccess(ctx, adm, rc.group, rdb, rc.redis.Desc, keys...)

@@ -28,8 +28,8 @@ type sinkConfig struct {
 // groups are the shared groups before a command's own; topics returns the
 // consumed topics, once loaded.
 func (sc *sinkConfig) groups(topics func() []string) []cliflags.Group {
-	return append(ledgerGroups(&sc.ledgerConfig), durabilityGroup(&sc.durability), commitGroup(&sc.commitConfig),
-		poisonGroup(&sc.poisonConfig, topics, &sc.prefix))
+	return append(ledgerGroups(&sc.ledgerConfig), settings.DurabilityGroup(&sc.durability), commitGroup(&sc.commitConfig),
+		poisonGroup(&sc.poisonConfig, topics, &sc.l.Spec.Prefix))
 }
 
 // tail are the shared groups after a command's own; reports says what
