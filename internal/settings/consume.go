@@ -45,6 +45,16 @@ type Consume struct {
 	CreateDLQ bool
 }
 
+// SessionLimit words how long a member that stops heartbeating stays in
+// the group under cs's protocol, for a message saying why run waits:
+// --session-timeout, or the broker's setting under the consumer protocol.
+func (cs Consume) SessionLimit() string {
+	if cs.Protocol == pipeline.Consumer {
+		return "the broker's group.consumer.session.timeout.ms (45s by default)"
+	}
+	return cs.SessionTimeout.String() + " (--session-timeout)"
+}
+
 // ConsumeGroup is run's consuming flags, loaded into cs.
 func ConsumeGroup(cs *Consume) cliflags.Group {
 	return cliflags.NewGroup(cs.load,

@@ -31,6 +31,21 @@ func TestConsumeGroup(t *testing.T) {
 	}
 }
 
+func TestSessionLimit(t *testing.T) {
+	tests := []struct {
+		cs   Consume
+		want string
+	}{
+		{Consume{Protocol: pipeline.Classic, SessionTimeout: 6 * time.Second}, "6s (--session-timeout)"},
+		{Consume{Protocol: pipeline.Consumer, SessionTimeout: 6 * time.Second}, "the broker's group.consumer.session.timeout.ms (45s by default)"},
+	}
+	for _, tt := range tests {
+		if got := tt.cs.SessionLimit(); got != tt.want {
+			t.Errorf("%v: %q, want %q", tt.cs.Protocol, got, tt.want)
+		}
+	}
+}
+
 func TestMetricsGroup(t *testing.T) {
 	tests := []struct {
 		args []string
