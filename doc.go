@@ -14,7 +14,8 @@
 //	sink              the Redis ledger (record mode), the claim/done guard (guard mode), the
 //	                  durability barrier; imports only internal/faults/guardfault
 //	pipeline          group consumer, one worker per partition, epochs, poison records and
-//	                  dead letters, replay; imports checkpoint, sink and internal/faults
+//	                  dead letters, replay, record tracing (Tracer); imports checkpoint, sink
+//	                  and internal/faults
 //	secure            TLS, Kafka SASL and Redis ACL-user settings turned into kgo and go-redis
 //	                  options, secrets that never print, and Diagnose, which names the
 //	                  connection step that failed; imports no shardpipe package
@@ -70,7 +71,7 @@
 //	                  orders, the demo): each group's flags, their checks into a typed
 //	                  value, and the sink.Spec, appliers and pipeline options it gives;
 //	                  imports internal/cliflags, internal/flagcheck, internal/orders,
-//	                  pipeline, sink, httpeffect, admin
+//	                  pipeline, sink, httpeffect, admin, opshttp
 //	internal/flagcheck
 //	                  checks of the command's settings: addresses, topic names, partition lists,
 //	                  Redis targets, replay bounds; imports pipeline, secure
@@ -79,6 +80,8 @@
 //	                  status, reset-offsets and replay, a resumed replay plan; imports
 //	                  pipeline, admin, internal/orders
 //	internal/bench    the bench command's modes and report; imports pipeline, sink
+//	internal/otelenv  the command's tracing from the OTEL_* variables (off unless asked): the
+//	                  exporters, the resource, redisotel on the Redis client; imports pipeline
 //	internal/testcerts
 //	                  a CA and certificates as PEM files, for TLS tests on real servers
 //	internal/kafkainfo

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -107,7 +109,8 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 // connection to write on (its context ended first, the dial failed) sent
 // nothing: its error wraps sink.ErrNotApplied, so the guard runs the record
 // again rather than take it as done. Its signature is
-// pipeline.ExternalEffect's. It costs one HTTP round trip; at most 256
+// pipeline.ExternalEffect's. A span in ctx goes along as a traceparent
+// header. It costs one HTTP round trip; at most 256
 // bytes of a failed reply's body go into the error.
 func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
@@ -117,6 +120,9 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 		return fmt.Errorf("http effect: %w", err)
 	}
 	e.headers(req.Header, key, r)
+	// A traced call (pipeline.Tracer: ctx holds the effect's span) tells the
+	// receiver its trace as a W3C traceparent header; none otherwise.
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	var conn atomic.Bool
 	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GotConn: func(httptrace.GotConnInfo) { conn.Store(true) },

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/shardpipe/shardpipe/httpeffect"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -226,5 +228,31 @@ func TestNewRejects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("New(%q): %v, want an error containing %q (no password)", tt.url, err, tt.want)
 		}
+	}
+}
+
+// TestHTTPEffectTraceparent: a call whose context holds a span sends the
+// span as a W3C traceparent header; one without sends none.
+func TestHTTPEffectTraceparent(t *testing.T) {
+	rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	e := testEffect(t, rc.srv.URL, 5*time.Second)
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	traced := trace.ContextWithSpanContext(context.Background(),
+		trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}))
+	r := &sink.Record{Topic: "orders", Key: []byte("k")}
+	for _, ctx := range []context.Context{traced, context.Background()} {
+		if err := e.Do(ctx, "k", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	want := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	if got := rc.reqs[0].Header.Get("traceparent"); got != want {
+		t.Errorf("traced call: traceparent %q, want %q", got, want)
+	}
+	if got := rc.reqs[1].Header.Get("traceparent"); got != "" {
+		t.Errorf("untraced call: traceparent %q, want none", got)
 	}
 }

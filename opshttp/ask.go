@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 )
 
 // ErrNotReady is what Ask wraps when the probe answered, but not 200 OK.
@@ -14,9 +15,11 @@ var ErrNotReady = errors.New("opshttp: probe answered not OK")
 // Ask asks the probe at url (a running shardpipe's /readyz or /healthz)
 // and returns its body (at most 64 KiB). A probe that answers other than
 // 200 OK is an error wrapping ErrNotReady, naming the url and the status,
-// with the body still returned; one that does not answer within ctx is
-// the transport's error. One GET request.
-func Ask(ctx context.Context, url string) ([]byte, error) {
+// with the body still returned; one that does not answer within timeout
+// (or ctx) is the transport's error. One GET request.
+func Ask(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err

@@ -55,6 +55,10 @@ func Redis(rdb redis.UniversalClient, key string) Opt {
 	return opt(func(p *Probe) { p.rdb, p.redisKey = rdb, key })
 }
 
+// HealthKey is the key under prefix that readiness writes (prefix +
+// "health"); the command keeps it out of the ledger's prefix.
+func HealthKey(prefix string) string { return prefix + "health" }
+
 // Group names the consumer group on the status page. Default: none.
 func Group(name string) Opt { return opt(func(p *Probe) { p.group = name }) }
 

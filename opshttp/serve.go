@@ -2,6 +2,7 @@ package opshttp
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,17 +20,34 @@ import (
 // registry with its counters and latency histograms (metrics.Timings), the
 // Kafka client's (metrics.Kafka) and the Redis pool's metrics, Go and
 // process collectors, and, for a group, the probes and the status page.
-// Build it before the pipeline, give the pipeline its Options, then Serve.
+// Build it (Listen) before the pipeline, give the pipeline its Options,
+// then Start, and Close it at the end. A nil *Ops serves nothing: each of
+// its methods is a no-op.
 type Ops struct {
 	ln      net.Listener
 	reg     *prometheus.Registry
 	timings *metrics.Timings
 	kafka   *metrics.Kafka
+	stop    func() // set by Start
+}
+
+// Listen binds addr (host:port; "" serves nothing and returns a nil Ops)
+// before anything connects, so that a taken address is a start-up error,
+// and returns the Ops to serve there for a pipeline about to be created
+// on rdb (whose pool stats it exports). The error names the address.
+func Listen(addr string, rdb redis.UniversalClient) (*Ops, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot listen there: %w", addr, err)
+	}
+	return NewOps(ln, rdb), nil
 }
 
 // NewOps returns the Ops to serve on ln for a pipeline about to be
-// created on rdb (whose pool stats it exports); nil when ln is nil (serve
-// nothing), whose Options and Start do nothing.
+// created on rdb (whose pool stats it exports); nil when ln is nil.
 func NewOps(ln net.Listener, rdb redis.UniversalClient) *Ops {
 	if ln == nil {
 		return nil
@@ -52,12 +70,10 @@ func (o *Ops) Options() []pipeline.Opt {
 
 // Start registers a metrics.Collector over stats and serves /metrics on
 // o's listener and, when probe is not nil, its Handler (/healthz, /readyz,
-// /status), until stop is called, which shuts the server down
-// (metrics.ServeHandler) and waits for it. Call it once. A nil o serves
-// nothing and returns a stop that does nothing.
-func (o *Ops) Start(stats func() []pipeline.PartitionStats, probe *Probe, log *slog.Logger) (stop func()) {
+// /status), until Close (metrics.ServeHandler). Call it at most once.
+func (o *Ops) Start(stats func() []pipeline.PartitionStats, probe *Probe, log *slog.Logger) {
 	if o == nil {
-		return func() {}
+		return
 	}
 	o.reg.MustRegister(metrics.NewCollector(stats))
 	var h http.Handler
@@ -66,5 +82,17 @@ func (o *Ops) Start(stats func() []pipeline.PartitionStats, probe *Probe, log *s
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	_, done := metrics.ServeHandler(ctx, o.ln, prometheus.Gatherers{o.reg, o.kafka}, h, log)
-	return func() { cancel(); <-done }
+	o.stop = func() { cancel(); <-done }
+}
+
+// Close shuts the server down and waits for it (up to 2s for requests in
+// progress), or, before Start, closes the listener.
+func (o *Ops) Close() {
+	switch {
+	case o == nil:
+	case o.stop != nil:
+		o.stop()
+	default:
+		_ = o.ln.Close()
+	}
 }

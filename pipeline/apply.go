@@ -184,8 +184,11 @@ func badRecord(err error) bool {
 func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) error {
 	var claimed, suppressed, redelivered, dead, replays int64
 	var bad error
+	seen := 0 // records met, whose spans end below
+	defer func() { w.endSpans(batch[:seen], results) }()
 	for i, res := range results {
 		off := batch[i].Offset
+		seen = i + 1
 		if res.Err != nil {
 			if w.p.dlq == nil {
 				if bad == nil {

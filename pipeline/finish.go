@@ -61,6 +61,7 @@ func (w *worker) finishUnknown() {
 	if !ok || len(w.unknown) == 0 || by == 0 {
 		return
 	}
+	w.finishing.Store(true)
 	ctx, cancel := context.WithDeadline(w.halt, time.Unix(0, by))
 	defer cancel()
 	start := time.Now()

@@ -326,11 +326,13 @@ func btoi(b bool) int {
 }
 
 // logSeen is a slog.Handler that closes seen at the first record with
-// message msg.
+// message msg, and keeps every message in msgs when it is not nil.
 type logSeen struct {
 	msg  string
 	once *sync.Once
 	seen chan struct{}
+	mu   *sync.Mutex
+	msgs *[]string
 }
 
 func (l logSeen) Enabled(context.Context, slog.Level) bool { return true }
@@ -340,6 +342,11 @@ func (l logSeen) Handle(_ context.Context, r slog.Record) error {
 	if r.Message == l.msg {
 		l.once.Do(func() { close(l.seen) })
 	}
+	if l.msgs != nil {
+		l.mu.Lock()
+		*l.msgs = append(*l.msgs, r.Message)
+		l.mu.Unlock()
+	}
 	return nil
 }
 
@@ -348,7 +355,9 @@ func (l logSeen) Handle(_ context.Context, r slog.Record) error {
 // again for the worker when the client leaves the group), although the
 // worker's unknown batch is not finished; the worker goes on in the
 // background while pay-1's pending claim holds its lease, and marks it
-// done once Redis is back.
+// done once Redis is back. The timeout's warning says so: the worker made
+// its final commit and is only marking effects done, not abandoning the
+// partition without its final commit.
 func TestStopTimeoutWhileFinishing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -384,8 +393,9 @@ func TestStopTimeoutWhileFinishing(t *testing.T) {
 	}
 	app := &stalling{Applier: Guarded(g, effect), failed: make(chan struct{}), release: make(chan struct{})}
 	close(app.release) // retries fail at once: Redis stays down
+	var msgs []string
 	marked := logSeen{msg: "term ended with a batch whose outcome was unknown: marked done the effects that ran",
-		once: &sync.Once{}, seen: make(chan struct{})}
+		once: &sync.Once{}, seen: make(chan struct{}), mu: &sync.Mutex{}, msgs: &msgs}
 	const shutdown = 300 * time.Millisecond
 	p, err := New(Brokers(c.ListenAddrs()...), Topics("orders"), Group("g"), Sink(app), MaxBatch(2), CommitEvery(2),
 		ShutdownTimeout(shutdown), Logger(slog.New(marked)))
@@ -408,6 +418,12 @@ func TestStopTimeoutWhileFinishing(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	marked.mu.Lock()
+	logged := strings.Join(msgs, "\n")
+	marked.mu.Unlock()
+	if strings.Contains(logged, "without its final commit") || !strings.Contains(logged, "shutdown timeout: leaving a partition whose final commit was made") {
+		t.Errorf("logged:\n%s\nwant the shutdown timeout to say the final commit was made and effects are still being marked done", logged)
 	}
 	if v, _ := mr.Get("g:pay-1"); v == "" || strings.Contains(v, `"state":"done"`) {
 		t.Fatalf("pay-1's claim while Redis was down: %q, want pending", v)

@@ -118,8 +118,13 @@ func (p *Pipeline) endTerms(parts map[string][]int32, lost bool, member string) 
 				select {
 				case <-w.done:
 				case <-deadline.Done():
-					p.cfg.logger.Warn("revoke timeout: fencing a worker still holding a batch",
-						"partition", w.part.String(), "epoch", w.epoch)
+					if w.finishing.Load() {
+						p.cfg.logger.Warn("revoke timeout: the partition moves on while its old worker, its final commit made, still marks done effects that ran (until their leases would lapse)",
+							"partition", w.part.String(), "epoch", w.epoch)
+					} else {
+						p.cfg.logger.Warn("revoke timeout: fencing a worker still holding a batch",
+							"partition", w.part.String(), "epoch", w.epoch)
+					}
 					w.fence() // also ends a dead-letter write waiting or under way
 				}
 			}

@@ -60,7 +60,9 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 			var out sink.Outcome
 			var effErr error
 			out, err = a.g.Do(ctx, r, func(ctx context.Context, k string) error {
+				ctx, span := effectSpan(ctx, r)
 				effErr = a.effect(ctx, k, r)
+				endEffectSpan(span, effErr)
 				return effErr
 			})
 			if err != nil && effErr != nil && ctx.Err() == nil && !errors.Is(err, sink.ErrUnknown) && !errors.Is(err, sink.ErrLeaseLost) {

@@ -148,7 +148,7 @@ func (w *worker) admit(f *flight) error {
 			markers = append(markers, r.Offset)
 			continue
 		}
-		sr := toSink(r, w.epoch, w.member, w.p.pass)
+		sr := w.sinkRecord(r)
 		f.s.Add(w.keyOf(&sr), sr.Offset, &sr)
 	}
 	return w.landMarkers(markers)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/plugin/kotel"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/sink"
@@ -83,8 +84,9 @@ type config struct {
 	deadLetters   *deadLetterConfig // nil: a poison record stops the pipeline
 	logger        *slog.Logger
 	observer      func(Event)
-	meter         Meter  // Measure; nil: none
-	instanceID    string // InstanceID; "": dynamic membership
+	meter         Meter         // Measure; nil: none
+	tracer        *kotel.Tracer // Tracer; nil: none
+	instanceID    string        // InstanceID; "": dynamic membership
 	kgoOpts       []kgo.Opt
 	replayPrefix  string
 	replayGiven   string  // PlanGiven

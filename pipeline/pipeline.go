@@ -58,7 +58,7 @@ func New(opts ...GroupOpt) (*Pipeline, error) {
 	// a partition's share of a fetch small (franz-go's default is 1MiB).
 	// KafkaOptions may override both.
 	kopts := append([]kgo.Opt{kgo.WithLogger(kgoLogger{cfg.logger}), kgo.FetchMaxWait(fetchMaxWait),
-		kgo.FetchMaxPartitionBytes(fetchMaxPartitionBytes)}, cfg.kgoOpts...)
+		kgo.FetchMaxPartitionBytes(fetchMaxPartitionBytes)}, append(cfg.traceHooks(), cfg.kgoOpts...)...)
 	kopts = append(kopts,
 		kgo.SeedBrokers(cfg.brokers...),
 		kgo.ConsumerGroup(cfg.group),
@@ -200,8 +200,13 @@ func (p *Pipeline) shutdown() {
 		select {
 		case <-w.done:
 		case <-ctx.Done():
-			p.cfg.logger.Warn("shutdown timeout: abandoning a partition without its final commit",
-				"partition", w.part.String(), "epoch", w.epoch, "queued", w.q.len())
+			if w.finishing.Load() {
+				p.cfg.logger.Warn("shutdown timeout: leaving a partition whose final commit was made while its worker still marks done effects that ran (it goes on until their leases would lapse, or the process exits)",
+					"partition", w.part.String(), "epoch", w.epoch)
+			} else {
+				p.cfg.logger.Warn("shutdown timeout: abandoning a partition without its final commit",
+					"partition", w.part.String(), "epoch", w.epoch, "queued", w.q.len())
+			}
 			w.kill()
 		}
 	}

@@ -20,7 +20,7 @@ func (r *Replay) client() (*kgo.Client, error) {
 		}
 	}
 	r.mu.Unlock()
-	kopts := append([]kgo.Opt{kgo.WithLogger(kgoLogger{r.cfg.logger})}, r.cfg.kgoOpts...)
+	kopts := append(append([]kgo.Opt{kgo.WithLogger(kgoLogger{r.cfg.logger})}, r.cfg.traceHooks()...), r.cfg.kgoOpts...)
 	kopts = append(kopts,
 		kgo.SeedBrokers(r.cfg.brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{r.topic: offs}),

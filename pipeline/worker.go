@@ -45,6 +45,10 @@ type worker struct {
 
 	mode   atomic.Int32
 	fenced atomic.Bool // the term ended without this worker: no commit may land
+	// finishing: past its final commit, marking done the effects of its
+	// unknown batch that ran (Finisher); a timeout that stops waiting for
+	// it then abandons no commit.
+	finishing atomic.Bool
 	// finishBy is when, in Unix ns, the time granted to finish the unknown
 	// batch at exit ends (grant); 0: none (Abort, a kill nobody waits for).
 	finishBy atomic.Int64
@@ -290,7 +294,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 			markers = append(markers, r.Offset)
 			continue
 		}
-		batch = append(batch, toSink(r, w.epoch, w.member, w.p.pass))
+		batch = append(batch, w.sinkRecord(r))
 	}
 	w.buf = batch
 	if len(batch) > 0 {

@@ -28,6 +28,11 @@ type Claim struct {
 	Group     string    `json:"group,omitempty"`  // the group or replay pass of that term (Record.Group); omitted when empty
 	At        time.Time `json:"at"`               // when it was claimed (UTC, the writer's clock); a Guard's done claim: when it was marked done
 	State     string    `json:"state"`            // ClaimApplied, ClaimPending or ClaimDone
+	// Trace names the span that wrote the claim, as its trace ID and span
+	// ID in lower-case hex joined by '-' (49 bytes), when the record was
+	// traced (Record.Context held a sampled span); omitted otherwise, and
+	// in claims written before shardpipe stored it. See Claim.Span.
+	Trace string `json:"trace,omitempty"`
 	// Owner is the token of the Guard.Do call holding the claim; empty in
 	// Ledger entries.
 	Owner string `json:"owner,omitempty"`
@@ -36,10 +41,11 @@ type Claim struct {
 // claimFor returns the claim r would write.
 func claimFor(r *Record, state string, at time.Time) Claim {
 	return Claim{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Epoch: r.Epoch, Member: r.Member,
-		Group: r.Group, At: at.UTC(), State: state}
+		Group: r.Group, At: at.UTC(), State: state, Trace: traceOf(r)}
 }
 
-// Encode returns the stored form of c (JSON, about 120 bytes). It panics
+// Encode returns the stored form of c (JSON, about 120 bytes; 60 more
+// with a Trace). It panics
 // only if At is outside the years 0-9999, which the sink never writes.
 func (c Claim) Encode() string {
 	b, ok := appendClaim(make([]byte, 0, 192), c)

@@ -40,6 +40,10 @@ func appendClaim(b []byte, c Claim) ([]byte, bool) {
 	b = c.At.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","state":`...)
 	b = appendJSONString(b, c.State)
+	if c.Trace != "" {
+		b = append(b, `,"trace":`...)
+		b = appendJSONString(b, c.Trace)
+	}
 	if c.Owner != "" {
 		b = append(b, `,"owner":`...)
 		b = appendJSONString(b, c.Owner)
@@ -123,12 +127,25 @@ func classifyPrior(prior string, r *Record, scratch *[]byte) priorKind {
 
 // appliedTail reports whether prior, canonical up to `,"at":"`, ends as
 // appendClaim ends a Ledger claim: a time without quotes, then
-// `","state":"applied"}`.
+// `","state":"applied"}`, or `","state":"applied","trace":"..."}` with a
+// plain trace string.
 func appliedTail(prior string) bool {
 	i := strings.Index(prior, `,"at":"`)
 	rest := prior[i+len(`,"at":"`):]
 	j := strings.IndexByte(rest, '"')
-	return j > 0 && rest[j:] == `","state":"`+ClaimApplied+`"}`
+	if j <= 0 {
+		return false
+	}
+	tail, ok := strings.CutPrefix(rest[j:], `","state":"`+ClaimApplied+`"`)
+	if !ok {
+		return false
+	}
+	if tail, ok = strings.CutPrefix(tail, `,"trace":`); ok {
+		if tail, ok = plainString(tail); !ok {
+			return false
+		}
+	}
+	return tail == "}"
 }
 
 // canonicalOther reports whether prior has appendClaim's shape up to

@@ -16,6 +16,8 @@ func TestAppendClaimMatchesEncodingJSON(t *testing.T) {
 		{Topic: "t<&>", Partition: -1, Offset: -5, Epoch: -1, Member: "m\"\\\n\u00e9\u2028", At: at.Add(-at.Sub(time.Time{})), State: ClaimDone},
 		{Topic: "", At: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.FixedZone("x", 3600)), State: "s\x7f"},
 		{Topic: "ünïcode", Member: "\xff", At: time.Unix(0, 0), State: ClaimApplied},
+		{Topic: "orders", Partition: 3, Offset: 12345, Epoch: 7, Member: "kgo-1b2c", Group: "g", At: at, State: ClaimApplied,
+			Trace: "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"},
 	}
 	for _, c := range cases {
 		want, err := json.Marshal(c)
@@ -52,6 +54,9 @@ func TestClassifyPriorAgreesWithDecode(t *testing.T) {
 	var priors []string
 	for _, v := range variants {
 		priors = append(priors, claimFor(&v, ClaimApplied, at).Encode(), claimFor(&v, ClaimDone, at).Encode())
+		traced := claimFor(&v, ClaimApplied, at)
+		traced.Trace = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"
+		priors = append(priors, traced.Encode())
 		other := v
 		other.Epoch, other.Member = 77, "later"
 		priors = append(priors, claimFor(&other, ClaimApplied, at).Encode())
@@ -70,7 +75,11 @@ func TestClassifyPriorAgreesWithDecode(t *testing.T) {
 		`{"topic":"orders","partition":2,"offset":10,"epoch":3,"member":"m-1","group":"","at":"2026-01-02T03:04:05Z","state":"applied"}`,
 		`{"topic":"orders","partition":2,"offset":10,"epoch":3,"group":"g","member":"m-1","at":"2026-01-02T03:04:05Z","state":"applied"}`,
 		`{"topic":"orders","partition":2,"offset":10,"epoch":9,"group":"g","at":"2026-01-02T03:04:05Z","state":"applied"}`,
-		`{"topic":"orders","partition":2,"offset":10,"epoch":9,"member":"x","group":"g","at":"2026-01-02T03:04:05Z","state":"applied"}`)
+		`{"topic":"orders","partition":2,"offset":10,"epoch":9,"member":"x","group":"g","at":"2026-01-02T03:04:05Z","state":"applied"}`,
+		`{"topic":"orders","partition":2,"offset":10,"epoch":3,"member":"m-1","at":"2026-01-02T03:04:05Z","state":"applied","trace":"a-b"}`,
+		`{"topic":"orders","partition":2,"offset":10,"epoch":3,"member":"m-1","at":"2026-01-02T03:04:05Z","state":"applied","trace":"a\"b"}`,
+		`{"topic":"orders","partition":2,"offset":10,"epoch":3,"member":"m-1","at":"2026-01-02T03:04:05Z","state":"applied","trace":"a-b","owner":"x"}`,
+		`{"topic":"orders","partition":2,"offset":10,"epoch":3,"member":"m-1","at":"2026-01-02T03:04:05Z","state":"applied","trace":1}`)
 	var scratch []byte
 	for _, v := range variants {
 		for _, p := range priors {

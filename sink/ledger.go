@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Ledger is the record-mode sink: the ledger write (SET NX of prefix+key)
@@ -93,15 +94,24 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 		first[key] = len(todo)
 		todo = append(todo, w)
 	}
-	if err := l.send(ctx, batch, todo); err != nil {
+	ctx, span := l.startSpan(ctx, batch, len(todo))
+	err := l.send(ctx, batch, todo)
+	endSpan(span, err)
+	if err != nil {
 		return nil, err
 	}
 	for _, w := range todo {
-		results[w.idx].Outcome, results[w.idx].Err = w.outcome, w.err
+		results[w.idx].Outcome, results[w.idx].Err, results[w.idx].Applier = w.outcome, w.err, w.applier
 	}
 	for i, j := range dups {
 		w := todo[j]
 		results[i].Outcome = Suppressed
+		if traced(&batch[i]) {
+			results[i].Applier = w.applier
+			if w.outcome == Applied && batch[w.idx].Context != nil {
+				results[i].Applier = trace.SpanContextFromContext(batch[w.idx].Context)
+			}
+		}
 		if w.err != nil {
 			results[i].Err = fmt.Errorf("sink: %s key %q: same key as offset %d, which failed: %w",
 				batch[i].at(), results[i].Key, batch[w.idx].Offset, w.err)

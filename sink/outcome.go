@@ -1,6 +1,10 @@
 package sink
 
-import "strconv"
+import (
+	"strconv"
+
+	"go.opentelemetry.io/otel/trace"
+)
 
 // Outcome says what happened to one record's effect.
 //
@@ -53,6 +57,11 @@ type Result struct {
 	// Outcome is Applied, Suppressed or Redelivered; meaningless when Err
 	// is set.
 	Outcome Outcome
+	// Applier is the span that applied the key, for a Suppressed or
+	// Redelivered record whose Record.Context holds a span and whose
+	// claim names one (Claim.Trace; a record earlier in the same batch):
+	// the pipeline links the record's span to it. Zero otherwise.
+	Applier trace.SpanContext
 	// Err non-nil means this record's effect did NOT happen and nothing was
 	// claimed for it (ErrNoKey, ErrBadValue, ErrCrossSlot, or a non-retryable
 	// Redis error such as WRONGTYPE). It is for the caller's error policy.

@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -37,6 +38,12 @@ type Record struct {
 	// Timestamp is the record's Kafka timestamp (CreateTime or
 	// LogAppendTime, as the topic sets).
 	Timestamp time.Time
+	// Context carries the record's trace span (pipeline.Tracer sets it);
+	// nil is fine. When it holds a sampled span, the Ledger stores that
+	// span's trace and span IDs in the claim (Claim.Trace, 60 bytes more
+	// per key), starts its round trip's span under it, and a record that
+	// a traced claim suppresses gets Result.Applier.
+	Context context.Context
 }
 
 // Header is one Kafka record header.

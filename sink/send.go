@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // write is one claim on its way to Redis and its answer.
@@ -19,7 +20,8 @@ type write struct {
 
 	done    bool
 	outcome Outcome
-	err     error // final per-record error
+	err     error             // final per-record error
+	applier trace.SpanContext // the span a prior claim names (Result.Applier)
 }
 
 // send claims every write, pipelined, retrying those without an answer.
@@ -96,6 +98,9 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 					w.outcome = Redelivered
 				case priorForeign:
 					w.err = foreignValue(batch[w.idx].at(), w.key, prior)
+				}
+				if w.outcome != Applied && traced(&batch[w.idx]) {
+					w.applier = priorSpan(prior)
 				}
 			}
 		case final(cerr) && !transient(l.c, cerr): // e.g. WRONGTYPE: nothing was written for this record

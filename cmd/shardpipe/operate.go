@@ -2,25 +2,19 @@ package main
 
 import (
 	"fmt"
-	"net"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/internal/settings"
+	"github.com/shardpipe/shardpipe/opshttp"
 )
 
-// listenMetrics binds --metrics-addr (nil for "") before anything
-// connects: a taken address is a start-up problem the flag fixes (exit 2
-// naming it).
-func listenMetrics(addr string) (net.Listener, error) {
-	if addr == "" {
-		return nil, nil
-	}
-	ln, err := net.Listen("tcp", addr)
+// listenOps binds --metrics-addr (opshttp.Listen) before anything
+// connects: a taken address is a problem the flag fixes (exit 2).
+func listenOps(addr string, rdb redis.UniversalClient) (*opshttp.Ops, error) {
+	ops, err := opshttp.Listen(addr, rdb)
 	if err != nil {
-		return nil, usageErr(fmt.Sprintf("%s %s: cannot listen there (%v); choose a free address or leave it empty",
-			flagRef(settings.FlagMetricsAddr), addr, err))
+		return nil, usageErr(fmt.Sprintf("%s %v; choose a free address or leave it empty", flagRef(settings.FlagMetricsAddr), err))
 	}
-	return ln, nil
+	return ops, nil
 }
-
-// healthKey is the Redis key readiness writes (settings.HealthKey).
-func healthKey(dlqPrefix string) string { return settings.HealthKey(dlqPrefix) }

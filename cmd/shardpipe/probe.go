@@ -16,20 +16,14 @@ import (
 // docker-compose healthcheck.
 func probeCommand() *cli.Command {
 	return cliflags.Command(env, &cli.Command{
-		Name:  "probe",
-		Usage: "ask a running shardpipe's /readyz (or /healthz): exit 0 when ready, 1 when not, 3 when it does not answer",
-		UsageText: `shardpipe probe [--url http://127.0.0.1:9464/readyz]
-
-Examples:
-   # a docker-compose healthcheck of a run with --metrics-addr :9464
-   shardpipe probe --url http://127.0.0.1:9464/readyz`,
+		Name:      "probe",
+		Usage:     "ask a running shardpipe's /readyz (or /healthz): exit 0 when ready, 1 when not, 3 when it does not answer",
+		UsageText: "shardpipe probe [--url http://127.0.0.1:9464/readyz]   (e.g. a docker-compose healthcheck of run --metrics-addr :9464)",
 	}, probeAction)
 }
 
 func probeAction(ctx context.Context, c *cli.Command, pc *settings.Probe) error {
-	ctx, cancel := context.WithTimeout(ctx, pc.Timeout)
-	defer cancel()
-	body, err := opshttp.Ask(ctx, pc.URL)
+	body, err := opshttp.Ask(ctx, pc.URL, pc.Timeout)
 	_, _ = c.Root().Writer.Write(body)
 	switch {
 	case errors.Is(err, opshttp.ErrNotReady):

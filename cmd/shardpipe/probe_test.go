@@ -43,3 +43,23 @@ func TestProbeCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsAddrTaken: run and replay bind --metrics-addr before they
+// connect; a taken address is exit 2 naming the flag and the address.
+func TestMetricsAddrTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	for _, args := range [][]string{
+		{"run", "--topic", "orders", "--group", "g", "--brokers", "127.0.0.1:1", "--redis", "127.0.0.1:1", "--metrics-addr", addr},
+		{"replay", "--topic", "orders", "--id", "r1", "--from", "0", "--brokers", "127.0.0.1:1", "--redis", "127.0.0.1:1", "--metrics-addr", addr},
+	} {
+		code, _, stderr := call(t, nil, args...)
+		if code != exitUsage || !strings.Contains(stderr, "--metrics-addr") || !strings.Contains(stderr, addr+": cannot listen there") {
+			t.Errorf("%s: exit %d, stderr %q; want %d naming --metrics-addr %s", args[0], code, stderr, exitUsage, addr)
+		}
+	}
+}

@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/otelenv"
 	"github.com/shardpipe/shardpipe/internal/termui"
-	"github.com/shardpipe/shardpipe/opshttp"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -46,15 +47,18 @@ Examples:
 func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	stderr := c.Root().ErrWriter
 	log := newLogger(stderr, rc.log)
-	metricsLn, err := listenMetrics(rc.metricsAddr)
+	rdb := rc.ledgerConfig.redis.Client()
+	defer rdb.Close()
+	ops, err := listenOps(rc.metricsAddr, rdb)
 	if err != nil {
 		return err
 	}
-	if metricsLn != nil {
-		defer metricsLn.Close() // closed already once served
+	defer ops.Close()
+	tr, err := otelenv.Start(ctx, os.Getenv, stderr, rdb)
+	if err != nil {
+		return usageErr(err.Error())
 	}
-	rdb := rc.ledgerConfig.redis.Client()
-	defer rdb.Close()
+	defer tr.Close()
 	barrier, err := rc.start(ctx, rc.kafkaConn, []string{rc.topic}, rdb, !rc.dryRun, log)
 	if err != nil {
 		return err
@@ -77,15 +81,13 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		applier = pipeline.Paced(ledger, rc.rate)
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
-	ops := opshttp.NewOps(metricsLn, rdb)
 	opts := appendOpts([]pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...), pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix),
-		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), append(rc.poisonConfig.options(rdb, rc.ledgerConfig), ops.Options()...)...)...)
+		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), append(rc.poisonConfig.options(rdb, rc.ledgerConfig), append(ops.Options(), tr.Options()...)...)...)...)
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
 		return failure(err)
 	}
-	stopOps := ops.Start(r.Stats, nil, log)
-	defer stopOps()
+	ops.Start(r.Stats, nil, log)
 	ctx, stop := untilSignal(ctx)
 	defer stop()
 	view := termui.NewReplayView(stderr, r.Progress, rc.dryRun, rc.log.reportInterval, log)

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/otelenv"
 	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/opshttp"
 	"github.com/shardpipe/shardpipe/pipeline"
@@ -39,15 +41,18 @@ Examples:
 
 func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	log := newLogger(c.Root().ErrWriter, rc.log)
-	metricsLn, err := listenMetrics(rc.metricsAddr)
+	rdb := rc.redis.Client()
+	defer rdb.Close()
+	ops, err := listenOps(rc.metricsAddr, rdb)
 	if err != nil {
 		return err
 	}
-	if metricsLn != nil {
-		defer metricsLn.Close() // closed already once served
+	defer ops.Close()
+	tr, err := otelenv.Start(ctx, os.Getenv, c.Root().ErrWriter, rdb)
+	if err != nil {
+		return usageErr(err.Error())
 	}
-	rdb := rc.redis.Client()
-	defer rdb.Close()
+	defer tr.Close()
 	// Signals are handled from here on: one during the start-up checks ends
 	// run cleanly (exit 0), since nothing is held yet.
 	ctx, stop := untilSignal(ctx)
@@ -60,13 +65,11 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 		return interruptedOr(ctx, log, err)
 	}
 	checkRetention(ctx, rc, log)
-	ops := opshttp.NewOps(metricsLn, rdb)
-	p, err := newPipeline(rc, rdb, log, barrier, ops.Options()...)
+	p, err := newPipeline(rc, rdb, log, barrier, append(ops.Options(), tr.Options()...)...)
 	if err != nil {
 		return failure(err)
 	}
-	stopOps := ops.Start(p.Stats, opshttp.New(p, opshttp.Redis(rdb, healthKey(rc.dlqPrefix)), opshttp.Group(rc.group)), log)
-	defer stopOps()
+	ops.Start(p.Stats, opshttp.New(p, opshttp.Redis(rdb, opshttp.HealthKey(rc.dlqPrefix)), opshttp.Group(rc.group)), log)
 	rep := termui.NewRunReport(p, rc.group, rc.topics, log)
 	repDone := make(chan struct{})
 	repCtx, repStop := context.WithCancel(context.Background())

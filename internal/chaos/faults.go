@@ -81,7 +81,8 @@ func (r *runner) do(ctx context.Context, s step) error {
 		// Woken past its session timeout, it must find itself fenced out: its
 		// partitions lost, or a commit of the old term refused.
 		msg := c.waitLog(ctx, from, 30*time.Second, "partitions lost", "commit refused: this worker no longer owns the partition",
-			"revoke timeout: fencing a worker still holding a batch")
+			"revoke timeout: fencing a worker still holding a batch",
+			"revoke timeout: the partition moves on while its old worker, its final commit made, still marks done effects that ran (until their leases would lapse)")
 		switch {
 		case held == 0:
 			r.noEffect("zombie %s held no landed, uncommitted record when stopped", c)

@@ -101,7 +101,7 @@ func (e EffectRuns) Line() string {
 	for i, n := range runs {
 		parts[i] = strconv.Itoa(n) + ":" + strconv.Itoa(e.PerKey[n])
 	}
-	return fmt.Sprintf("effect_calls=%d stranded_effects=%d runs_per_key=%s reruns_after_kill=%d doubled_effects=%d",
+	return fmt.Sprintf("effect_calls=%d stranded_effects=%d runs_per_key=%s reruns_in_window=%d doubled_effects=%d",
 		e.Calls, e.Stranded, strings.Join(parts, ","), e.AfterKill, e.Doubled)
 }
 

@@ -10,7 +10,7 @@
 // the value gives the library what it takes (a sink.Spec, appliers,
 // pipeline options). cmd/shardpipe composes the groups into commands,
 // renders and wires; it imports cliflags, flagcheck, sink, pipeline,
-// httpeffect, admin and internal/orders.
+// httpeffect, admin, opshttp (the readiness probe's key) and internal/orders.
 package settings
 
 import (

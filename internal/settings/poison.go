@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/opshttp"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -38,7 +39,7 @@ type Poison struct {
 	Topic string
 	// Prefix is the prefix of shardpipe's own Redis keys besides the
 	// ledger: the dead-letter markers, the durability fence (FenceKey) and
-	// the readiness probe's key (HealthKey).
+	// the readiness probe's key (opshttp.HealthKey).
 	Prefix string
 	// Attempts is how many attempts in all a poison record gets, 1 to 100.
 	Attempts int
@@ -59,10 +60,6 @@ type Poison struct {
 // FenceKey is the key the durability barrier writes before each wait:
 // under the poison prefix, which PoisonGroup keeps apart from the ledger's.
 func FenceKey(prefix string) string { return prefix + "fence" }
-
-// HealthKey is the Redis key readiness writes: one of shardpipe's own
-// keys, which PoisonGroup keeps out of the ledger's prefix.
-func HealthKey(prefix string) string { return prefix + "health" }
 
 // PoisonGroup is the poison-record flags run and replay share, loaded into
 // p; topics are the consumed topics, which the dead-letter topic must not
@@ -97,9 +94,9 @@ func (p *Poison) load(c *cli.Command, bad *cliflags.Problems, topics []string, l
 	case ledgerPrefix != "" && overlap(FenceKey(p.Prefix), ledgerPrefix):
 		bad.Addf("%s %q: its durability fence key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
 			ref(fDLQPrefix), p.Prefix, FenceKey(p.Prefix), ref(FlagLedgerPrefix), ledgerPrefix)
-	case ledgerPrefix != "" && overlap(HealthKey(p.Prefix), ledgerPrefix):
+	case ledgerPrefix != "" && overlap(opshttp.HealthKey(p.Prefix), ledgerPrefix):
 		bad.Addf("%s %q: the readiness probe's key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
-			ref(fDLQPrefix), p.Prefix, HealthKey(p.Prefix), ref(FlagLedgerPrefix), ledgerPrefix)
+			ref(fDLQPrefix), p.Prefix, opshttp.HealthKey(p.Prefix), ref(FlagLedgerPrefix), ledgerPrefix)
 	}
 	switch s := c.String(FlagOnPoison); s {
 	case "dlq":

@@ -49,9 +49,6 @@ func TestPoisonGroup(t *testing.T) {
 	if k := FenceKey("s:"); k != "s:fence" {
 		t.Errorf("FenceKey: %q", k)
 	}
-	if k := HealthKey("s:"); k != "s:health" {
-		t.Errorf("HealthKey: %q", k)
-	}
 	if n := len((Poison{Attempts: 2}).Options(nil, 0)); n != 1 {
 		t.Errorf("stop: %d options, want PoisonAttempts only", n)
 	}
