@@ -38,7 +38,7 @@ func TestTables(t *testing.T) {
 		{"status", func(b *bytes.Buffer) error { return StatusTable(b, st) },
 			[]string{"group g", "epoch n/a", "t      0          -"}},
 		{"status JSON", func(b *bytes.Buffer) error { return StatusJSON(b, st) },
-			[]string{"{\n  \"group\": \"g\",", "\"last_stable\": 4", "}\n"}},
+			[]string{"{\n  \"group\": \"g\",", "\"last_stable\": 4", "\n}\n"}}, // one object, then a newline
 		{"resumed plan", func(b *bytes.Buffer) error {
 			LogResumedPlan(slog.New(slog.NewTextHandler(b, nil)), "r1", "t", plan)
 			return nil
