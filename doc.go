@@ -79,7 +79,8 @@
 //	                  run's progress and summary lines, produce's summary, the tables of
 //	                  status, reset-offsets and replay, a resumed replay plan; imports
 //	                  pipeline, admin, internal/orders
-//	internal/bench    the bench command's modes and report; imports pipeline, sink
+//	internal/bench    the bench command's modes and report (guard mode with the HTTP effect
+//	                  against a receiver it serves among them); imports pipeline, sink, httpeffect
 //	internal/otelenv  the command's tracing from the OTEL_* variables (off unless asked): the
 //	                  exporters, the resource, redisotel on the Redis client; imports pipeline
 //	internal/testcerts
@@ -93,7 +94,10 @@
 //	internal/chaoscheck
 //	                  the suite's independent checker: imports no shardpipe package
 //	internal/cmd/chaos, internal/cmd/chaoscheck, internal/cmd/kafkaready, internal/cmd/receiver
-//	                  small commands of the fault suite and the services script
+//	                  small commands of the fault suite and the services script; receiver is
+//	                  also the HTTP receiver process of the integration tests of --effect http
+//	internal/recvtest the in-process HTTP receiver of the HTTP effect's unit tests (httpeffect's
+//	                  and internal/settings'); imports no shardpipe package
 //
 // Rules: checkpoint and sink import neither pipeline nor each other;
 // pipeline, checkpoint and sink import none of admin, metrics, opshttp,

@@ -4,53 +4,20 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/shardpipe/shardpipe/httpeffect"
+	"github.com/shardpipe/shardpipe/internal/recvtest"
 	"github.com/shardpipe/shardpipe/sink"
 )
-
-// receiver is an httptest server that records each request and counts
-// the connections it accepted.
-type receiver struct {
-	srv   *httptest.Server
-	conns atomic.Int64
-	mu    sync.Mutex
-	reqs  []*http.Request
-	body  []string
-	reply func(w http.ResponseWriter, r *http.Request)
-}
-
-func newReceiver(t *testing.T, reply func(w http.ResponseWriter, r *http.Request)) *receiver {
-	rc := &receiver{reply: reply}
-	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		rc.mu.Lock()
-		rc.reqs, rc.body = append(rc.reqs, r), append(rc.body, string(b))
-		rc.mu.Unlock()
-		rc.reply(w, r)
-	}))
-	rc.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			rc.conns.Add(1)
-		}
-	}
-	rc.srv.Start()
-	t.Cleanup(rc.srv.Close)
-	return rc
-}
 
 func testEffect(t *testing.T, rawURL string, timeout time.Duration) *httpeffect.Effect {
 	e, err := httpeffect.New(rawURL, httpeffect.Timeout(timeout))
@@ -64,8 +31,8 @@ func testEffect(t *testing.T, rawURL string, timeout time.Duration) *httpeffect.
 // business key as Idempotency-Key, the record's key, headers and position,
 // and the caller's identity; calls reuse one connection.
 func TestHTTPEffectRequest(t *testing.T) {
-	rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusCreated) })
-	e := testEffect(t, rc.srv.URL+"/effects", 5*time.Second)
+	rc := recvtest.New(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusCreated) })
+	e := testEffect(t, rc.Server.URL+"/effects", 5*time.Second)
 	r := &sink.Record{Topic: "orders", Partition: 3, Offset: 41, Epoch: 7, Member: "m-1", Key: []byte("order 42"),
 		Value:   []byte(`{"order_id":"order 42"}`),
 		Headers: []sink.Header{{Key: "trace", Value: []byte("abc")}, {Key: "trace", Value: []byte("def")}, {Key: "x y", Value: []byte("\n")}}}
@@ -75,15 +42,14 @@ func TestHTTPEffectRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if len(rc.reqs) != calls {
-		t.Fatalf("%d requests, want %d", len(rc.reqs), calls)
+	reqs, bodies := rc.Calls()
+	if len(reqs) != calls {
+		t.Fatalf("%d requests, want %d", len(reqs), calls)
 	}
-	if n := rc.conns.Load(); n != 1 {
+	if n := rc.Conns(); n != 1 {
 		t.Errorf("%d connections for %d sequential calls, want 1 (kept alive)", n, calls)
 	}
-	req := rc.reqs[0]
+	req := reqs[0]
 	host, _ := os.Hostname()
 	want := map[string][]string{
 		"Idempotency-Key":     {"order%2042"},
@@ -103,8 +69,8 @@ func TestHTTPEffectRequest(t *testing.T) {
 			t.Errorf("header %s = %q, want %q", k, got, v)
 		}
 	}
-	if req.Method != http.MethodPost || req.URL.Path != "/effects" || rc.body[0] != string(r.Value) {
-		t.Errorf("%s %s body %q, want POST /effects with the record value", req.Method, req.URL.Path, rc.body[0])
+	if req.Method != http.MethodPost || req.URL.Path != "/effects" || bodies[0] != string(r.Value) {
+		t.Errorf("%s %s body %q, want POST /effects with the record value", req.Method, req.URL.Path, bodies[0])
 	}
 }
 
@@ -112,7 +78,7 @@ func TestHTTPEffectRequest(t *testing.T) {
 // connection are errors naming what happened; a keyless record sends no
 // Kafka-Key.
 func TestHTTPEffectFailures(t *testing.T) {
-	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+	rc := recvtest.New(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.Header.Get(httpeffect.HeaderOffset) {
 		case "1":
 			http.Error(w, "card declined", http.StatusPaymentRequired)
@@ -126,7 +92,7 @@ func TestHTTPEffectFailures(t *testing.T) {
 			w.WriteHeader(http.StatusOK)
 		}
 	})
-	e := testEffect(t, rc.srv.URL, 200*time.Millisecond)
+	e := testEffect(t, rc.Server.URL, 200*time.Millisecond)
 	tests := []struct {
 		offset int64
 		want   string // "" for success
@@ -149,14 +115,13 @@ func TestHTTPEffectFailures(t *testing.T) {
 	if tc := tests[3]; !errors.Is(e.Do(context.Background(), "k", &sink.Record{Offset: tc.offset}), context.DeadlineExceeded) {
 		t.Errorf("a timeout does not wrap context.DeadlineExceeded")
 	}
-	rc.mu.Lock()
-	if got := rc.reqs[0].Header.Values(httpeffect.HeaderKafkaKey); got != nil {
+	reqs, _ := rc.Calls()
+	if got := reqs[0].Header.Values(httpeffect.HeaderKafkaKey); got != nil {
 		t.Errorf("a record without a key sent Kafka-Key %q", got)
 	}
-	rc.mu.Unlock()
 
-	rc.srv.Close()
-	secret := testEffect(t, "http://user:s3cret@"+rc.srv.Listener.Addr().String()+"/", time.Second)
+	rc.Server.Close()
+	secret := testEffect(t, "http://user:s3cret@"+rc.Server.Listener.Addr().String()+"/", time.Second)
 	err := secret.Do(context.Background(), "k", &sink.Record{Value: []byte("v")})
 	if err == nil || !strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("closed receiver: %v; want connection refused without the password", err)
@@ -172,18 +137,18 @@ func TestHTTPEffectRejects(t *testing.T) {
 		rejected bool
 	}{{400, true}, {402, true}, {404, true}, {409, true}, {422, true}, {408, false}, {429, false}, {500, false},
 		{502, false}, {503, false}, {300, false}}
-	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+	rc := recvtest.New(t, func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.Header.Get(httpeffect.HeaderOffset))
 		w.WriteHeader(statuses[n].status)
 	})
-	e := testEffect(t, rc.srv.URL, time.Second)
+	e := testEffect(t, rc.Server.URL, time.Second)
 	for i, tc := range statuses {
 		err := e.Do(context.Background(), "k", &sink.Record{Offset: int64(i), Value: []byte("v")})
 		if err == nil || errors.Is(err, sink.ErrRejected) != tc.rejected {
 			t.Errorf("status %d: %v; want an error, wrapping sink.ErrRejected: %v", tc.status, err, tc.rejected)
 		}
 	}
-	rc.srv.Close()
+	rc.Server.Close()
 	err := e.Do(context.Background(), "k", &sink.Record{Value: []byte("v")})
 	if err == nil || errors.Is(err, sink.ErrRejected) {
 		t.Errorf("refused connection: %v; want an error to retry", err)
@@ -234,8 +199,8 @@ func TestNewRejects(t *testing.T) {
 // TestHTTPEffectTraceparent: a call whose context holds a span sends the
 // span as a W3C traceparent header; one without sends none.
 func TestHTTPEffectTraceparent(t *testing.T) {
-	rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	e := testEffect(t, rc.srv.URL, 5*time.Second)
+	rc := recvtest.New(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	e := testEffect(t, rc.Server.URL, 5*time.Second)
 	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
 	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
 	traced := trace.ContextWithSpanContext(context.Background(),
@@ -246,13 +211,12 @@ func TestHTTPEffectTraceparent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
+	reqs, _ := rc.Calls()
 	want := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	if got := rc.reqs[0].Header.Get("traceparent"); got != want {
+	if got := reqs[0].Header.Get("traceparent"); got != want {
 		t.Errorf("traced call: traceparent %q, want %q", got, want)
 	}
-	if got := rc.reqs[1].Header.Get("traceparent"); got != "" {
+	if got := reqs[1].Header.Get("traceparent"); got != "" {
 		t.Errorf("untraced call: traceparent %q, want none", got)
 	}
 }

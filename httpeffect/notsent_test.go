@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardpipe/shardpipe/internal/recvtest"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -19,11 +20,11 @@ import (
 // reply the receiver refused.
 func TestHTTPEffectSaysWhenNothingWasSent(t *testing.T) {
 	arrived := make(chan struct{}, 1)
-	hang := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+	hang := recvtest.New(t, func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
 		<-r.Context().Done()
 	})
-	refuse := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	refuse := recvtest.New(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -37,13 +38,13 @@ func TestHTTPEffectSaysWhenNothingWasSent(t *testing.T) {
 		ctx        func(t *testing.T) context.Context
 		notApplied bool
 	}{
-		{name: "context ended before the call", url: hang.srv.URL, notApplied: true, ctx: func(t *testing.T) context.Context {
+		{name: "context ended before the call", url: hang.Server.URL, notApplied: true, ctx: func(t *testing.T) context.Context {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			return ctx
 		}},
 		{name: "connection refused", url: closed, notApplied: true, ctx: func(*testing.T) context.Context { return context.Background() }},
-		{name: "sent, no answer before the context ended", url: hang.srv.URL, ctx: func(t *testing.T) context.Context {
+		{name: "sent, no answer before the context ended", url: hang.Server.URL, ctx: func(t *testing.T) context.Context {
 			ctx, cancel := context.WithCancel(context.Background())
 			go func() {
 				<-arrived
@@ -52,12 +53,11 @@ func TestHTTPEffectSaysWhenNothingWasSent(t *testing.T) {
 			t.Cleanup(cancel)
 			return ctx
 		}},
-		{name: "receiver answered 503", url: refuse.srv.URL, ctx: func(*testing.T) context.Context { return context.Background() }},
+		{name: "receiver answered 503", url: refuse.Server.URL, ctx: func(*testing.T) context.Context { return context.Background() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hang.mu.Lock()
-			before := len(hang.reqs)
-			hang.mu.Unlock()
+			reqs, _ := hang.Calls()
+			before := len(reqs)
 			err := testEffect(t, tc.url, 10*time.Second).Do(tc.ctx(t), "o1", &r)
 			if err == nil {
 				t.Fatal("Do succeeded")
@@ -65,10 +65,9 @@ func TestHTTPEffectSaysWhenNothingWasSent(t *testing.T) {
 			if got := errors.Is(err, sink.ErrNotApplied); got != tc.notApplied {
 				t.Errorf("Do = %v: wraps sink.ErrNotApplied %v, want %v", err, got, tc.notApplied)
 			}
-			if tc.notApplied && tc.url == hang.srv.URL {
-				hang.mu.Lock()
-				n := len(hang.reqs) - before
-				hang.mu.Unlock()
+			if tc.notApplied && tc.url == hang.Server.URL {
+				reqs, _ := hang.Calls()
+				n := len(reqs) - before
 				if n != 0 {
 					t.Errorf("the receiver saw %d requests of a call said not sent", n)
 				}

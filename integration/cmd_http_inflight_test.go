@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,22 +15,27 @@ import (
 	"github.com/shardpipe/shardpipe/integration"
 )
 
-// TestCmdRunHTTPEffectInFlight runs two `shardpipe run --effect http
-// --max-in-flight 16` processes on the real servers against a receiver
-// (5ms per call) that checks, per calling process, that each customer's
-// (record key's) calls never overlap and come in offset order. 600 orders
-// of 12 customers, the business key the order ID (--key-from
-// json:order_id). The second process joins mid-stream (a rebalance), then
-// the first is SIGKILLed. One order always gets a 503 (dead-lettered after
+// TestCmdRunHTTPEffectInFlight runs `shardpipe run --effect http
+// --max-in-flight 16` processes on the real servers against the receiver
+// process (internal/cmd/receiver: 5ms a call, the first call of about 5% of
+// the orders answered 503), which checks that, per calling process,
+// partition and customer (record key), calls never overlap and come in
+// offset order. 600 orders of 12 customers, the business key the order ID
+// (--key-from json:order_id). Process b joins mid-stream (a rebalance);
+// then, with calls of a held at the receiver (received: their effects
+// happened), a is SIGKILLed; b takes a's partitions, and is SIGKILLed the
+// same way at half the orders; c starts and finishes. One order always gets a 503 (dead-lettered after
 // --effect-attempts 3 while its customer's later orders wait and the others
-// flow), one a 400 (dead-lettered after one call). Every other order is
-// answered 2xx; an order called twice carries the same Idempotency-Key, and
-// its first 2xx call was made by the killed process (the documented
-// window); both bad orders land on the dead-letter topic.
+// flow), one a 400 (dead-lettered after one call), one is slow (2s a call)
+// while its partition's other customers flow past it. Every other order is
+// answered 2xx; every call of a record carries the same Idempotency-Key; an
+// order answered 2xx more than once was answered so first by a killed
+// process (guard mode's documented window), and such orders exist; both bad
+// orders land on the dead-letter topic.
 func TestCmdRunHTTPEffectInFlight(t *testing.T) {
 	t.Parallel()
 	const orders, customers = 600, 12
-	const failing, rejected = "order-0013", "order-0021"
+	const failing, rejected, slow = "order-0013", "order-0021", "order-0100"
 	brokers, addr := integration.Kafka(t), integration.Redis(t)
 	bin := buildShardpipe(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -41,63 +44,8 @@ func TestCmdRunHTTPEffectInFlight(t *testing.T) {
 	dlq := integration.CreateDeadLetterTopic(t, brokers, topic, 4)
 	rdb := integration.NewRedisClient(t, addr)
 	prefix := integration.RedisPrefix(t, rdb)
-
-	type call struct {
-		consumer string
-		status   int
-	}
-	var (
-		mu       sync.Mutex
-		calls    = map[string][]call{} // order ID -> calls
-		busy     = map[string]bool{}   // consumer/partition/customer -> a call runs
-		lastOff  = map[string]int64{}  // consumer/partition/customer -> last offset called
-		problems []string              // order or overlap violations
-		okCount  = map[string]bool{}   // orders answered 2xx
-		half     = make(chan struct{}) // a third of the orders answered
-		allDone  = make(chan struct{}) // every good order answered
-		peak     = map[string]int{}    // consumer -> most calls at once
-		running  = map[string]int{}    // consumer -> calls now
-	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, cons := r.Header.Get("Idempotency-Key"), r.Header.Get("Shardpipe-Consumer")
-		off, _ := strconv.ParseInt(r.Header.Get("Shardpipe-Offset"), 10, 64)
-		line := cons + "/" + r.Header.Get("Shardpipe-Partition") + "/" + r.Header.Get("Kafka-Key")
-		mu.Lock()
-		if busy[line] {
-			problems = append(problems, fmt.Sprintf("%s: %s called while an earlier call of its customer ran", line, id))
-		}
-		if last, ok := lastOff[line]; ok && off < last {
-			problems = append(problems, fmt.Sprintf("%s: offset %d called after %d", line, off, last))
-		}
-		busy[line], lastOff[line] = true, off
-		running[cons]++
-		peak[cons] = max(peak[cons], running[cons])
-		mu.Unlock()
-		time.Sleep(5 * time.Millisecond) // the receiver's latency
-		status := http.StatusOK
-		switch id {
-		case failing:
-			status = http.StatusServiceUnavailable
-		case rejected:
-			status = http.StatusBadRequest
-		}
-		w.WriteHeader(status)
-		mu.Lock()
-		defer mu.Unlock()
-		busy[line] = false
-		running[cons]--
-		calls[id] = append(calls[id], call{consumer: cons, status: status})
-		if status == http.StatusOK && !okCount[id] {
-			okCount[id] = true
-			switch len(okCount) {
-			case orders / 3:
-				close(half)
-			case orders - 2:
-				close(allDone)
-			}
-		}
-	}))
-	defer srv.Close()
+	rc := startReceiver(t, "-delay", "5ms", "-fail-rate", "0.05", "-fail-keys", failing, "-reject-keys", rejected,
+		"-slow-keys", slow, "-slow-delay", "2s")
 
 	cl := integration.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
 	var recs []*kgo.Record
@@ -109,81 +57,134 @@ func TestCmdRunHTTPEffectInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	group := integration.Group(t)
-	args := func() []string {
-		return []string{"run", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--group", group,
-			"--redis", addr, "--ledger-prefix", prefix, "--key-from", "json:order_id", "--effect", "http",
-			"--http-url", srv.URL + "/orders", "--http-timeout", "5s", "--commit-interval", "200ms",
-			"--max-in-flight", "16", "--effect-attempts", "3", "--session-timeout", "6s",
-			"--report-interval", "100ms", "--log-format", "json"}
-	}
-	a := start(t, "a", bin, args()...)
-	select {
-	case <-half:
-	case <-a.done:
-		t.Fatalf("a exited (code %d):\n%s", a.code, a.output())
-	case <-ctx.Done():
-		t.Fatalf("a third of the orders never answered: %v\n%s", ctx.Err(), a.output())
-	}
-	b := start(t, "b", bin, args()...)
-	b.waitLine(ctx, "partitions assigned", func(map[string]any) bool { return true })
-	if err := a.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	killed := fmt.Sprintf("/%d", a.cmd.Process.Pid)
-	select {
-	case <-allDone:
-	case <-b.done:
-		t.Fatalf("b exited (code %d):\n%s", b.code, b.output())
-	case <-ctx.Done():
-		t.Fatalf("not every order was answered: %v\n%s", ctx.Err(), b.output())
-	}
-	b.waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "lag") == 0 })
-	b.signal(syscall.SIGTERM)
-	if code := b.wait(ctx); code != 0 {
-		t.Fatalf("b after SIGTERM: exit %d\n%s", code, b.output())
+	args := []string{"run", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--group", group,
+		"--redis", addr, "--ledger-prefix", prefix, "--key-from", "json:order_id", "--effect", "http",
+		"--http-url", rc.URL(), "--http-timeout", "5s", "--commit-interval", "200ms",
+		"--max-in-flight", "16", "--effect-attempts", "3", "--session-timeout", "6s",
+		"--report-interval", "100ms", "--log-format", "json"}
+	okAtLeast := func(n int) func(receiverStats) bool { return func(s receiverStats) bool { return s.OKKeys >= n } }
+	// killHeld holds the receiver's replies until victim has a call
+	// received and not answered, SIGKILLs it, and releases the replies.
+	killHeld := func(victim *proc, others ...*proc) string {
+		id := "/" + strconv.Itoa(victim.cmd.Process.Pid)
+		rc.control("hold")
+		rc.await(ctx, victim.name+"'s call held", func(s receiverStats) bool {
+			for c, n := range s.HeldBy {
+				if strings.HasSuffix(c, id) && n > 0 {
+					return true
+				}
+			}
+			return false
+		}, append(others, victim)...)
+		if err := victim.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		<-victim.done
+		rc.control("release")
+		return id
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
-		t.Error(p)
+	a := start(t, "a", bin, args...)
+	rc.await(ctx, "a quarter of the orders answered", okAtLeast(orders/4), a)
+	b := start(t, "b", bin, args...)
+	b.waitLine(ctx, "partitions assigned", func(m map[string]any) bool { return m["partitions"] != nil })
+	killedA := killHeld(a, b)
+	rc.await(ctx, "half of the orders answered", okAtLeast(orders/2), b)
+	killedB := killHeld(b)
+	c := start(t, "c", bin, args...)
+	rc.await(ctx, "every good order answered", okAtLeast(orders-2), c)
+	c.waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "lag") == 0 })
+	c.signal(syscall.SIGTERM)
+	if code := c.wait(ctx); code != 0 {
+		t.Fatalf("c after SIGTERM: exit %d\n%s", code, c.output())
 	}
-	most := 0
-	for cons, n := range peak {
-		t.Logf("%s: at most %d calls at once", cons, n)
-		most = max(most, n)
+	killed := func(consumer string) bool {
+		return strings.HasSuffix(consumer, killedA) || strings.HasSuffix(consumer, killedB)
 	}
-	if len(peak) < 2 || most < 2 {
-		t.Errorf("calls came from %d processes, at most %d at once; want both, and calls at once", len(peak), most)
+
+	st := rc.stats()
+	for _, p := range st.Problems {
+		t.Errorf("receiver: %s", p)
 	}
+	calls := rc.calls()
+	per := map[string][]receiverCall{} // order ID -> calls
+	keyAt := map[string]string{}       // topic/partition/offset -> Idempotency-Key
+	consumers := map[string]bool{}     // callers
+	var slowCall *receiverCall         // the slow order's first call answered
+	for i, cl := range calls {
+		per[cl.Key] = append(per[cl.Key], cl)
+		consumers[cl.Consumer] = true
+		at := fmt.Sprintf("%s/%d/%d", cl.Topic, cl.Partition, cl.Offset)
+		if k, ok := keyAt[at]; ok && k != cl.Key {
+			t.Errorf("record %s called with Idempotency-Key %q and %q", at, k, cl.Key)
+		}
+		keyAt[at] = cl.Key
+		if cl.Key == slow && slowCall == nil {
+			slowCall = &calls[i]
+		}
+	}
+	if len(consumers) != 3 {
+		t.Errorf("calls came from %d processes, want 3", len(consumers))
+	}
+	transient, dups := 0, 0
 	for i := range orders {
 		id := fmt.Sprintf("order-%04d", i)
-		cs := calls[id]
+		cs := per[id]
 		switch id {
 		case failing:
-			// Three attempts per term that reached it: a, b, or both.
-			if len(cs) < 3 || len(cs)%3 != 0 && !strings.HasSuffix(cs[0].consumer, killed) {
+			// Three attempts per term that reached it.
+			if len(cs) < 3 || len(cs)%3 != 0 && !killed(cs[0].Consumer) {
 				t.Errorf("%s: %d calls, want 3 per attempting process", id, len(cs))
 			}
 			continue
 		case rejected:
 			if len(cs) < 1 || len(cs) > 2 {
-				t.Errorf("%s: %d calls, want one (two if a was killed before its dead letter landed)", id, len(cs))
+				t.Errorf("%s: %d calls, want one (two if its caller was killed before its dead letter landed)", id, len(cs))
 			}
 			continue
 		}
-		var oks []call
+		var oks []receiverCall
 		for _, c := range cs {
-			if c.status == http.StatusOK {
+			if c.Status/100 == 2 {
 				oks = append(oks, c)
 			}
 		}
+		if len(cs) > 0 && cs[0].Status == http.StatusServiceUnavailable {
+			transient++
+		}
 		if len(oks) == 0 {
-			t.Errorf("%s: never answered 2xx", id)
+			t.Errorf("%s: never answered 2xx (%d calls)", id, len(cs))
+			continue
 		}
-		if len(oks) > 1 && !strings.HasSuffix(oks[0].consumer, killed) {
-			t.Errorf("%s: called %d times, the first by %s, not the killed process", id, len(oks), oks[0].consumer)
+		if len(oks) > 1 {
+			dups++
 		}
+		for _, c := range oks[:len(oks)-1] {
+			if !killed(c.Consumer) {
+				t.Errorf("%s: answered 2xx %d times, once by %s, which was not killed", id, len(oks), c.Consumer)
+			}
+		}
+	}
+	t.Logf("%d calls; %d orders failed once and retried; %d orders called again after their caller was killed", len(calls), transient, dups)
+	if transient == 0 {
+		t.Error("no order's first call failed: -fail-rate 0.05 was not exercised")
+	}
+	if dups == 0 {
+		t.Error("no order was called again after its caller was SIGKILLed with calls held: the window was not exercised")
+	}
+	// The slow order's customer waits; its partition's other customers do not.
+	if slowCall == nil {
+		t.Fatalf("%s never called", slow)
+	}
+	passed := 0
+	for _, cl := range calls {
+		if cl.Consumer == slowCall.Consumer && cl.Partition == slowCall.Partition && cl.RecordKey != slowCall.RecordKey &&
+			cl.Received.After(slowCall.Received) && cl.Replied.Before(slowCall.Replied) {
+			passed++
+		}
+	}
+	if passed == 0 {
+		t.Errorf("no call of another customer of partition %d ran while %s's 2s call ran: the slow key held up its partition", slowCall.Partition, slow)
 	}
 	dl := integration.NewKafkaClient(t, brokers, kgo.ConsumeTopics(dlq), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	got := map[string]bool{}

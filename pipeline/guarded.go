@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -22,7 +24,9 @@ type ExternalEffect func(ctx context.Context, key string, r *sink.Record) error
 // Guarded adapts a sink.Guard and an external effect to an Applier: each
 // record of a batch runs through Guard.Do in order (one claim, the effect and
 // one done write per record, so a batch costs about three round trips per
-// record plus the effect). A record without a usable key is a poison
+// record plus the effect; with tracing on, a suppressed or redelivered
+// record costs one GET more to name the span that applied its key). A
+// record without a usable key is a poison
 // record: retried, then dead-lettered or stopping the pipeline. A refusal
 // no retry can fix (sink.ErrMisconfigured: a guard key holding something
 // other than a guard claim) is that record's Result.Err, the records after
@@ -72,6 +76,9 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 				err = fmt.Errorf("%s/%d offset %d key %q: %w: %w", r.Topic, r.Partition, r.Offset, key, ErrEffectFailed, err)
 			}
 			results[i] = sink.Result{Key: key, Outcome: out}
+			if err == nil && (out == sink.Suppressed || out == sink.Redelivered) && traced(r) {
+				results[i].Applier = a.applier(ctx, key)
+			}
 		}
 		switch {
 		case errors.Is(err, sink.ErrNoKey) || errors.Is(err, sink.ErrBadValue):
@@ -90,6 +97,22 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 		}
 	}
 	return results, nil
+}
+
+// applier is the span that applied key, from its claim (one GET, made only
+// for a traced record that was not applied here); zero when unknown.
+func (a guarded) applier(ctx context.Context, key string) trace.SpanContext {
+	c, ok, err := a.g.Lookup(ctx, key)
+	if err != nil || !ok {
+		return trace.SpanContext{}
+	}
+	sc, _ := c.Span()
+	return sc
+}
+
+// traced reports whether r carries a valid span.
+func traced(r *sink.Record) bool {
+	return r.Context != nil && trace.SpanContextFromContext(r.Context).IsValid()
 }
 
 // Finish marks done, in order, each record of batch whose effect ran in

@@ -49,9 +49,10 @@ func (w *worker) loopInFlight() (err error) {
 		if mode == revoking || w.fenced.Load() {
 			f.frozen = true
 		}
-		if mode != running && f.s.Waiting() > 0 {
+		if givingUp(mode) && f.s.Waiting() > 0 {
 			// Asked to stop while effects wait for a retry: none comes in
-			// this term (as a failed batch is not retried at a stop).
+			// this term (as a failed batch is not retried at a stop). A
+			// replay finishing its range retries them, as running does.
 			w.giveUpWaiting(f)
 		}
 		if !f.frozen {
@@ -71,6 +72,8 @@ func (w *worker) loopInFlight() (err error) {
 				return f.fatal
 			case f.frozen, mode == draining && f.s.Held() == 0 && w.q.len() == 0:
 				return nil
+			case mode == finishing && f.s.Held() == 0 && w.q.len() == 0:
+				return w.finishCommit() // a replay's range landed: commit its end
 			}
 		}
 		if at, ok := w.nextCommitFlight(f); ok && !at.After(time.Now()) {
@@ -243,8 +246,11 @@ func (w *worker) waitFlight(f *flight, mode int32) error {
 		ready = w.q.ready
 	}
 	var wake <-chan struct{}
-	if mode == running {
+	switch mode {
+	case running:
 		wake = w.wake
+	case finishing:
+		wake = w.quit // closed by a later stop that gives up
 	}
 	var slot chan<- struct{}
 	if !f.frozen && f.s.CanRun(time.Now()) {
@@ -295,7 +301,7 @@ func (w *worker) settle(f *flight, d flightDone) error {
 		w.stopFlight(f, w.recordError(d.r, attempts, sink.ErrMisconfigured, errors.Join(err, recErr)))
 		return nil
 	case recErr != nil && badRecord(recErr):
-		if attempts < w.p.cfg.poison.Attempts && !f.frozen && w.mode.Load() == running {
+		if attempts < w.p.cfg.poison.Attempts && !f.frozen && !givingUp(w.mode.Load()) {
 			f.s.Retry(d.key, time.Now().Add(w.p.cfg.poison.Ceiling(attempts)))
 			return nil
 		}
@@ -311,7 +317,7 @@ func (w *worker) settle(f *flight, d flightDone) error {
 		f.s.Done(d.key)
 		return w.giveUpEffect(f, d.r, err, attempts)
 	}
-	if f.frozen || w.mode.Load() != running || w.fenced.Load() {
+	if f.frozen || givingUp(w.mode.Load()) || w.fenced.Load() {
 		f.s.Done(d.key) // no retry in this term: left to the next owner
 		w.leave(f, *d.r, err)
 		return nil

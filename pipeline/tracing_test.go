@@ -55,3 +55,40 @@ func TestGuardedEffectSpan(t *testing.T) {
 		t.Fatalf("effects saw spans %v; want the effect span %v, then none", inEffect, effects[0].SpanContext())
 	}
 }
+
+// TestGuardedSuppressedNamesApplier: in guard mode, a traced record whose
+// key another record already applied is suppressed with Result.Applier
+// naming the span that applied it (stored in its claim), so its process
+// span links to it, as in record mode.
+func TestGuardedSuppressedNamesApplier(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	g, err := sink.NewGuard(rdb, sink.WithPrefix("t:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+	first, firstSpan := tp.Tracer("test").Start(context.Background(), "first")
+	defer firstSpan.End()
+	again, againSpan := tp.Tracer("test").Start(context.Background(), "again")
+	defer againSpan.End()
+	a := pipeline.Guarded(g, func(context.Context, string, *sink.Record) error { return nil })
+	if _, err := a.Apply(t.Context(), []sink.Record{{Topic: "t", Offset: 0, Epoch: 1, Key: []byte("a"), Context: first}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Apply(t.Context(), []sink.Record{
+		{Topic: "t", Offset: 7, Epoch: 1, Key: []byte("a"), Context: again},
+		{Topic: "t", Offset: 8, Epoch: 1, Key: []byte("b")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := firstSpan.SpanContext()
+	if got := res[0].Applier; res[0].Outcome != sink.Suppressed || got.TraceID() != want.TraceID() || got.SpanID() != want.SpanID() {
+		t.Errorf("suppressed result %+v; want Applier naming span %v", res[0], want)
+	}
+	if res[1].Applier.IsValid() {
+		t.Errorf("untraced record's result names %v; want no applier", res[1].Applier)
+	}
+}

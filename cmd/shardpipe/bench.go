@@ -28,6 +28,10 @@ const (
 	fProfileDir      = "profile-dir"
 	fJSONFile        = "json-file"
 	fModes           = "modes"
+	fGuardRecords    = "guard-records"
+	fGuardDelay      = "guard-delay"
+	fGuardInFlight   = "guard-in-flight"
+	fGuardParts      = "guard-partitions"
 )
 
 func benchCommand() *cli.Command {
@@ -44,9 +48,12 @@ Examples:
 			"consuming it with no sink, (b) pipelined SET NX EX of the same keys into Redis, (c) a naive\n" +
 			"consumer with one SETNX and one synchronous commit per record (on a bounded prefix), (d)\n" +
 			"shardpipe's defaults, (e) with the totals effect, (f) replaying keys already claimed; then\n" +
+			"(g-i) guard mode with the HTTP effect against a receiver bench serves, on a topic of\n" +
+			"--guard-partitions: --max-in-flight 1 and --guard-in-flight with a --guard-delay receiver,\n" +
+			"and --guard-in-flight with a 0ms one; then\n" +
 			"the latency from record timestamp to effect landed at --latency-rate. It prints records/s,\n" +
 			"CPU seconds per million records, peak RSS and allocations per record (median [min-max]),\n" +
-			"and the ratios d/min(a,b), d/c, e/d, f/min(a,b). It writes only keys under\n" +
+			"and the ratios d/min(a,b), d/c, e/d, f/min(a,b), h/g, h/i. It writes only keys under\n" +
 			"'shardpipe-bench:' (deleted after each round, TTL 1h) and topics named after --bench-topic.",
 	}, benchAction)
 }
@@ -65,7 +72,11 @@ func (bc *benchConfig) Groups() []cliflags.Group {
 		&cli.StringFlag{Name: fBenchTopic, Usage: "pre-filled topic to use (default shardpipe-bench-RECORDS, recreated when it holds another count)"},
 		&cli.IntFlag{Name: fRecords, Value: 1_000_000, Usage: "records in the topic, and per round of each mode"},
 		&cli.IntFlag{Name: fPartitions, Value: 12, Usage: "partitions of a topic the bench creates"},
-		&cli.StringFlag{Name: fModes, Usage: "measure only these, comma-separated: a-f or consume, sink, naive, shardpipe, totals, replay, and latency (default all)"},
+		&cli.StringFlag{Name: fModes, Usage: "measure only these, comma-separated: a-i or consume, sink, naive, shardpipe, totals, replay, guard (g-i), and latency (default all)"},
+		&cli.IntFlag{Name: fGuardRecords, Value: 20_000, Usage: "guard modes h and i: records per round (g: a twentieth; 0: skip g-i)"},
+		&cli.DurationFlag{Name: fGuardDelay, Value: 20 * time.Millisecond, Usage: "guard modes g and h: the receiver's delay per call"},
+		&cli.IntFlag{Name: fGuardInFlight, Value: 64, Usage: "guard modes h and i: --max-in-flight"},
+		&cli.IntFlag{Name: fGuardParts, Value: 1, Usage: "guard modes: partitions of their topic (the issue's ratio is per partition)"},
 		&cli.IntFlag{Name: fCommitEvery, Usage: "modes d, e, f: commit every N records instead of the pipeline's default (a what-if; 0: the default)"},
 		&cli.IntFlag{Name: fRounds, Value: 3, Usage: "rounds per mode; figures are the median with min and max"},
 		&cli.IntFlag{Name: fNaiveRecords, Value: 20_000, Usage: "naive baseline: records per round at most"},
@@ -85,7 +96,9 @@ func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 		Rounds: c.Int(fRounds), NaiveRecords: c.Int(fNaiveRecords), NaiveBudget: c.Duration(fNaiveBudget),
 		LatencyRate: c.Int(fLatencyRate), LatencyDuration: c.Duration(fLatencyDuration),
 		LatencyCommit: c.Duration(fLatencyCommit), ProfileDir: c.String(fProfileDir), CommitEvery: c.Int(fCommitEvery),
-		Args: []string{"bench-worker", "--spec"}, Stderr: c.Root().ErrWriter,
+		GuardRecords: c.Int(fGuardRecords), GuardDelay: c.Duration(fGuardDelay), GuardInFlight: c.Int(fGuardInFlight),
+		GuardPartitions: int32(c.Int(fGuardParts)),
+		Args:            []string{"bench-worker", "--spec"}, Stderr: c.Root().ErrWriter,
 		Log: newLogger(c.Root().ErrWriter, logConfig{format: "text"}),
 	}
 	bc.json, bc.jsonFile = c.Bool(fJSON), c.String(fJSONFile)

@@ -20,7 +20,8 @@ func TestBenchRejectsBadSettings(t *testing.T) {
 		{"topic", []string{"--bench-topic", "bad topic"}, `--bench-topic (SHARDPIPE_BENCH_TOPIC) "bad topic"`},
 		{"latency", []string{"--latency-commit-interval", "0s"}, "latency commit interval 0s"},
 		{"arguments", []string{"extra"}, "bench takes no arguments"},
-		{"modes", []string{"--modes", "d,x"}, `--modes (SHARDPIPE_MODES): mode "x": want a-f`},
+		{"guard delay", []string{"--guard-delay", "2s"}, "guard delay 2s: want 0 to 1s"},
+		{"modes", []string{"--modes", "d,x"}, `--modes (SHARDPIPE_MODES): mode "x": want a-i`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

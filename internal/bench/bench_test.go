@@ -66,19 +66,22 @@ func TestReportRatios(t *testing.T) {
 		return out
 	}
 	results := map[Mode][]Result{
-		Consume:   res(1000, 0.001, 0.002, 0.004), // median 500k/s
-		Sink:      res(1000, 0.005, 0.01, 0.02),   // median 100k/s: the ceiling
-		Naive:     res(100, 0.1, 0.1, 0.1),        // 1k/s
-		Shardpipe: res(1000, 0.0125),              // 80k/s
-		Totals:    res(1000, 0.025),               // 40k/s
-		Replay:    res(1000, 0.01),                // 100k/s
+		Consume:       res(1000, 0.001, 0.002, 0.004), // median 500k/s
+		Sink:          res(1000, 0.005, 0.01, 0.02),   // median 100k/s: the ceiling
+		Naive:         res(100, 0.1, 0.1, 0.1),        // 1k/s
+		Shardpipe:     res(1000, 0.0125),              // 80k/s
+		Totals:        res(1000, 0.025),               // 40k/s
+		Replay:        res(1000, 0.01),                // 100k/s
+		GuardSeq:      res(100, 0.2),                  // 500/s
+		GuardInFlight: res(1000, 0.1),                 // 10k/s
+		GuardFast:     res(1000, 0.025),               // 40k/s
 	}
-	r := newReport(Config{}, results, nil)
-	want := Ratios{DOverCeiling: 0.8, DOverNaive: 80, EOverD: 0.5, FOverCeiling: 1}
+	r := newReport(Config{GuardDelay: 20 * time.Millisecond, GuardInFlight: 64, GuardPartitions: 1}, results, nil)
+	want := Ratios{DOverCeiling: 0.8, DOverNaive: 80, EOverD: 0.5, FOverCeiling: 1, HOverG: 20, HOverI: 0.25}
 	got := r.Ratios
 	for name, pair := range map[string][2]float64{"d/ceiling": {got.DOverCeiling, want.DOverCeiling},
 		"d/naive": {got.DOverNaive, want.DOverNaive}, "e/d": {got.EOverD, want.EOverD},
-		"f/ceiling": {got.FOverCeiling, want.FOverCeiling}} {
+		"f/ceiling": {got.FOverCeiling, want.FOverCeiling}, "h/g": {got.HOverG, want.HOverG}, "h/i": {got.HOverI, want.HOverI}} {
 		if d := pair[0] - pair[1]; d > 1e-9 || d < -1e-9 {
 			t.Errorf("%s = %v, want %v", name, pair[0], pair[1])
 		}
@@ -91,7 +94,7 @@ func TestReportRatios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{`"d_over_ceiling":0.8`, `"d_over_naive":80`, `"e_over_d":0.5`, `"f_over_ceiling":1`} {
+	for _, k := range []string{`"d_over_ceiling":0.8`, `"d_over_naive":80`, `"e_over_d":0.5`, `"f_over_ceiling":1`, `"h_over_g":20`, `"h_over_i":0.25`} {
 		if !strings.Contains(string(js), k) {
 			t.Errorf("JSON lacks %s: %s", k, js)
 		}
@@ -101,7 +104,8 @@ func TestReportRatios(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"(d) shardpipe, record mode, defaults", "d / min(a, b)               0.80   >= 0.8  met",
-		"d / c                      80.00   >= 10   met"} {
+		"d / c                      80.00   >= 10   met", "(h) guard, HTTP 20ms, max in flight 64, 1p",
+		"h / g (in flight / seq)    20.00   >= 20   met", "h / i (delay / 0ms)         0.25   >= 0.5  NOT met"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, b.String())
 		}
@@ -123,6 +127,8 @@ func TestCheck(t *testing.T) {
 		{"replay applied some", Spec{Mode: Replay, Records: 10}, Result{Records: 10, Applied: 1, Suppressed: 9, Seconds: 1}, false},
 		{"naive prefix", Spec{Mode: Naive, Records: 10}, Result{Records: 4, Seconds: 1}, true},
 		{"no time", Spec{Mode: Consume, Records: 10}, Result{Records: 10}, false},
+		{"guard landed past the target", Spec{Mode: GuardInFlight, Records: 10}, Result{Records: 12, Applied: 12, Seconds: 1}, true},
+		{"guard on a used ledger", Spec{Mode: GuardSeq, Records: 10}, Result{Records: 10, Applied: 9, Suppressed: 1, Seconds: 1}, false},
 	}
 	for _, tt := range tests {
 		if err := check(tt.spec, tt.res); (err == nil) != tt.ok {
@@ -138,12 +144,29 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("good config: %v", err)
 	}
 	bad := good
-	bad.Records, bad.Rounds, bad.LatencyCommit = 10, 0, 0
+	bad.Records, bad.Rounds, bad.LatencyCommit, bad.GuardRecords, bad.GuardDelay = 10, 0, 0, -20, -time.Second
 	err := bad.Validate()
-	for _, want := range []string{"records 10", "rounds 0", "latency commit interval"} {
+	for _, want := range []string{"records 10", "rounds 0", "latency commit interval", "guard records -20", "guard delay -1s"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want it to name %q", err, want)
 		}
+	}
+}
+
+// TestConfigValidateGuard: the guard modes need a MaxInFlight only when
+// they run.
+func TestConfigValidateGuard(t *testing.T) {
+	c := Config{Brokers: []string{"k:9092"}, Redis: "r:6379", Topic: "t", Records: 1000, Partitions: 12, Rounds: 1,
+		NaiveRecords: 10, NaiveBudget: time.Second, GuardRecords: 100}
+	err := c.Validate()
+	for _, want := range []string{"guard in flight 0: want 1 to 4096", "guard partitions 0: want at least 1"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want it to name %q", err, want)
+		}
+	}
+	c.GuardRecords = 0
+	if err := c.Validate(); err != nil {
+		t.Errorf("guard modes skipped: Validate() = %v", err)
 	}
 }
 
@@ -156,8 +179,13 @@ func TestParseModes(t *testing.T) {
 	if strings.Join(modeStrings(got), ",") != strings.Join(modeStrings(want), ",") {
 		t.Errorf("ParseModes = %v, want %v", got, want)
 	}
-	if _, err := ParseModes("d,g"); err == nil || !strings.Contains(err.Error(), `"g"`) {
-		t.Errorf("ParseModes(d,g) = %v, want an error naming g", err)
+	if _, err := ParseModes("d,z"); err == nil || !strings.Contains(err.Error(), `"z"`) {
+		t.Errorf("ParseModes(d,z) = %v, want an error naming z", err)
+	}
+	got, err = ParseModes("guard,h")
+	if want := []Mode{GuardSeq, GuardInFlight, GuardFast, GuardInFlight}; err != nil ||
+		strings.Join(modeStrings(got), ",") != strings.Join(modeStrings(want), ",") {
+		t.Errorf("ParseModes(guard,h) = %v, %v; want %v", got, err, want)
 	}
 	c := Config{Modes: []Mode{Replay}}
 	if !c.wants(Shardpipe) || !c.wants(Replay) || c.wants(Consume) || c.wants(Latency) {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"slices"
@@ -53,6 +54,8 @@ type Ratios struct {
 	DOverNaive   float64 `json:"d_over_naive"`   // d / c, target >= 10
 	EOverD       float64 `json:"e_over_d"`
 	FOverCeiling float64 `json:"f_over_ceiling"` // f / min(a, b), target >= 0.8
+	HOverG       float64 `json:"h_over_g"`       // guard mode, in flight / sequential, target >= 20
+	HOverI       float64 `json:"h_over_i"`       // guard mode, delayed / 0ms receiver, target >= 0.5
 }
 
 // LatencyReport is record timestamp to effect landed at a fixed load.
@@ -101,6 +104,23 @@ var labels = map[Mode][2]string{
 	Shardpipe: {"d", "shardpipe, record mode, defaults"},
 	Totals:    {"e", "shardpipe, totals effect"},
 	Replay:    {"f", "shardpipe replay, all suppressed"},
+	// The guard modes' labels say their delay and MaxInFlight (guardLabels).
+	GuardSeq:      {"g", "guard mode, HTTP, batches in turn"},
+	GuardInFlight: {"h", "guard mode, HTTP, max in flight"},
+	GuardFast:     {"i", "guard mode, HTTP, max in flight, 0ms receiver"},
+}
+
+// guardLabel is m's label with the run's delay and MaxInFlight.
+func guardLabel(cfg Config, m Mode) string {
+	switch m {
+	case GuardSeq:
+		return fmt.Sprintf("guard, HTTP %v, max in flight 1, %dp", cfg.GuardDelay, cfg.GuardPartitions)
+	case GuardInFlight:
+		return fmt.Sprintf("guard, HTTP %v, max in flight %d, %dp", cfg.GuardDelay, cfg.GuardInFlight, cfg.GuardPartitions)
+	case GuardFast:
+		return fmt.Sprintf("guard, HTTP 0ms, max in flight %d, %dp", cfg.GuardInFlight, cfg.GuardPartitions)
+	}
+	return labels[m][1]
 }
 
 // newReport folds the rounds into medians and ratios.
@@ -108,7 +128,7 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 	r := Report{Topic: cfg.Topic, CommitEvery: cfg.CommitEvery, Records: cfg.Records, Partitions: cfg.Partitions,
 		Raw: results}
 	med := map[Mode]float64{}
-	for _, m := range []Mode{Consume, Sink, Naive, Shardpipe, Totals, Replay} {
+	for _, m := range []Mode{Consume, Sink, Naive, Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast} {
 		rs := results[m]
 		if len(rs) == 0 {
 			continue
@@ -122,7 +142,7 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 			by = append(by, float64(x.AllocBytes)/float64(x.Records))
 			n = append(n, float64(x.Records))
 		}
-		mr := ModeReport{Mode: m, Letter: labels[m][0], Label: labels[m][1], Rounds: len(rs),
+		mr := ModeReport{Mode: m, Letter: labels[m][0], Label: guardLabel(cfg, m), Rounds: len(rs),
 			Records: int64(statOf(n).Median), RecordsPerSec: statOf(rps), CPUSecPerM: statOf(cpu),
 			MaxRSSMB: statOf(rss), AllocsPerRecord: statOf(al), BytesPerRecord: statOf(by)}
 		med[m] = mr.RecordsPerSec.Median
@@ -139,7 +159,8 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 		return a / b
 	}
 	r.Ratios = Ratios{DOverCeiling: div(med[Shardpipe], ceiling), DOverNaive: div(med[Shardpipe], med[Naive]),
-		EOverD: div(med[Totals], med[Shardpipe]), FOverCeiling: div(med[Replay], ceiling)}
+		EOverD: div(med[Totals], med[Shardpipe]), FOverCeiling: div(med[Replay], ceiling),
+		HOverG: div(med[GuardInFlight], med[GuardSeq]), HOverI: div(med[GuardInFlight], med[GuardFast])}
 	if len(lat) > 0 {
 		var p50, p99, mx, a50, a99 []float64
 		for _, x := range lat {

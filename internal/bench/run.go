@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,13 @@ type Config struct {
 	// CommitEvery, when positive, replaces the pipeline's default commit
 	// count in modes d, e and f (the report is then not of the defaults).
 	CommitEvery int
+	// Guard modes g, h and i: records of h and i (g takes a twentieth)
+	// in a topic of their own of GuardPartitions partitions, the
+	// receiver's delay in g and h, and h's and i's MaxInFlight.
+	GuardRecords    int
+	GuardDelay      time.Duration
+	GuardInFlight   int
+	GuardPartitions int32
 	// Modes to measure, in any order; empty means all. Replay needs
 	// Shardpipe (its rounds claim the keys) and brings it in.
 	Modes []Mode
@@ -62,6 +70,10 @@ func (c Config) Validate() error {
 	check(c.NaiveRecords < 1 || c.NaiveBudget <= 0, "naive records %d and budget %v: want both positive", c.NaiveRecords, c.NaiveBudget)
 	check(c.LatencyRate < 0 || c.LatencyDuration < 0, "latency rate %d and duration %v: want both >= 0", c.LatencyRate, c.LatencyDuration)
 	check(c.LatencyRate > 0 && c.LatencyCommit <= 0, "latency commit interval %v: want > 0", c.LatencyCommit)
+	check(c.GuardRecords < 0, "guard records %d: want at least 0", c.GuardRecords)
+	check(c.GuardDelay < 0 || c.GuardDelay > time.Second, "guard delay %v: want 0 to 1s", c.GuardDelay)
+	check(c.GuardRecords > 0 && (c.GuardInFlight < 1 || c.GuardInFlight > 4096), "guard in flight %d: want 1 to 4096", c.GuardInFlight)
+	check(c.GuardRecords > 0 && c.GuardPartitions < 1, "guard partitions %d: want at least 1", c.GuardPartitions)
 	return errors.Join(errs...)
 }
 
@@ -94,13 +106,24 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	results := map[Mode][]Result{}
+	var rcv *receiver
+	if cfg.GuardRecords > 0 && slices.ContainsFunc(guardModes, cfg.wants) {
+		var err error
+		if rcv, err = startReceiver(); err != nil {
+			return Report{}, err
+		}
+		defer rcv.close()
+		if err := Prefill(ctx, cfg.Brokers, cfg.guardTopic(), cfg.GuardPartitions, cfg.GuardRecords, true, log); err != nil {
+			return Report{}, err
+		}
+	}
 	base := Spec{Brokers: cfg.Brokers, Redis: cfg.Redis, Topic: cfg.Topic, Records: cfg.Records, TTL: ttl,
 		CommitEvery: cfg.CommitEvery}
 	for round := range cfg.Rounds {
 		tag := fmt.Sprintf("%s-%d", run, round)
 		var claimed string // the shardpipe round's prefix, for the replay
-		for _, m := range []Mode{Consume, Sink, Naive, Shardpipe, Replay, Totals} {
-			if !cfg.wants(m) {
+		for _, m := range []Mode{Consume, Sink, Naive, Shardpipe, Replay, Totals, GuardSeq, GuardInFlight, GuardFast} {
+			if !cfg.wants(m) || isGuard(m) && rcv == nil {
 				continue
 			}
 			spec := base
@@ -113,6 +136,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				claimed = spec.Prefix
 			case Replay:
 				spec.Prefix = claimed
+			case GuardSeq, GuardInFlight, GuardFast:
+				spec = cfg.guardSpec(spec, rcv.addr)
 			}
 			if cfg.ProfileDir != "" && round == 0 {
 				spec.CPUProfile = filepath.Join(cfg.ProfileDir, string(m)+".cpu.pprof")
@@ -133,7 +158,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			// records of each partition, found by SCAN; the shardpipe
 			// round's keys stay for the replay, which cleans them.
 			switch m {
-			case Naive:
+			case Naive, GuardSeq, GuardInFlight, GuardFast: // the first records of each partition
 				err = Clean(ctx, cfg.Redis, spec.Prefix, -1)
 			case Sink, Replay, Totals:
 				err = Clean(ctx, cfg.Redis, spec.Prefix, cfg.Records)
@@ -175,12 +200,17 @@ func (c Config) wants(m Mode) bool {
 
 // ParseModes reads a comma-separated list of mode names or the issue's
 // letters: a consume, b sink, c naive, d shardpipe, e totals, f replay,
-// and latency.
+// g guard-seq, h guard-inflight, i guard-0ms (guard: all three), and
+// latency.
 func ParseModes(s string) ([]Mode, error) {
 	var out []Mode
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
+			continue
+		}
+		if f == "guard" {
+			out = append(out, guardModes...)
 			continue
 		}
 		m, ok := Mode(f), false
@@ -193,7 +223,7 @@ func ParseModes(s string) ([]Mode, error) {
 			ok = true
 		}
 		if !ok {
-			return nil, fmt.Errorf("mode %q: want a-f, consume, sink, naive, shardpipe, totals, replay or latency", f)
+			return nil, fmt.Errorf("mode %q: want a-i, consume, sink, naive, shardpipe, totals, replay, guard-seq, guard-inflight, guard-0ms, guard or latency", f)
 		}
 		out = append(out, m)
 	}
@@ -206,6 +236,8 @@ func check(spec Spec, r Result) error {
 	switch {
 	case spec.Mode != Naive && r.Records < n:
 		return fmt.Errorf("bench %s: %d of %d records", spec.Mode, r.Records, n)
+	case isGuard(spec.Mode) && r.Applied < n:
+		return fmt.Errorf("bench %s: %d of %d records applied on a fresh ledger", spec.Mode, r.Applied, n)
 	case (spec.Mode == Shardpipe || spec.Mode == Totals || spec.Mode == Sink) && r.Applied != n:
 		return fmt.Errorf("bench %s: %d of %d records applied on a fresh ledger", spec.Mode, r.Applied, n)
 	case spec.Mode == Replay && (r.Applied != 0 || r.Suppressed != n):

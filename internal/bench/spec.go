@@ -42,6 +42,9 @@ type Spec struct {
 	Duration       time.Duration `json:"duration,omitempty"`
 	CommitInterval time.Duration `json:"commit_interval,omitempty"`
 	Partitions     int           `json:"partitions,omitempty"`
+	// Guard modes: the receiver's URL and the pipeline's MaxInFlight.
+	URL         string `json:"url,omitempty"`
+	MaxInFlight int    `json:"max_in_flight,omitempty"`
 	// Profiles to write, empty for none.
 	CPUProfile string `json:"cpu_profile,omitempty"`
 	MemProfile string `json:"mem_profile,omitempty"`

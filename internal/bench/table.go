@@ -30,6 +30,8 @@ func WriteTable(w io.Writer, r Report) error {
 	ratio(w, "d / c", r.Ratios.DOverNaive, 10)
 	ratio(w, "e / d", r.Ratios.EOverD, 0)
 	ratio(w, "f / min(a, b)", r.Ratios.FOverCeiling, 0.8)
+	ratio(w, "h / g (in flight / seq)", r.Ratios.HOverG, 20)
+	ratio(w, "h / i (delay / 0ms)", r.Ratios.HOverI, 0.5)
 	if l := r.Latency; l != nil {
 		fmt.Fprintf(w, "\nlatency, record timestamp to effect landed, %d records/s offered for %.0fs, commit interval %s, %d rounds:\n",
 			l.Rate, l.Seconds, l.CommitInterval, l.Rounds)

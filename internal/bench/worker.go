@@ -43,7 +43,7 @@ func RunWorker(ctx context.Context, spec Spec, log *slog.Logger) (Result, error)
 		res, err = runSink(ctx, spec)
 	case Naive:
 		res, err = runNaive(ctx, spec)
-	case Shardpipe, Totals, Replay:
+	case Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast:
 		res, err = runPipeline(ctx, spec, log)
 	case Latency:
 		res, err = runLatency(ctx, spec, log)

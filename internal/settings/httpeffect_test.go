@@ -3,54 +3,20 @@ package settings
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/shardpipe/shardpipe/internal/recvtest"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
-
-// receiver is an httptest server that records each request and counts
-// the connections it accepted.
-type receiver struct {
-	srv   *httptest.Server
-	conns atomic.Int64
-	mu    sync.Mutex
-	reqs  []*http.Request
-	body  []string
-	reply func(w http.ResponseWriter, r *http.Request)
-}
-
-func newReceiver(t *testing.T, reply func(w http.ResponseWriter, r *http.Request)) *receiver {
-	rc := &receiver{reply: reply}
-	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		rc.mu.Lock()
-		rc.reqs, rc.body = append(rc.reqs, r), append(rc.body, string(b))
-		rc.mu.Unlock()
-		rc.reply(w, r)
-	}))
-	rc.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			rc.conns.Add(1)
-		}
-	}
-	rc.srv.Start()
-	t.Cleanup(rc.srv.Close)
-	return rc
-}
 
 // TestHTTPGuardedKeySpace: --effect http keeps its guard claims in run's
 // key space: shared, a key seen on one topic is not called again from
@@ -67,11 +33,11 @@ func TestHTTPGuardedKeySpace(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint("per-topic=", tc.perTopic), func(t *testing.T) {
-			rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+			rc := recvtest.New(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 			mr := miniredis.RunT(t)
 			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 			defer rdb.Close()
-			u, _ := url.Parse(rc.srv.URL)
+			u, _ := url.Parse(rc.Server.URL)
 			l := Ledger{Spec: sink.Spec{Prefix: "p:", TTL: time.Hour, PerTopic: tc.perTopic}}
 			a, err := HTTP{URL: u, Timeout: time.Second}.Guarded(l, rdb, []string{"a", "b"}, slog.New(slog.DiscardHandler))
 			if err != nil {
@@ -83,9 +49,8 @@ func TestHTTPGuardedKeySpace(t *testing.T) {
 					t.Fatalf("topic %s: %v %+v", topic, err, res)
 				}
 			}
-			rc.mu.Lock()
-			calls := len(rc.reqs)
-			rc.mu.Unlock()
+			reqs, _ := rc.Calls()
+			calls := len(reqs)
 			if calls != tc.calls || !slices.Equal(mr.Keys(), tc.keys) {
 				t.Errorf("%d calls, ledger keys %q; want %d and %q", calls, mr.Keys(), tc.calls, tc.keys)
 			}
