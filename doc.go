@@ -66,10 +66,12 @@
 //	                  and the settings reported at once, "did you mean"; imports no shardpipe package
 //	internal/settings the flag groups whose settings configure the library (the ledger and
 //	                  its effect, --effect http, Redis durability, commit policy, in-flight
-//	                  effects, produce's orders, the demo): each group's flags, their checks
-//	                  into a typed value, and the sink.Spec, appliers and pipeline options it
-//	                  gives; imports internal/cliflags, internal/flagcheck, internal/orders,
-//	                  pipeline, sink, httpeffect, admin
+//	                  effects, poison records, run's consuming, replay's range and pace,
+//	                  reset-offsets' target, --partition-ids, --metrics-addr, produce's
+//	                  orders, the demo): each group's flags, their checks into a typed
+//	                  value, and the sink.Spec, appliers and pipeline options it gives;
+//	                  imports internal/cliflags, internal/flagcheck, internal/orders,
+//	                  pipeline, sink, httpeffect, admin, opshttp
 //	internal/flagcheck
 //	                  checks of the command's settings: addresses, topic names, partition lists,
 //	                  Redis targets, replay bounds; imports pipeline, secure

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/settings"
 )
 
 // Exit codes.
@@ -99,8 +100,9 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 	}
 }
 
-// env names the flags' variables: SHARDPIPE_ and the flag's name.
-const env cliflags.Env = "SHARDPIPE_"
+// env names the flags' variables: SHARDPIPE_ and the flag's name
+// (settings.Env, which the groups of internal/settings name).
+const env = settings.Env
 
 // envName is the environment variable for flag name.
 func envName(flag string) string { return env.Name(flag) }

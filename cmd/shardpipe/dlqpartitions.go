@@ -14,13 +14,13 @@ import (
 // dead-letter topic has another partition count (admin.DeadLetterWarnings).
 // Nothing when pc does not dead-letter.
 func (pc poisonConfig) warnDeadLetterPartitions(ctx context.Context, k kafkaConn, sources []string, timeout time.Duration, log *slog.Logger) {
-	if !pc.deadLetter {
+	if !pc.p.DeadLetter {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := k.withAdmin(func(adm *kadm.Client) error {
-		admin.Log(ctx, log, admin.DeadLetterWarnings(ctx, adm, pc.dlqTopic, sources))
+		admin.Log(ctx, log, admin.DeadLetterWarnings(ctx, adm, pc.p.Topic, sources))
 		return nil
 	})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/admin"
-	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
@@ -18,12 +17,6 @@ const (
 	fAllowEviction      = settings.FlagAllowEviction
 	fAllowNoPersistence = settings.FlagAllowNoPersistence
 )
-
-func durabilityGroup(dc *admin.DurabilityConfig) cliflags.Group { return settings.DurabilityGroup(dc) }
-
-// fenceKey is the key the durability barrier writes before each wait:
-// under the dead-letter prefix, which is kept apart from the ledger's.
-func fenceKey(dlqPrefix string) string { return dlqPrefix + "fence" }
 
 // redisDurability checks the ledger Redis (settings.CheckDurability)
 // within timeout; a setting that breaks a ledger and that dc does not

@@ -18,11 +18,7 @@ const idleGrace = 3 * time.Second
 // (admin.WaitIdle). It returns once run holds a partition, after logging,
 // or when ctx ends.
 func explainNoPartitions(ctx context.Context, p *pipeline.Pipeline, rc *runConfig, log *slog.Logger) {
-	session := rc.sessionTimeout.String() + " (--session-timeout)"
-	if rc.protocol == pipeline.Consumer {
-		session = "the broker's group.consumer.session.timeout.ms (45s by default)"
-	}
 	if idle, ok := admin.WaitIdle(ctx, p, rc.group, rc.topics, idleGrace, rc.connectTimeout); ok {
-		admin.Log(ctx, log, []admin.Warning{idle.Warning(session)})
+		admin.Log(ctx, log, []admin.Warning{idle.Warning(rc.consume.SessionLimit())})
 	}
 }

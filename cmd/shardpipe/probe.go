@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/opshttp"
 )
 
@@ -22,22 +22,8 @@ func probeCommand() *cli.Command {
 	}, probeAction)
 }
 
-// probeConfig is probe's validated configuration.
-type probeConfig struct {
-	url     string
-	timeout time.Duration
-}
-
-func (pc *probeConfig) Groups() []cliflags.Group {
-	return []cliflags.Group{cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
-		pc.url, pc.timeout = c.String("url"), positive(bad, c, "timeout")
-	},
-		&cli.StringFlag{Name: "url", Value: "http://127.0.0.1:9464/readyz", Usage: "the probe to ask"},
-		&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "how long to wait for the answer"})}
-}
-
-func probeAction(ctx context.Context, c *cli.Command, pc *probeConfig) error {
-	body, err := opshttp.Ask(ctx, pc.url, pc.timeout)
+func probeAction(ctx context.Context, c *cli.Command, pc *settings.Probe) error {
+	body, err := opshttp.Ask(ctx, pc.URL, pc.Timeout)
 	_, _ = c.Root().Writer.Write(body)
 	switch {
 	case errors.Is(err, opshttp.ErrNotReady):

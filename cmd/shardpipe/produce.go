@@ -45,28 +45,22 @@ Examples:
 	}, produceAction)
 }
 
-// produceConfig is produce's validated configuration: settings.Produce,
-// with the fields the sending reads copied out once loaded.
+// produceConfig is produce's validated configuration.
 type produceConfig struct {
 	kafkaConn
-	topic       string
-	set         settings.Produce
-	rate        int
-	partitions  int32
-	replication int16
-	delivery    time.Duration
-	connect     time.Duration
+	topic string
+	settings.Produce
+	connect time.Duration
 }
 
 func (pc *produceConfig) Groups() []cliflags.Group {
-	return []cliflags.Group{kafkaGroup(&pc.kafkaConn), topicGroup(&pc.topic, "topic to write to"), cliflags.Then(settings.ProduceGroup(&pc.set), func() {
-		pc.rate, pc.partitions, pc.replication, pc.delivery = pc.set.Rate, pc.set.Partitions, pc.set.Replication, pc.set.Delivery
-	}), connectGroup(&pc.connect, waitBrokers)}
+	return []cliflags.Group{kafkaGroup(&pc.kafkaConn), topicGroup(&pc.topic, "topic to write to"), settings.ProduceGroup(&pc.Produce),
+		connectGroup(&pc.connect, waitBrokers)}
 }
 
 func produceAction(ctx context.Context, c *cli.Command, pc *produceConfig) error {
 	stderr := c.Root().ErrWriter
-	next, total, closeSrc, err := produce.Open(pc.set.From, pc.set.Gen, c.Root().Reader)
+	next, total, closeSrc, err := produce.Open(pc.From, pc.Gen, c.Root().Reader)
 	if err != nil {
 		return usageErr(fmt.Sprintf("%s: %v", flagRef(settings.FlagFrom), err))
 	}
@@ -82,11 +76,11 @@ func produceAction(ctx context.Context, c *cli.Command, pc *produceConfig) error
 		return err
 	}
 	sum.Topic = pc.topic
-	if pc.set.From == "" {
-		sum.Seed = pc.set.Gen.Seed
+	if pc.From == "" {
+		sum.Seed = pc.Gen.Seed
 	}
 	termui.ProduceSummary(stderr, sum, time.Since(start))
-	if err := sum.WriteJSON(pc.set.Summary, c.Root().Writer); err != nil {
+	if err := sum.WriteJSON(pc.Summary, c.Root().Writer); err != nil {
 		return failure(fmt.Errorf("%s: %w", flagRef(settings.FlagSummary), err))
 	}
 	return nil

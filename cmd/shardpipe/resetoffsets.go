@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,13 +12,13 @@ import (
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
-	"github.com/shardpipe/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
 // fCreate lets reset-offsets create a group that does not exist.
-const fCreate = "create"
+const fCreate = settings.FlagCreate
 
 func resetOffsetsCommand() *cli.Command {
 	return cliflags.Command(env, &cli.Command{
@@ -44,47 +43,17 @@ Examples:
 // resetConfig is reset-offsets' validated configuration.
 type resetConfig struct {
 	kafkaConn
-	group, topic  string
-	to            admin.Target
-	parts         []int32
-	dryRun, force bool
-	create        bool // --create: a group that does not exist is created with these offsets
-	timeout       time.Duration
-	ledger        ledgerConfig // as run takes it: the ledger the group's records are checked against
+	group, topic string
+	settings.Reset
+	timeout time.Duration
+	ledger  ledgerConfig // as run takes it: the ledger the group's records are checked against
 }
 
 func (rc *resetConfig) Groups() []cliflags.Group {
-	return append([]cliflags.Group{kafkaGroup(&rc.kafkaConn), consumerGroup(&rc.group), topicGroup(&rc.topic, "topic whose offsets to move"),
-		cliflags.NewGroup(rc.loadTo, &cli.StringFlag{Name: fTo,
-			Usage: "where to (required): earliest, latest, an offset, an RFC 3339 time or a duration ago"}),
-		partitionsGroup(&rc.parts, "partitions to move, comma-separated (default: all)"),
-		cliflags.NewGroup(func(c *cli.Command, _ *cliflags.Problems) {
-			rc.dryRun, rc.force, rc.create = c.Bool(fDryRun), c.Bool(fForce), c.Bool(fCreate)
-		},
-			&cli.BoolFlag{Name: fDryRun, Usage: "print the before and after table, commit nothing"},
-			&cli.BoolFlag{Name: fForce,
-				Usage: "move the offsets even when the group would read again records older than --ttl whose keys the ledger lacks: their entries may have expired, so their effects apply again (skips that check)"},
-			&cli.BoolFlag{Name: fCreate,
-				Usage: "create the group with these offsets when it does not exist (without it a missing group is refused, exit 3)"}),
-		connectGroup(&rc.timeout, "how long the command may wait in all: for the brokers, and for the ledger check when the group would read again records older than --ttl"),
-	}, ledgerGroups(&rc.ledger)...)
-}
-
-func (rc *resetConfig) loadTo(c *cli.Command, bad *cliflags.Problems) {
-	switch s := strings.TrimSpace(c.String(fTo)); s {
-	case "":
-		bad.Addf("%s: empty; want earliest, latest, an offset, an RFC 3339 time or a duration ago", flagRef(fTo))
-	case "earliest":
-		rc.to = admin.Earliest() // clamped to the log start
-	case "latest":
-		rc.to = admin.Latest()
-	default:
-		b, err := flagcheck.ParseBound(s, time.Now())
-		if err != nil {
-			bad.Addf("%s %q: %v, or earliest or latest", flagRef(fTo), s, err)
-		}
-		rc.to = admin.ToBound(b)
-	}
+	gs := append([]cliflags.Group{kafkaGroup(&rc.kafkaConn), consumerGroup(&rc.group), topicGroup(&rc.topic, "topic whose offsets to move")},
+		settings.ResetGroups(&rc.Reset)...)
+	return append(append(gs, connectGroup(&rc.timeout, "how long the command may wait in all: for the brokers, and for the ledger check when the group would read again records older than --ttl")),
+		ledgerGroups(&rc.ledger)...)
 }
 
 func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) error {
@@ -102,13 +71,13 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) er
 		return exitFor(err, brokers, timeout)
 	}
 	var opts []admin.ResetOpt
-	if rc.create {
+	if rc.Create {
 		opts = append(opts, admin.CreateGroup())
 	}
 	if err := admin.RequireGroup(ctx, adm, group, opts...); err != nil {
 		return exitFor(err, brokers, timeout)
 	}
-	moves, err := admin.PlanReset(ctx, adm, group, topic, rc.to, rc.parts...)
+	moves, err := admin.PlanReset(ctx, adm, group, topic, rc.To, rc.Partitions...)
 	if errors.Is(err, pipeline.ErrUnknownPartition) {
 		return usageErr(fmt.Sprintf("%s: %v", flagRef(fPartitionIDs), err))
 	}
@@ -118,7 +87,7 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) er
 	if err := resetRisk(ctx, c, rc, adm, moves, now); err != nil {
 		return err
 	}
-	if rc.dryRun {
+	if rc.DryRun {
 		return termui.MovesTable(c.Root().Writer, group, topic, moves, true)
 	}
 	if err := admin.ResetOffsets(ctx, adm, group, topic, moves, opts...); err != nil {
@@ -143,14 +112,14 @@ func resetRisk(ctx context.Context, c *cli.Command, rc *resetConfig, adm *kadm.C
 			rdb.Close()
 		}
 	}()
-	return risk.check(ctx, adm, back, rc.force, rc.dryRun, func() (pipeline.Checker, error) {
+	return risk.check(ctx, adm, back, rc.Force, rc.DryRun, func() (pipeline.Checker, error) {
 		rdb = lc.redis.Client()
 		if err := rdb.Ping(ctx).Err(); err != nil {
 			return nil, unavailableErr(fmt.Sprintf("redis %s: %v (needed to check records older than --ttl %v; --force skips the check)",
 				lc.redis.Desc, err, lc.ttl))
 		}
 		keysOnly := lc
-		keysOnly.totals = nil // only the keys are asked about
+		keysOnly.l.Spec.Totals = nil // only the keys are asked about
 		return keysOnly.spec(log).Ledger(rdb, rc.topic)
 	}, "pass --force to move the offsets anyway (they apply again), or move them to a later --to")
 }

@@ -66,20 +66,20 @@ func FuzzRunConfig(f *testing.F) {
 			t.Fatalf("%q: accepted with no topic", args)
 		case rc.ttl < time.Millisecond:
 			t.Fatalf("%q: accepted ttl %v", args, rc.ttl)
-		case rc.poisonAttempts < 1 || rc.poisonAttempts > 100:
-			t.Fatalf("%q: accepted %d poison attempts", args, rc.poisonAttempts)
+		case rc.p.Attempts < 1 || rc.p.Attempts > 100:
+			t.Fatalf("%q: accepted %d poison attempts", args, rc.p.Attempts)
 		case rc.commitConfig.c.Every < 0 || rc.maxBatch < 1:
 			t.Fatalf("%q: accepted commit-every %d, max-batch %d", args, rc.commitConfig.c.Every, rc.maxBatch)
-		case rc.deadLetter != (onPoison == "dlq"):
-			t.Fatalf("%q: dead letters %v", args, rc.deadLetter)
+		case rc.p.DeadLetter != (onPoison == "dlq"):
+			t.Fatalf("%q: dead letters %v", args, rc.p.DeadLetter)
 		case (rc.redis.Single == nil) == (rc.redis.ClusterOpts == nil) || rc.redis.Cluster != (rc.redis.ClusterOpts != nil):
 			t.Fatalf("%q: redis target %+v is not exactly one of single and cluster", args, rc.redis)
 		}
-		for _, tp := range append(append([]string{}, rc.topics...), rc.dlqTopic) {
+		for _, tp := range append(append([]string{}, rc.topics...), rc.p.Topic) {
 			if tp != "" && flagcheck.Topic(tp) != "" {
 				t.Fatalf("%q: accepted illegal topic %q", args, tp)
 			}
-			if tp == rc.dlqTopic && tp != "" && strings.Contains(","+strings.Join(rc.topics, ",")+",", ","+tp+",") {
+			if tp == rc.p.Topic && tp != "" && strings.Contains(","+strings.Join(rc.topics, ",")+",", ","+tp+",") {
 				t.Fatalf("%q: dead-letter topic %q is also consumed", args, tp)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -27,8 +28,8 @@ type sinkConfig struct {
 // groups are the shared groups before a command's own; topics returns the
 // consumed topics, once loaded.
 func (sc *sinkConfig) groups(topics func() []string) []cliflags.Group {
-	return append(ledgerGroups(&sc.ledgerConfig), durabilityGroup(&sc.durability), commitGroup(&sc.commitConfig),
-		poisonGroup(&sc.poisonConfig, topics, &sc.prefix))
+	return append(ledgerGroups(&sc.ledgerConfig), settings.DurabilityGroup(&sc.durability), commitGroup(&sc.commitConfig),
+		poisonGroup(&sc.poisonConfig, topics, &sc.l.Spec.Prefix))
 }
 
 // tail are the shared groups after a command's own; reports says what
@@ -50,8 +51,8 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, 
 	if err := preflight(ctx, k, topics, rdb, sc.redis.Desc, sc.connectTimeout); err != nil {
 		return nil, err
 	}
-	if acc.Keys = append(acc.Keys, sc.prefix+"preflight-probe"); sc.totals != nil {
-		acc.Keys = append(acc.Keys, sc.totals.Hash)
+	if acc.Keys = append(acc.Keys, sc.l.Spec.Prefix+"preflight-probe"); sc.l.Spec.Totals != nil {
+		acc.Keys = append(acc.Keys, sc.l.Spec.Totals.Hash)
 	}
 	cl, err := k.adminClient()
 	if err != nil {
@@ -69,6 +70,6 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, 
 		}
 		sc.warnDeadLetterPartitions(ctx, k, topics, sc.connectTimeout, log)
 	}
-	sc.durability.Name, sc.durability.FenceKey = sc.redis.Desc, fenceKey(sc.dlqPrefix)
+	sc.durability.Name, sc.durability.FenceKey = sc.redis.Desc, settings.FenceKey(sc.dlqPrefix)
 	return redisDurability(ctx, rdb, sc.durability, sc.connectTimeout, log)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -58,17 +57,12 @@ func statusAction(ctx context.Context, c *cli.Command, sc *statusConfig) error {
 		return err
 	}
 	if sc.json {
-		b, err := json.MarshalIndent(st, "", "  ")
-		if err != nil {
-			return failure(fmt.Errorf("status as JSON: %w", err))
-		}
-		if _, err := fmt.Fprintf(c.Root().Writer, "%s\n", b); err != nil {
-			return failure(fmt.Errorf("write status: %w", err))
-		}
-		return nil
+		err = termui.StatusJSON(c.Root().Writer, st)
+	} else if err = termui.StatusTable(c.Root().Writer, st); err != nil {
+		err = fmt.Errorf("write status: %w", err)
 	}
-	if err := termui.StatusTable(c.Root().Writer, st); err != nil {
-		return failure(fmt.Errorf("write status: %w", err))
+	if err != nil {
+		return failure(err)
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 const (
 	fGroupProtocol = "group-protocol"
 	fDemoOrders    = "rebalance-orders"
-	fDemoTimeout   = "timeout"
+	fDemoTimeout   = "timeout" // the probe's too
 )
 
 // Demo is the demo command's settings, all of them (a cliflags.Config).

@@ -1,6 +1,7 @@
 package termui
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,19 @@ import (
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
+
+// StatusJSON writes a group's status as indented JSON and a newline (the
+// fields of admin.GroupStatus); its error says which step failed.
+func StatusJSON(out io.Writer, st admin.GroupStatus) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("status as JSON: %w", err)
+	}
+	if _, err := fmt.Fprintf(out, "%s\n", b); err != nil {
+		return fmt.Errorf("write status: %w", err)
+	}
+	return nil
+}
 
 // StatusTable writes a group's status as a header (group, type, state,
 // epoch, members, lag), a line per member, and a table of its partitions;

@@ -37,6 +37,8 @@ func TestTables(t *testing.T) {
 			[]string{"dry run (nothing written) r1 of t", "WOULD-APPLY", "WOULD-SUPPRESS"}},
 		{"status", func(b *bytes.Buffer) error { return StatusTable(b, st) },
 			[]string{"group g", "epoch n/a", "t      0          -"}},
+		{"status JSON", func(b *bytes.Buffer) error { return StatusJSON(b, st) },
+			[]string{"{\n  \"group\": \"g\",", "\"last_stable\": 4", "\n}\n"}}, // one object, then a newline
 		{"resumed plan", func(b *bytes.Buffer) error {
 			LogResumedPlan(slog.New(slog.NewTextHandler(b, nil)), "r1", "t", plan)
 			return nil
@@ -55,6 +57,9 @@ func TestTables(t *testing.T) {
 				}
 			}
 		})
+	}
+	if err := StatusJSON(failWriter{}, st); !errors.Is(err, errWrite) || !strings.HasPrefix(err.Error(), "write status: ") {
+		t.Errorf("StatusJSON on a failing writer: %v, want write status: %v", err, errWrite)
 	}
 	if err := MovesTable(failWriter{}, "g", "t", moves, false); !errors.Is(err, errWrite) {
 		t.Errorf("MovesTable on a failing writer: %v, want %v", err, errWrite)
