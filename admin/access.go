@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -28,12 +29,15 @@ type Access struct {
 // CheckRedisKeys asks Redis, read-only (EXISTS), about each key: a user
 // whose ACL rule does not cover the ledger's keys (or EXISTS) is refused
 // with NOPERM here, before any record is read, instead of at the first
-// batch. It writes nothing. A refusal or a failed request is an
-// *UnreachableError (ErrUnreachable) naming the key; package secure's
-// Diagnose names the step (authorization for NOPERM).
+// batch. It writes nothing. A refusal is an *UnreachableError
+// (ErrUnreachable) naming the key; package secure's Diagnose names the
+// step (authorization). Any other failure (Redis down or restarting, a
+// timeout) is no access problem: it is left to the pipeline, which waits
+// for Redis, and returns nil, as the check before it (preflight) already
+// found Redis answering.
 func CheckRedisKeys(ctx context.Context, rdb redis.UniversalClient, name string, keys ...string) error {
 	for _, k := range keys {
-		if err := rdb.Exists(ctx, k).Err(); err != nil {
+		if err := rdb.Exists(ctx, k).Err(); err != nil && strings.HasPrefix(err.Error(), "NOPERM") {
 			return &UnreachableError{Server: "redis " + name, Request: "EXISTS " + k, Err: err}
 		}
 	}

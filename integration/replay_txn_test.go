@@ -45,6 +45,10 @@ func TestReplayTransactionalTopic(t *testing.T) {
 	write(0, 20, kgo.TryCommit)
 	write(20, 10, kgo.TryAbort)
 	write(30, 20, kgo.TryCommit) // ends with a commit marker
+	// EndTransaction returns once the commit is decided; the coordinator
+	// writes the markers after, and the last stable offset (where a replay
+	// plans its end) moves then.
+	awaitStableOffset(ctx, t, e, 53)
 	ledger, ranges := e.wholeTopic(ctx)
 	r, err := pipeline.NewReplay("txn", e.topic, ranges, e.rdb, pipeline.Brokers(e.brokers...), pipeline.Sink(ledger),
 		pipeline.CheckpointPrefix(e.prefix+"replay:"))
@@ -67,6 +71,26 @@ func TestReplayTransactionalTopic(t *testing.T) {
 	for i := 20; i < 30; i++ {
 		if n := countRedisKeys(ctx, t, e.rdb, fmt.Sprintf("%st-%03d", e.ledger(), i)); n != 0 {
 			t.Fatalf("aborted record t-%03d was applied", i)
+		}
+	}
+}
+
+// awaitStableOffset waits until partition 0 of e's topic has its last
+// stable offset at want (the transaction markers written).
+func awaitStableOffset(ctx context.Context, t *testing.T, e *replayEnv, want int64) {
+	t.Helper()
+	adm := adminOf(t, e)
+	for {
+		ends, err := adm.ListCommittedOffsets(ctx, e.topic)
+		if err == nil {
+			if o, ok := ends.Lookup(e.topic, 0); ok && o.Err == nil && o.Offset >= want {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the last stable offset of %s/0 never reached %d: %v", e.topic, want, err)
+		case <-time.After(20 * time.Millisecond): // polls the broker; no event to wait on
 		}
 	}
 }
