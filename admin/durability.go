@@ -145,7 +145,11 @@ func CheckDurability(ctx context.Context, rdb redis.UniversalClient, cfg Durabil
 		if len(nodes) == 1 {
 			addr = name
 		}
-		s, err := readSettings(ctx, n)
+		var s NodeSettings
+		err := answered(ctx, func() (err error) {
+			s, err = readSettings(ctx, n)
+			return err
+		})
 		if err != nil {
 			return d, unreachable("redis "+addr, "CONFIG GET", err,
 				fmt.Sprintf("redis %s: reading its persistence settings: %v", addr, err))

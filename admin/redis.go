@@ -21,7 +21,9 @@ const minRedisMajor, minRedisMinor = 7, 0
 // MOVED). A server that refuses INFO (an ACL without +info, a
 // Redis-compatible server without the section) is not checked. name is how
 // errors call rdb when PING fails (a URL without its password, say); ""
-// uses the client's address.
+// uses the client's address. A Redis that does not answer PING yet (down,
+// restarting) is asked again until ctx ends: give ctx the start-up
+// deadline.
 //
 // It returns nil, or the problems joined (errors.Join), one per node and
 // check; a request that failed is an *UnreachableError. It costs a PING,
@@ -31,7 +33,7 @@ func CheckRedis(ctx context.Context, rdb redis.UniversalClient, name string) err
 	if name == "" {
 		name = clientName(rdb)
 	}
-	if err := rdb.Ping(ctx).Err(); err != nil {
+	if err := answered(ctx, func() error { return rdb.Ping(ctx).Err() }); err != nil {
 		return unreachable("redis "+name, "PING", err, fmt.Sprintf("redis %s: PING failed: %v", name, err))
 	}
 	var (
