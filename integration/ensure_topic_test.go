@@ -55,7 +55,11 @@ func TestPreflight(t *testing.T) {
 	rdb := integration.NewRedisClient(t, integration.Redis(t))
 	down := redis.NewClient(&redis.Options{Addr: integration.ClosedAddr(t), MaxRetries: -1})
 	defer down.Close()
-	if k, r := admin.Preflight(ctx, adm, []string{name}, down, "down"); !errors.Is(k, admin.ErrTopicMissing) || !errors.Is(r, admin.ErrUnreachable) {
+	// A Redis that does not answer is waited for until the deadline (the
+	// start-up's --connect-timeout), then reported.
+	dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
+	defer dcancel()
+	if k, r := admin.Preflight(dctx, adm, []string{name}, down, "down"); !errors.Is(k, admin.ErrTopicMissing) || !errors.Is(r, admin.ErrUnreachable) {
 		t.Fatalf("missing topic, Redis down: kafka %v, redis %v; want ErrTopicMissing and ErrUnreachable", k, r)
 	}
 	if _, err := admin.EnsureTopic(ctx, adm, name, 1, -1); err != nil {
