@@ -123,35 +123,12 @@ func termEndFinishes(t *testing.T, inFlight bool) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			prod, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var recs []*kgo.Record
-			for i := range 3 {
-				recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "pay-%d", i), Value: []byte("{}")})
-			}
-			if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-			prod.Close()
+			c := payments(ctx, t, 3)
 			mr := miniredis.RunT(t)
 			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 			defer rdb.Close()
 			const lease = 30 * time.Second
-			newGuard := func() *sink.Guard {
-				g, err := sink.NewGuard(rdb, sink.WithPrefix("g:"), sink.WithLease(lease),
-					sink.WithRetry(sink.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2}))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return g
-			}
+			newGuard := func() *sink.Guard { return fastGuard(t, rdb, lease) }
 			var mu sync.Mutex
 			runs := map[string]int{}
 			othersRan := make(chan struct{}, 2)
@@ -257,25 +234,7 @@ func termEndFinishes(t *testing.T, inFlight bool) {
 			// would have lapsed.
 			mr.FastForward(lease)
 			commits := make(chan int64, 16)
-			p2, err := New(opts(Guarded(newGuard(), effect), commits)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			done2 := make(chan error, 1)
-			go func() { done2 <- p2.Run(ctx) }()
-			for off := int64(0); off < 3; {
-				select {
-				case off = <-commits:
-				case <-ctx.Done():
-					t.Fatalf("the next owner committed %d of 3", off)
-				}
-			}
-			if err := p2.Close(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-done2; err != nil {
-				t.Fatal(err)
-			}
+			p2 := nextOwner(ctx, t, opts(Guarded(newGuard(), effect), commits), commits, 3)
 			mu.Lock()
 			defer mu.Unlock()
 			reruns := 0
@@ -316,6 +275,68 @@ func termEndFinishes(t *testing.T, inFlight bool) {
 			}
 		})
 	}
+}
+
+// payments starts a kfake cluster whose topic "orders" (one partition)
+// holds n records keyed pay-0, pay-1, ...; the test's cleanup closes it.
+func payments(ctx context.Context, t *testing.T, n int) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	prod, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "pay-%d", i), Value: []byte("{}")})
+	}
+	if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// fastGuard is a Guard under the prefix "g:" with lease and a retry budget
+// of two quick attempts.
+func fastGuard(t *testing.T, rdb redis.UniversalClient, lease time.Duration) *sink.Guard {
+	t.Helper()
+	g, err := sink.NewGuard(rdb, sink.WithPrefix("g:"), sink.WithLease(lease),
+		sink.WithRetry(sink.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// nextOwner runs a pipeline with opts until commits reports offset n (the
+// whole partition committed), then closes it and returns it.
+func nextOwner(ctx context.Context, t *testing.T, opts []GroupOpt, commits <-chan int64, n int64) *Pipeline {
+	t.Helper()
+	p, err := New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	for off := int64(0); off < n; {
+		select {
+		case off = <-commits:
+		case <-ctx.Done():
+			t.Fatalf("the next owner committed %d of %d", off, n)
+		}
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func btoi(b bool) int {
@@ -361,28 +382,11 @@ func (l logSeen) Handle(_ context.Context, r slog.Record) error {
 func TestStopTimeoutWhileFinishing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	prod, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte("pay-0"), Value: []byte("{}")},
-		&kgo.Record{Key: []byte("pay-1"), Value: []byte("{}")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	prod.Close()
+	c := payments(ctx, t, 2)
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
-	g, err := sink.NewGuard(rdb, sink.WithPrefix("g:"), sink.WithLease(30*time.Second),
-		sink.WithRetry(sink.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := fastGuard(t, rdb, 30*time.Second)
 	var runs atomic.Int32
 	effect := func(_ context.Context, key string, _ *sink.Record) error {
 		runs.Add(1)

@@ -10,8 +10,6 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -42,34 +40,11 @@ func TestTermEndLeavesUnsentEffect(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			prod, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("orders"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var recs []*kgo.Record
-			for i := range 3 {
-				recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "pay-%d", i), Value: []byte("{}")})
-			}
-			if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-			prod.Close()
+			c := payments(ctx, t, 3)
 			mr := miniredis.RunT(t)
 			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 			defer rdb.Close()
-			newGuard := func() *sink.Guard {
-				g, err := sink.NewGuard(rdb, sink.WithPrefix("g:"), sink.WithLease(30*time.Second),
-					sink.WithRetry(sink.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2}))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return g
-			}
+			newGuard := func() *sink.Guard { return fastGuard(t, rdb, 30*time.Second) }
 			var mu sync.Mutex
 			happened := map[string]int{}
 			calls := 0
@@ -125,25 +100,7 @@ func TestTermEndLeavesUnsentEffect(t *testing.T) {
 			}
 
 			commits := make(chan int64, 16)
-			p2, err := New(opts(Guarded(newGuard(), effect), commits)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			done2 := make(chan error, 1)
-			go func() { done2 <- p2.Run(ctx) }()
-			for off := int64(0); off < 3; {
-				select {
-				case off = <-commits:
-				case <-ctx.Done():
-					t.Fatalf("the next owner committed %d of 3", off)
-				}
-			}
-			if err := p2.Close(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-done2; err != nil {
-				t.Fatal(err)
-			}
+			nextOwner(ctx, t, opts(Guarded(newGuard(), effect), commits), commits, 3)
 			mu.Lock()
 			defer mu.Unlock()
 			for i := range 3 {
