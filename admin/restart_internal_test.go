@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -50,7 +51,10 @@ func (h *firstFailure) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 // address, instead of failing the start (exit 3).
 func TestChecksWaitForARestartingRedis(t *testing.T) {
 	bin, err := exec.LookPath("redis-server")
-	if err != nil {
+	switch {
+	case err != nil && os.Getenv("SHARDPIPE_REQUIRE_INTEGRATION") == "1": // make test installs it
+		t.Fatalf("redis-server not found: %v", err)
+	case err != nil:
 		t.Skipf("redis-server not found: %v", err)
 	}
 	for _, tc := range []struct {

@@ -115,6 +115,8 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
+	var conn atomic.Bool // a connection was had: bytes of the request may have gone out
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { conn.Store(true) }})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(r.Value))
 	if err != nil {
 		return fmt.Errorf("http effect: %w", err)
@@ -123,10 +125,6 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	// A traced call (pipeline.Tracer: ctx holds the effect's span) tells the
 	// receiver its trace as a W3C traceparent header; none otherwise.
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
-	var conn atomic.Bool
-	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { conn.Store(true) },
-	}))
 	resp, err := e.client.Do(req)
 	if err != nil {
 		// A *url.Error: it names the method and the URL, without its password.

@@ -34,11 +34,12 @@ type ExternalEffect func(ctx context.Context, key string, r *sink.Record) error
 // ones before it. Any other failure (the effect's error, Redis, a lost
 // lease) makes the batch's outcome unknown: the pipeline applies it again,
 // and records already done are recognised as this term's own work; an
-// effect that ran is not run again, only marked done.
+// effect that succeeded is not run again, only marked done (one whose
+// outcome is unknown is, with the same key).
 //
 // The Applier is a Finisher: when the term ends before such a retry (the
 // partition moved, the pipeline stopping), the worker marks done the
-// records whose effects ran in this process, without running any (see
+// records whose effects succeeded in this process, without running any (see
 // sink.Guard.Finish), within the time the pipeline waits for it or, if
 // later, before their pending claims' leases would lapse.
 func Guarded(g *sink.Guard, effect ExternalEffect) Applier {

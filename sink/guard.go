@@ -21,8 +21,9 @@ import (
 // claim and whether its effect ran. So a retry of the record in the same
 // term (the pipeline applying a batch again after ErrUnknown) recognises its
 // own pending claim instead of waiting for it as another owner's, and a
-// retry after the effect ran only marks the claim done: an effect that ran
-// in this process is never run again for the same record and term; and
+// retry after the effect succeeded only marks the claim done: an effect that
+// succeeded in this process is never run again for the same record and
+// term (one whose outcome is unknown is, with the same key); and
 // Finish can mark it done when no retry will come. The memory costs about
 // 275 bytes per unfinished record, none once Do or Finish marks it done,
 // and is bounded at 10,000 records: past that the oldest is
@@ -120,7 +121,7 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 		return 0, err
 	}
 	defer g.mem.put(m)
-	if m.ran { // a retry: the effect ran in this process, only done is missing
+	if m.ran { // a retry: the effect succeeded in this process, only done is missing
 		return g.finish(ctx, r, key, lk, m, true)
 	}
 	claimedAt, out, err := g.acquire(ctx, r, key, lk, m.pending)
