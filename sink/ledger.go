@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,10 +18,13 @@ import (
 // with appendfsync always; everysec may lose the last second on a crash of
 // the host). A Ledger is safe for concurrent use.
 type Ledger struct {
-	c       redis.UniversalClient
-	cfg     config
-	script  *redis.Script // nil without an effect
-	cluster bool
+	c           redis.UniversalClient
+	cfg         config
+	script      *redis.Script // nil without an effect
+	batchScript *redis.Script // record mode on a single node: the batch claim script
+	ttlArg      any           // the TTL in milliseconds, boxed once
+	cluster     bool
+	bufs        sync.Pool // *[]byte scratch for a batch's keys and claims
 }
 
 // NewLedger returns a Ledger writing through c, which may be a single,
@@ -34,7 +38,7 @@ func NewLedger(c redis.UniversalClient, opts ...LedgerOpt) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Ledger{c: c, cfg: cfg}
+	l := &Ledger{c: c, cfg: cfg, batchScript: newBatchScript(), ttlArg: cfg.ttl.Milliseconds()}
 	_, l.cluster = c.(*redis.ClusterClient)
 	if cfg.effect != nil {
 		l.script = claimScript(cfg.effect.Lua())
@@ -72,27 +76,44 @@ func NewLedger(c redis.UniversalClient, opts ...LedgerOpt) (*Ledger, error) {
 // batch, and may apply it again.
 func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 	results := make([]Result, len(batch))
-	now := time.Now()
-	var todo []*write
-	writes := make([]write, len(batch))       // one allocation for the batch's writes
+	writes := make([]write, len(batch)) // one allocation for the batch's writes
+	bp := l.scratch()
+	defer l.bufs.Put(bp)
+	l.keysInto(batch, writes, results, bp)
+	claims := claimTemplate{at: time.Now().UTC()}
+	todo := make([]*write, 0, len(batch))
 	first := make(map[string]int, len(batch)) // business key -> index of the write
-	dups := map[int]int{}                     // record index -> index in todo
-	var buf []byte                            // claims are encoded here, then copied to a string
+	var dups map[int]int                      // record index -> index in todo
+	buf := (*bp)[:0]                          // claims are encoded here, then copied to one string
 	for i := range batch {
 		r, w := &batch[i], &writes[i]
-		key, err := l.prepare(r, i, w)
-		results[i].Key, results[i].Err = key, err
-		if err != nil {
+		if results[i].Err != nil {
 			continue
 		}
+		key := results[i].Key
+		if l.script != nil {
+			if err := l.effectArgs(r, key, w); err != nil {
+				results[i].Err = err
+				continue
+			}
+		}
 		if j, ok := first[key]; ok {
+			if dups == nil {
+				dups = map[int]int{}
+			}
 			dups[i] = j
 			continue
 		}
-		buf, _ = appendClaim(buf[:0], claimFor(r, ClaimApplied, now)) // now is in range
-		w.claim = string(buf)
+		w.off = len(buf)
+		buf = claims.append(buf, r)
+		w.end = len(buf)
 		first[key] = len(todo)
 		todo = append(todo, w)
+	}
+	encoded := string(buf)
+	*bp = buf
+	for _, w := range todo {
+		w.claim = encoded[w.off:w.end]
 	}
 	ctx, span := l.startSpan(ctx, batch, len(todo))
 	err := l.send(ctx, batch, todo)
@@ -103,7 +124,7 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 	for _, w := range todo {
 		results[w.idx].Outcome, results[w.idx].Err, results[w.idx].Applier = w.outcome, w.err, w.applier
 	}
-	for i, j := range dups {
+	for i, j := range dups { // ranging over a nil map does nothing
 		w := todo[j]
 		results[i].Outcome = Suppressed
 		if traced(&batch[i]) {
@@ -118,6 +139,43 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 		}
 	}
 	return results, nil
+}
+
+// keysInto extracts every record's business key into results[i].Key (or
+// its refusal into results[i].Err) and its ledger key into writes[i].key,
+// all as substrings of one string: one allocation for the batch's keys.
+// So a Result.Key keeps the batch's keys in memory while it is held.
+func (l *Ledger) keysInto(batch []Record, writes []write, results []Result, bp *[]byte) {
+	buf := (*bp)[:0]
+	for i := range batch {
+		w := &writes[i]
+		w.idx, w.off = i, len(buf)
+		buf = append(buf, l.cfg.prefix...)
+		var err error
+		if buf, err = l.cfg.keys.appendKey(buf, &batch[i]); err != nil {
+			results[i].Err = err
+			buf = buf[:w.off]
+		}
+		w.end = len(buf)
+	}
+	keys := string(buf)
+	*bp = buf
+	p := len(l.cfg.prefix)
+	for i := range writes {
+		if w := &writes[i]; results[i].Err == nil {
+			w.key = keys[w.off:w.end]
+			results[i].Key = keys[w.off+p : w.end]
+		}
+	}
+}
+
+// scratch returns a buffer for a batch's keys and claims, reused across
+// batches (Apply copies what it keeps out of it).
+func (l *Ledger) scratch() *[]byte {
+	if bp, ok := l.bufs.Get().(*[]byte); ok {
+		return bp
+	}
+	return new([]byte)
 }
 
 // Lookup returns the claim stored for business key, if any (one GET, not

@@ -12,7 +12,9 @@ import (
 
 // write is one claim on its way to Redis and its answer.
 type write struct {
-	idx   int    // index in the batch
+	idx   int // index in the batch
+	off   int // bounds of the key, then of the claim, in Apply's buffer
+	end   int
 	key   string // ledger key
 	claim string // encoded claim
 	keys  []string
@@ -58,10 +60,14 @@ func (l *Ledger) send(ctx context.Context, batch []Record, todo []*write) error 
 	return fmt.Errorf("%w: %d records from %s: %w", ErrUnknown, len(todo), r.at(), last)
 }
 
-// roundTrip sends the pending writes in one pipeline and records each answer.
+// roundTrip sends the pending writes in one round trip (one run of the batch
+// claim script, or a pipeline of per-key commands) and records each answer.
 // It returns the first batch-level error (retryable or not); per-record
 // final errors are stored in the write.
 func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write) error {
+	if l.scripted() {
+		return l.roundTripScript(ctx, batch, pending)
+	}
 	cmds, err := l.pipe(ctx, pending)
 	if err != nil && l.script != nil && isNoScript(cmds) {
 		if lerr := l.script.Load(ctx, l.c).Err(); lerr != nil {
@@ -83,34 +89,44 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 		if cerr == nil && per == 2 {
 			cerr = renewed(cmds[per*i])
 		}
-		switch {
-		case cerr == nil:
-			w.done = true
-			w.outcome = Suppressed
-			switch {
-			case claimed:
-				w.outcome = Applied
-			default:
-				switch classifyPrior(prior, &batch[w.idx], &scratch) {
-				case priorOwn:
-					w.outcome = Applied
-				case priorSameRecord:
-					w.outcome = Redelivered
-				case priorForeign:
-					w.err = foreignValue(batch[w.idx].at(), w.key, prior)
-				}
-				if w.outcome != Applied && traced(&batch[w.idx]) {
-					w.applier = priorSpan(prior)
-				}
-			}
-		case final(cerr) && !transient(l.c, cerr): // e.g. WRONGTYPE: nothing was written for this record
-			w.done = true
-			w.err = fmt.Errorf("sink: %s ledger key %q: %w", batch[w.idx].at(), w.key, classify(cerr))
-		case batchErr == nil: // transient, or the context ended: unknown
-			batchErr = cerr
+		if e := l.settle(batch, w, prior, claimed, cerr, &scratch); e != nil && batchErr == nil {
+			batchErr = e
 		}
 	}
 	return batchErr
+}
+
+// settle records w's answer: claimed, or the claim already there (prior),
+// or the error cerr. A final reply that rejected w (e.g. WRONGTYPE: nothing
+// was written for it) settles w with that error; any other error leaves w
+// without an answer and is returned, for the caller to retry.
+func (l *Ledger) settle(batch []Record, w *write, prior string, claimed bool, cerr error, scratch *[]byte) error {
+	switch {
+	case cerr == nil:
+		w.done = true
+		w.outcome = Suppressed
+		if claimed {
+			w.outcome = Applied
+			return nil
+		}
+		switch classifyPrior(prior, &batch[w.idx], scratch) {
+		case priorOwn:
+			w.outcome = Applied
+		case priorSameRecord:
+			w.outcome = Redelivered
+		case priorForeign:
+			w.err = foreignValue(batch[w.idx].at(), w.key, prior)
+		}
+		if w.outcome != Applied && traced(&batch[w.idx]) {
+			w.applier = priorSpan(prior)
+		}
+	case final(cerr) && !transient(l.c, cerr):
+		w.done = true
+		w.err = fmt.Errorf("sink: %s ledger key %q: %w", batch[w.idx].at(), w.key, classify(cerr))
+	default: // transient, or the context ended: unknown
+		return cerr
+	}
+	return nil
 }
 
 // perWrite is the number of commands pipe queues per write: without an

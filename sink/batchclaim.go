@@ -1,0 +1,106 @@
+package sink
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// batchClaimLua claims a whole batch in record mode: KEYS are the ledger
+// keys, ARGV[1] the time to live in milliseconds and ARGV[1+i] the claim
+// for KEYS[i]. Per key it does what the per-key pipeline does (SET NX GET
+// PX, and PEXPIRE GT of a key already there, so that every record meeting
+// a key keeps it for the TTL; inside a script the clock stands still, so
+// the order does not matter), and answers at the same index: 1 when it
+// claimed, the claim already there, or the error of that key alone
+// (redis.pcall: a WRONGTYPE key fails itself, not the batch).
+const batchClaimLua = `local ttl = ARGV[1]
+if tonumber(ttl) < 1 then return redis.error_reply('ERR syntax error: claim TTL below 1ms') end
+local out = {}
+for i = 1, #KEYS do
+  local prior = redis.pcall('SET', KEYS[i], ARGV[i + 1], 'NX', 'GET', 'PX', ttl)
+  if type(prior) == 'table' then
+    out[i] = prior
+  elseif prior then
+    redis.pcall('PEXPIRE', KEYS[i], ttl, 'GT')
+    out[i] = prior
+  else
+    out[i] = 1
+  end
+end
+return out
+`
+
+// scripted reports whether pending goes to Redis as one run of the batch
+// claim script: in record mode on a single node (or a Sentinel-managed
+// one). On Redis Cluster the batch's keys live in many slots, so each key
+// gets its own commands (pipe).
+func (l *Ledger) scripted() bool {
+	return l.script == nil && !l.cluster
+}
+
+// roundTripScript claims pending in one EVALSHA of batchClaimLua (loading
+// the script first when Redis does not have it) and records each answer.
+// Its cost per record is two arguments written from strings the batch
+// already holds (pointers, so no allocation per record) and one array
+// element read back: 1, or the prior claim.
+func (l *Ledger) roundTripScript(ctx context.Context, batch []Record, pending []*write) error {
+	args := make([]any, 0, 4+2*len(pending))
+	args = append(args, "evalsha", l.batchScript.Hash(), len(pending))
+	for _, w := range pending {
+		args = append(args, &w.key)
+	}
+	args = append(args, l.ttlArg)
+	for _, w := range pending {
+		args = append(args, &w.claim)
+	}
+	cmd := l.c.Do(ctx, args...)
+	if isNoScriptErr(cmd.Err()) {
+		if err := l.batchScript.Load(ctx, l.c).Err(); err != nil {
+			return fmt.Errorf("load claim script: %w", err)
+		}
+		cmd = l.c.Do(ctx, args...)
+	}
+	var scratch []byte
+	var batchErr error
+	if err := cmd.Err(); err != nil {
+		// No per-key answer: the whole batch met err (a final reply
+		// rejects every key alike; anything else leaves them unknown).
+		for _, w := range pending {
+			if e := l.settle(batch, w, "", false, err, &scratch); e != nil && batchErr == nil {
+				batchErr = e
+			}
+		}
+		return batchErr
+	}
+	replies, ok := cmd.Val().([]any)
+	if !ok || len(replies) != len(pending) {
+		return fmt.Errorf("claim script answered %T of %d for %d keys", cmd.Val(), len(replies), len(pending))
+	}
+	for i, w := range pending {
+		prior, claimed, err := scriptAnswer(replies[i])
+		if e := l.settle(batch, w, prior, claimed, err, &scratch); e != nil && batchErr == nil {
+			batchErr = e
+		}
+	}
+	return batchErr
+}
+
+// scriptAnswer reads one element of the batch claim script's reply.
+func scriptAnswer(v any) (prior string, claimed bool, err error) {
+	switch v := v.(type) {
+	case int64:
+		if v == 1 {
+			return "", true, nil
+		}
+	case string:
+		return v, false, nil
+	case error:
+		return "", false, v
+	}
+	return "", false, fmt.Errorf("claim script: unexpected element %T", v)
+}
+
+// newBatchScript is the Ledger's batch claim script.
+func newBatchScript() *redis.Script { return redis.NewScript(batchClaimLua) }
