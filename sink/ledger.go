@@ -24,7 +24,7 @@ type Ledger struct {
 	batchScript *redis.Script // record mode on a single node: the batch claim script
 	ttlArg      any           // the TTL in milliseconds, boxed once
 	cluster     bool
-	bufs        sync.Pool // *[]byte scratch for a batch's keys and claims
+	scratches   sync.Pool // *applyScratch
 }
 
 // NewLedger returns a Ledger writing through c, which may be a single,
@@ -76,15 +76,14 @@ func NewLedger(c redis.UniversalClient, opts ...LedgerOpt) (*Ledger, error) {
 // batch, and may apply it again.
 func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 	results := make([]Result, len(batch))
-	writes := make([]write, len(batch)) // one allocation for the batch's writes
-	bp := l.scratch()
-	defer l.bufs.Put(bp)
-	l.keysInto(batch, writes, results, bp)
+	sc := l.scratch(len(batch))
+	defer l.release(sc)
+	writes := sc.writes
+	l.keysInto(batch, writes, results, sc)
 	claims := claimTemplate{at: time.Now().UTC()}
-	todo := make([]*write, 0, len(batch))
-	first := make(map[string]int, len(batch)) // business key -> index of the write
-	var dups map[int]int                      // record index -> index in todo
-	buf := (*bp)[:0]                          // claims are encoded here, then copied to one string
+	todo, first := sc.todo, sc.first // first: business key -> index of the write
+	var dups map[int]int             // record index -> index in todo
+	buf := sc.buf[:0]                // claims are encoded here
 	for i := range batch {
 		r, w := &batch[i], &writes[i]
 		if results[i].Err != nil {
@@ -110,10 +109,13 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 		first[key] = len(todo)
 		todo = append(todo, w)
 	}
-	encoded := string(buf)
-	*bp = buf
+	sc.buf, sc.todo = buf, todo
+	scripted := l.scripted()
 	for _, w := range todo {
-		w.claim = encoded[w.off:w.end]
+		w.claimBytes = buf[w.off:w.end]
+		if !scripted {
+			w.claim = string(w.claimBytes)
+		}
 	}
 	ctx, span := l.startSpan(ctx, batch, len(todo))
 	err := l.send(ctx, batch, todo)
@@ -145,8 +147,8 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 // its refusal into results[i].Err) and its ledger key into writes[i].key,
 // all as substrings of one string: one allocation for the batch's keys.
 // So a Result.Key keeps the batch's keys in memory while it is held.
-func (l *Ledger) keysInto(batch []Record, writes []write, results []Result, bp *[]byte) {
-	buf := (*bp)[:0]
+func (l *Ledger) keysInto(batch []Record, writes []write, results []Result, sc *applyScratch) {
+	buf := sc.buf[:0]
 	for i := range batch {
 		w := &writes[i]
 		w.idx, w.off = i, len(buf)
@@ -159,7 +161,7 @@ func (l *Ledger) keysInto(batch []Record, writes []write, results []Result, bp *
 		w.end = len(buf)
 	}
 	keys := string(buf)
-	*bp = buf
+	sc.buf = buf
 	p := len(l.cfg.prefix)
 	for i := range writes {
 		if w := &writes[i]; results[i].Err == nil {
@@ -167,15 +169,6 @@ func (l *Ledger) keysInto(batch []Record, writes []write, results []Result, bp *
 			results[i].Key = keys[w.off+p : w.end]
 		}
 	}
-}
-
-// scratch returns a buffer for a batch's keys and claims, reused across
-// batches (Apply copies what it keeps out of it).
-func (l *Ledger) scratch() *[]byte {
-	if bp, ok := l.bufs.Get().(*[]byte); ok {
-		return bp
-	}
-	return new([]byte)
 }
 
 // Lookup returns the claim stored for business key, if any (one GET, not

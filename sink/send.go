@@ -16,9 +16,12 @@ type write struct {
 	off   int // bounds of the key, then of the claim, in Apply's buffer
 	end   int
 	key   string // ledger key
-	claim string // encoded claim
-	keys  []string
-	args  []any // effect mode: claim, ttl ms, effect args
+	claim string // encoded claim, as a string (the per-key pipeline and the effect script)
+	// claimBytes is the encoded claim in Apply's buffer: the batch claim
+	// script sends it from there (claimArg).
+	claimBytes []byte
+	keys       []string
+	args       []any // effect mode: claim, ttl ms, effect args
 
 	done    bool
 	outcome Outcome
