@@ -179,3 +179,93 @@ func TestLedgerApplyAllocs(t *testing.T) {
 		t.Errorf("Apply allocates %.2f times per record (%.0f per batch of %d), want at most 0.5", perRecord, perBatch, size)
 	}
 }
+
+// TestLedgerBatchEffectRealRedis: with the totals effect a batch is ONE
+// command too (the batch script runs each record's effect, then writes its
+// claim), and a record whose effect fails fails alone, with nothing written
+// for it: an amount that would overflow its group's total, a ledger key of
+// another type. The other records' amounts are added exactly once: a second
+// Apply of the same batch by another group suppresses every record and the
+// totals do not move.
+func TestLedgerBatchEffectRealRedis(t *testing.T) {
+	t.Parallel()
+	rdb := integration.NewRedisClient(t, integration.Redis(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	prefix := integration.RedisPrefix(t, rdb)
+	hash := prefix + "totals"
+	if err := rdb.HSet(ctx, hash, "big", "9223372036854775800").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HSet(ctx, prefix+"l:o4", "x", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := sink.NewLedger(rdb, sink.WithPrefix(prefix+"l:"),
+		sink.WithEffect(sink.Totals{Hash: hash, GroupField: "customer", AmountField: "amount_cents"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := []struct {
+		key, customer string
+		amount        int
+	}{
+		{"o1", "a", 100}, {"o2", "b", 7}, {"o3", "big", 10}, {"o4", "a", 1000}, {"o5", "a", 20}, {"o1", "a", 100},
+	}
+	batch := make([]sink.Record, len(orders))
+	for i, o := range orders {
+		batch[i] = sink.Record{Topic: "orders", Offset: int64(i), Epoch: 1, Group: "g", Key: []byte(o.key),
+			Value: fmt.Appendf(nil, `{"customer":%q,"amount_cents":%d}`, o.customer, o.amount)}
+	}
+	hook := &countCmds{}
+	rdb.AddHook(hook)
+	res, err := l.Apply(ctx, batch)
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if n, e := hook.n.Load(), hook.evalsha.Load(); n != 1 || e != 1 {
+		t.Errorf("Apply sent %d commands (%d EVALSHA), want one EVALSHA for the batch", n, e)
+	}
+	want := []struct {
+		outcome sink.Outcome
+		err     error
+	}{{sink.Applied, nil}, {sink.Applied, nil}, {0, sink.ErrBadValue}, {0, sink.ErrMisconfigured}, {sink.Applied, nil}, {sink.Suppressed, nil}}
+	for i, w := range want {
+		got := res[i]
+		if w.err != nil {
+			if !errors.Is(got.Err, w.err) {
+				t.Errorf("record %d (%s): Err %v, want %v", i, orders[i].key, got.Err, w.err)
+			}
+			continue
+		}
+		if got.Err != nil || got.Outcome != w.outcome {
+			t.Errorf("record %d (%s): %v %v, want %v", i, orders[i].key, got.Outcome, got.Err, w.outcome)
+		}
+	}
+	if n := rdb.Exists(ctx, prefix+"l:o3").Val(); n != 0 {
+		t.Error("the record whose amount overflowed was claimed")
+	}
+	wantTotals := map[string]string{"a": "120", "b": "7", "big": "9223372036854775800"}
+	check := func(when string) {
+		t.Helper()
+		got := rdb.HGetAll(ctx, hash).Val()
+		for k, v := range wantTotals {
+			if got[k] != v {
+				t.Errorf("%s: total of %s = %q, want %s (all: %v)", when, k, got[k], v, got)
+			}
+		}
+	}
+	check("after the batch")
+	for i := range batch {
+		batch[i].Group = "replay:x"
+	}
+	again, err := l.Apply(ctx, batch)
+	if err != nil {
+		t.Fatalf("Apply again: %v", err)
+	}
+	for _, i := range []int{0, 1, 4, 5} {
+		if again[i].Outcome != sink.Suppressed || again[i].Err != nil {
+			t.Errorf("replay of record %d: %v %v, want suppressed", i, again[i].Outcome, again[i].Err)
+		}
+	}
+	check("after a replay by another group")
+}

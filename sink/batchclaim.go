@@ -32,12 +32,57 @@ end
 return out
 `
 
+// batchEffectLua is batchClaimLua with an effect (%s: the effect's Lua,
+// the body of a function of its own KEYS and ARGV). KEYS are, per record,
+// the ledger key then the effect's keys; ARGV[1] is the TTL in
+// milliseconds, ARGV[2] the number of records, then per record the number
+// of effect keys, the number of effect arguments, the claim, and the
+// effect's arguments. Per record it does what the per-record claim script
+// does (claimScript): a key found is renewed and its claim answered;
+// otherwise the effect runs and then the claim is written. An effect that
+// fails (it must fail before it writes) fails its record alone: pcall, and
+// no claim.
+const batchEffectLua = `local ttl = ARGV[1]
+local function effect(KEYS, ARGV)
+%s
+end
+local out = {}
+local k, a = 1, 3
+for i = 1, tonumber(ARGV[2]) do
+  local nk, na = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+  local key, claim = KEYS[k], ARGV[a + 2]
+  local prior = redis.pcall('GET', key)
+  if type(prior) == 'table' then
+    out[i] = prior
+  elseif prior then
+    redis.pcall('PEXPIRE', key, ttl, 'GT')
+    out[i] = prior
+  elseif tonumber(ttl) < 1 then
+    out[i] = redis.error_reply('ERR syntax error: claim TTL below 1ms')
+  else
+    local ok, err = pcall(effect, {unpack(KEYS, k + 1, k + nk)}, {unpack(ARGV, a + 3, a + 2 + na)})
+    if ok then
+      redis.call('SET', key, claim, 'PX', ttl)
+      out[i] = 1
+    elseif type(err) == 'table' and err.err then
+      out[i] = err
+    else
+      out[i] = redis.error_reply(tostring(err))
+    end
+  end
+  k, a = k + 1 + nk, a + 3 + na
+end
+return out
+`
+
 // scripted reports whether pending goes to Redis as one run of the batch
-// claim script: in record mode on a single node (or a Sentinel-managed
-// one). On Redis Cluster the batch's keys live in many slots, so each key
-// gets its own commands (pipe).
+// claim script: always with an effect (on Redis Cluster its keys share the
+// ledger prefix's hash tag, so one slot), and in record mode on a single
+// node (or a Sentinel-managed one). On Redis Cluster the record-mode
+// batch's keys live in many slots, so each key gets its own commands
+// (pipe).
 func (l *Ledger) scripted() bool {
-	return l.script == nil && !l.cluster
+	return l.script != nil || !l.cluster
 }
 
 // roundTripScript claims pending in one EVALSHA of batchClaimLua (loading
@@ -46,15 +91,7 @@ func (l *Ledger) scripted() bool {
 // already holds (pointers, so no allocation per record) and one array
 // element read back: 1, or the prior claim.
 func (l *Ledger) roundTripScript(ctx context.Context, batch []Record, pending []*write) error {
-	args := make([]any, 0, 4+2*len(pending))
-	args = append(args, "evalsha", l.batchScript.Hash(), len(pending))
-	for _, w := range pending {
-		args = append(args, &w.key)
-	}
-	args = append(args, l.ttlArg)
-	for _, w := range pending {
-		args = append(args, (*claimArg)(w))
-	}
+	args := l.scriptArgs(pending)
 	cmd := l.c.Do(ctx, args...)
 	if err := cmd.Err(); err != nil && isNoScriptErr(err) {
 		if err := l.batchScript.Load(ctx, l.c).Err(); err != nil {
@@ -87,6 +124,44 @@ func (l *Ledger) roundTripScript(ctx context.Context, batch []Record, pending []
 	return batchErr
 }
 
+// scriptArgs is the EVALSHA of the batch claim script for pending, in the
+// layout batchClaimLua or batchEffectLua reads. Keys and claims are passed
+// as pointers into the writes (no allocation per record); an effect's
+// arguments as Args returned them.
+func (l *Ledger) scriptArgs(pending []*write) []any {
+	if l.script == nil {
+		args := make([]any, 0, 4+2*len(pending))
+		args = append(args, "evalsha", l.batchScript.Hash(), len(pending))
+		for _, w := range pending {
+			args = append(args, &w.key)
+		}
+		args = append(args, l.ttlArg)
+		for _, w := range pending {
+			args = append(args, (*claimArg)(w))
+		}
+		return args
+	}
+	keys, size := 0, 5
+	for _, w := range pending {
+		keys += 1 + len(w.ekeys)
+		size += 4 + len(w.ekeys) + 3 + len(w.eargs)
+	}
+	args := make([]any, 0, size)
+	args = append(args, "evalsha", l.batchScript.Hash(), keys)
+	for _, w := range pending {
+		args = append(args, &w.key)
+		for j := range w.ekeys {
+			args = append(args, &w.ekeys[j])
+		}
+	}
+	args = append(args, l.ttlArg, len(pending))
+	for _, w := range pending {
+		args = append(args, len(w.ekeys), len(w.eargs), (*claimArg)(w))
+		args = append(args, w.eargs...)
+	}
+	return args
+}
+
 // claimArg is a write as an argument of the batch claim script: go-redis
 // writes its claim's bytes (encoding.BinaryMarshaler) with no copy into a
 // string, and a pointer in an interface costs no allocation.
@@ -113,5 +188,11 @@ func scriptAnswer(v any) (prior string, claimed bool, err error) {
 	return "", false, fmt.Errorf("claim script: unexpected element %T", v)
 }
 
-// newBatchScript is the Ledger's batch claim script.
-func newBatchScript() *redis.Script { return redis.NewScript(batchClaimLua) }
+// newBatchScript is the Ledger's batch claim script, with effect (the
+// effect's Lua) or, for "", without one.
+func newBatchScript(effect string) *redis.Script {
+	if effect == "" {
+		return redis.NewScript(batchClaimLua)
+	}
+	return redis.NewScript(fmt.Sprintf(batchEffectLua, effect))
+}

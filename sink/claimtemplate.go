@@ -18,6 +18,7 @@ type claimTemplate struct {
 	at         time.Time
 	key        Record // topic, partition, epoch, member, group the template is for
 	head, tail []byte // the claim before and after the offset's digits
+	whole      []byte // the claim head and tail are cut from, reused by build
 	ok         bool
 }
 
@@ -50,7 +51,8 @@ func (t *claimTemplate) fits(r *Record) bool {
 func (t *claimTemplate) build(r *Record) {
 	c := claimFor(r, ClaimApplied, t.at)
 	c.Offset, c.Trace = 0, ""
-	whole, _ := appendClaim(make([]byte, 0, 192), c) // at is in range
+	whole, _ := appendClaim(t.whole[:0], c) // at is in range
+	t.whole = whole
 	i := bytes.Index(whole, []byte(claimOffsetMark)) + len(`,"offset":`)
 	t.head, t.tail = whole[:i], whole[i+1:]
 	t.key = Record{Topic: r.Topic, Partition: r.Partition, Epoch: r.Epoch, Member: r.Member, Group: r.Group}

@@ -38,10 +38,11 @@ func NewLedger(c redis.UniversalClient, opts ...LedgerOpt) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Ledger{c: c, cfg: cfg, batchScript: newBatchScript(), ttlArg: cfg.ttl.Milliseconds()}
+	l := &Ledger{c: c, cfg: cfg, batchScript: newBatchScript(""), ttlArg: cfg.ttl.Milliseconds()}
 	_, l.cluster = c.(*redis.ClusterClient)
 	if cfg.effect != nil {
 		l.script = claimScript(cfg.effect.Lua())
+		l.batchScript = newBatchScript(cfg.effect.Lua())
 		if l.cluster && !hasHashTag(cfg.prefix) {
 			return nil, fmt.Errorf("sink: NewLedger: prefix %q has no {hash tag}: on Redis Cluster an effect needs its keys in the ledger key's slot", cfg.prefix)
 		}
@@ -78,11 +79,42 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 	results := make([]Result, len(batch))
 	sc := l.scratch(len(batch))
 	defer l.release(sc)
+	todo, dups := l.prepareBatch(batch, results, sc)
+	ctx, span := l.startSpan(ctx, batch, len(todo))
+	err := l.send(ctx, batch, todo)
+	endSpan(span, err)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range todo {
+		results[w.idx].Outcome, results[w.idx].Err, results[w.idx].Applier = w.outcome, w.err, w.applier
+	}
+	for i, j := range dups { // ranging over a nil map does nothing
+		w := todo[j]
+		results[i].Outcome = Suppressed
+		if traced(&batch[i]) {
+			results[i].Applier = w.applier
+			if w.outcome == Applied && batch[w.idx].Context != nil {
+				results[i].Applier = trace.SpanContextFromContext(batch[w.idx].Context)
+			}
+		}
+		if w.err != nil {
+			results[i].Err = fmt.Errorf("sink: %s key %q: same key as offset %d, which failed: %w",
+				batch[i].at(), results[i].Key, batch[w.idx].Offset, w.err)
+		}
+	}
+	return results, nil
+}
+
+// prepareBatch fills results with the batch's keys and refusals and returns
+// the writes to send, one per distinct business key, with their claims
+// encoded, and the records whose key an earlier record of the batch has
+// (record index -> index in todo). It does no I/O.
+func (l *Ledger) prepareBatch(batch []Record, results []Result, sc *applyScratch) (todo []*write, dups map[int]int) {
 	writes := sc.writes
 	l.keysInto(batch, writes, results, sc)
 	claims := claimTemplate{at: time.Now().UTC()}
 	todo, first := sc.todo, sc.first // first: business key -> index of the write
-	var dups map[int]int             // record index -> index in todo
 	buf := sc.buf[:0]                // claims are encoded here
 	for i := range batch {
 		r, w := &batch[i], &writes[i]
@@ -117,30 +149,7 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 			w.claim = string(w.claimBytes)
 		}
 	}
-	ctx, span := l.startSpan(ctx, batch, len(todo))
-	err := l.send(ctx, batch, todo)
-	endSpan(span, err)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range todo {
-		results[w.idx].Outcome, results[w.idx].Err, results[w.idx].Applier = w.outcome, w.err, w.applier
-	}
-	for i, j := range dups { // ranging over a nil map does nothing
-		w := todo[j]
-		results[i].Outcome = Suppressed
-		if traced(&batch[i]) {
-			results[i].Applier = w.applier
-			if w.outcome == Applied && batch[w.idx].Context != nil {
-				results[i].Applier = trace.SpanContextFromContext(batch[w.idx].Context)
-			}
-		}
-		if w.err != nil {
-			results[i].Err = fmt.Errorf("sink: %s key %q: same key as offset %d, which failed: %w",
-				batch[i].at(), results[i].Key, batch[w.idx].Offset, w.err)
-		}
-	}
-	return results, nil
+	return todo, dups
 }
 
 // keysInto extracts every record's business key into results[i].Key (or
@@ -213,8 +222,7 @@ func (l *Ledger) effectArgs(r *Record, key string, w *write) error {
 			}
 		}
 	}
-	w.keys = append([]string{w.key}, keys...)
-	w.args = append([]any{nil, l.cfg.ttl.Milliseconds()}, args...)
+	w.ekeys, w.eargs = keys, args
 	return nil
 }
 

@@ -16,12 +16,12 @@ type write struct {
 	off   int // bounds of the key, then of the claim, in Apply's buffer
 	end   int
 	key   string // ledger key
-	claim string // encoded claim, as a string (the per-key pipeline and the effect script)
+	claim string // encoded claim, as a string (the per-key pipeline)
 	// claimBytes is the encoded claim in Apply's buffer: the batch claim
 	// script sends it from there (claimArg).
 	claimBytes []byte
-	keys       []string
-	args       []any // effect mode: claim, ttl ms, effect args
+	ekeys      []string // the effect's keys and arguments (Effect.Args)
+	eargs      []any
 
 	done    bool
 	outcome Outcome
@@ -72,13 +72,7 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 		return l.roundTripScript(ctx, batch, pending)
 	}
 	cmds, err := l.pipe(ctx, pending)
-	if err != nil && l.script != nil && isNoScript(cmds) {
-		if lerr := l.script.Load(ctx, l.c).Err(); lerr != nil {
-			return fmt.Errorf("load claim script: %w", lerr)
-		}
-		cmds, err = l.pipe(ctx, pending)
-	}
-	per := l.perWrite()
+	const per = 2 // commands per write
 	if len(cmds) != per*len(pending) {
 		if err == nil {
 			err = fmt.Errorf("%d replies to %d commands", len(cmds), per*len(pending))
@@ -89,7 +83,7 @@ func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write
 	var scratch []byte
 	for i, w := range pending {
 		prior, claimed, cerr := answer(cmds[per*i+per-1])
-		if cerr == nil && per == 2 {
+		if cerr == nil {
 			cerr = renewed(cmds[per*i])
 		}
 		if e := l.settle(batch, w, prior, claimed, cerr, &scratch); e != nil && batchErr == nil {
@@ -132,35 +126,20 @@ func (l *Ledger) settle(batch []Record, w *write, prior string, claimed bool, ce
 	return nil
 }
 
-// perWrite is the number of commands pipe queues per write: without an
-// effect PEXPIRE GT and SET NX GET, with one the claim script (which renews
-// the key itself).
-func (l *Ledger) perWrite() int {
-	if l.script == nil {
-		return 2
-	}
-	return 1
-}
-
-// pipe queues every pending write and sends them in one round trip.
+// pipe queues every pending write and sends them in one round trip: record
+// mode on Redis Cluster, where a batch's keys live in many slots (elsewhere
+// the batch claim script claims the batch, scripted).
 //
-// Without an effect each write is two commands: PEXPIRE key ttl GT, then
-// SET key claim NX GET PX ttl. The first renews a key that is already there
-// (a suppressed record, or our own claim on a retry) to at least the TTL
-// from now, and never shortens one; it runs first so that a key it finds
-// cannot expire before the SET reads it. The effect script does the same
-// inside Redis.
+// Each write is two commands: PEXPIRE key ttl GT, then SET key claim NX GET
+// PX ttl. The first renews a key that is already there (a suppressed
+// record, or our own claim on a retry) to at least the TTL from now, and
+// never shortens one; it runs first so that a key it finds cannot expire
+// before the SET reads it. The scripts do the same inside Redis.
 func (l *Ledger) pipe(ctx context.Context, pending []*write) ([]redis.Cmder, error) {
 	p := l.c.Pipeline()
-	ttl := any(l.cfg.ttl.Milliseconds()) // boxed once per batch
 	for _, w := range pending {
-		if l.script == nil {
-			p.Do(ctx, "pexpire", w.key, ttl, "gt")
-			p.SetArgs(ctx, w.key, w.claim, redis.SetArgs{Mode: "NX", TTL: l.cfg.ttl, Get: true})
-			continue
-		}
-		w.args[0] = w.claim
-		l.script.EvalSha(ctx, p, w.keys, w.args...)
+		p.Do(ctx, "pexpire", w.key, l.ttlArg, "gt")
+		p.SetArgs(ctx, w.key, w.claim, redis.SetArgs{Mode: "NX", TTL: l.cfg.ttl, Get: true})
 	}
 	return p.Exec(ctx)
 }
