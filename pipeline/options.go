@@ -166,10 +166,13 @@ func GroupProtocol(p Protocol) GroupOpt { return groupOpt(func(c *config) { c.pr
 // every retained order.
 func StartAtLatest() GroupOpt { return groupOpt(func(c *config) { c.startEarliest = false }) }
 
-// CommitEvery commits after n landed records per partition (default 100;
+// CommitEvery commits after n landed records per partition (default 500;
 // 0 turns the count trigger off). Batches are cut so commits fall exactly
-// every n records. Smaller n means fewer replays after a crash and more
-// commit round trips.
+// every n records, so n also caps the records of one sink call (with
+// MaxBatch). Smaller n means fewer records read again after a crash (the
+// ledger suppresses them) and more Redis and commit round trips: at 100 the
+// pipeline spends about a third more CPU per record than at 500 (see
+// BENCHMARKS.md).
 func CommitEvery(n int) Opt { return opt(func(c *config) { c.policy.Every = n }) }
 
 // CommitInterval commits landed records at most d after the first of them
@@ -244,7 +247,7 @@ func KafkaOptions(opts ...kgo.Opt) Opt {
 func newConfig[O interface{ apply(*config) }](opts []O, group bool) (config, error) {
 	c := config{
 		startEarliest:  true,
-		policy:         checkpoint.Policy{Every: 100, Interval: 5 * time.Second},
+		policy:         checkpoint.Policy{Every: 500, Interval: 5 * time.Second},
 		maxBatch:       500,
 		revokeTimeout:  20 * time.Second,
 		commitTimeout:  15 * time.Second,

@@ -37,7 +37,7 @@ type Commit struct {
 // CommitGroup is the commit policy's flags, loaded into cc.
 func CommitGroup(cc *Commit) cliflags.Group {
 	return cliflags.NewGroup(cc.load,
-		&cli.IntFlag{Name: FlagCommitEvery, Value: 100,
+		&cli.IntFlag{Name: FlagCommitEvery, Value: 500,
 			Usage: "commit a partition's offset after this many landed records (0: off)"},
 		&cli.DurationFlag{Name: fCommitInterval, Value: 5 * time.Second,
 			Usage: "commit landed records at most this long after the first of them landed (0: off)"},

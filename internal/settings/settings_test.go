@@ -110,15 +110,15 @@ func TestCommitGroup(t *testing.T) {
 		want []string
 		cc   Commit
 	}{
-		{nil, nil, Commit{Every: 100, Interval: 5 * time.Second, MaxBatch: 500}},
+		{nil, nil, Commit{Every: 500, Interval: 5 * time.Second, MaxBatch: 500}},
 		{[]string{"--commit-every=0", "--max-uncommitted=7"}, nil, Commit{Interval: 5 * time.Second, MaxUncommitted: 7, MaxBatch: 500}},
 		{[]string{"--commit-every=0", "--commit-interval=0s"}, []string{"are both 0: offsets would be committed only at shutdown"}, Commit{MaxBatch: 500}},
 		{[]string{"--commit-every=-1", "--commit-interval=-1s", "--max-batch=0", "--max-uncommitted=-1"}, []string{
 			"--commit-every (SHARDPIPE_COMMIT_EVERY) -1: must be 0 or more", "--commit-interval (SHARDPIPE_COMMIT_INTERVAL) -1s: must be 0 or more",
 			"--max-batch (SHARDPIPE_MAX_BATCH) 0: must be 1 or more", "--max-uncommitted (SHARDPIPE_MAX_UNCOMMITTED) -1: must be 0 (the default) or more"},
 			Commit{Every: -1, Interval: -time.Second, MaxUncommitted: -1}},
-		{[]string{"--max-uncommitted=50"}, []string{"--max-uncommitted (SHARDPIPE_MAX_UNCOMMITTED) 50 is below --commit-every (SHARDPIPE_COMMIT_EVERY) 100"},
-			Commit{Every: 100, Interval: 5 * time.Second, MaxUncommitted: 50, MaxBatch: 500}},
+		{[]string{"--max-uncommitted=50"}, []string{"--max-uncommitted (SHARDPIPE_MAX_UNCOMMITTED) 50 is below --commit-every (SHARDPIPE_COMMIT_EVERY) 500"},
+			Commit{Every: 500, Interval: 5 * time.Second, MaxUncommitted: 50, MaxBatch: 500}},
 	}
 	for _, tt := range tests {
 		var cc Commit
