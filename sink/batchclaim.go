@@ -37,9 +37,9 @@ return out
 // the ledger key then the effect's keys; ARGV[1] is the TTL in
 // milliseconds, ARGV[2] the number of records, then per record the number
 // of effect keys, the number of effect arguments, the claim, and the
-// effect's arguments. Per record it does what the per-record claim script
-// does (claimScript): a key found is renewed and its claim answered;
-// otherwise the effect runs and then the claim is written. An effect that
+// effect's arguments. Per record: a key found is renewed (PEXPIRE GT) and
+// its claim answered; otherwise the effect runs and then the claim is
+// written. An effect that
 // fails (it must fail before it writes) fails its record alone: pcall, and
 // no claim.
 const batchEffectLua = `local ttl = ARGV[1]
@@ -82,7 +82,7 @@ return out
 // batch's keys live in many slots, so each key gets its own commands
 // (pipe).
 func (l *Ledger) scripted() bool {
-	return l.script != nil || !l.cluster
+	return l.cfg.effect != nil || !l.cluster
 }
 
 // roundTripScript claims pending in one EVALSHA of batchClaimLua (loading
@@ -129,7 +129,7 @@ func (l *Ledger) roundTripScript(ctx context.Context, batch []Record, pending []
 // as pointers into the writes (no allocation per record); an effect's
 // arguments as Args returned them.
 func (l *Ledger) scriptArgs(pending []*write) []any {
-	if l.script == nil {
+	if l.cfg.effect == nil {
 		args := make([]any, 0, 4+2*len(pending))
 		args = append(args, "evalsha", l.batchScript.Hash(), len(pending))
 		for _, w := range pending {

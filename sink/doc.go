@@ -5,9 +5,12 @@
 // # Record mode: Ledger
 //
 // The ledger write is the effect. Ledger.Apply claims each record's
-// business key with SET prefix+key claim NX (a Lua script when an Effect
-// such as Totals rides along, so the two land together or not at all), all
-// of a batch in one pipelined round trip. A claimed key is Applied; a key
+// business key with SET prefix+key claim NX (with an Effect such as Totals
+// riding along the effect runs first in the same script, so the two land
+// together or not at all), all of a batch in one round trip: one run of a
+// batch claim script, which answers each key on its own (on Redis Cluster
+// without an effect, where a batch's keys live in many slots, two
+// pipelined commands per key instead). A claimed key is Applied; a key
 // already claimed is Suppressed, or Redelivered when the claim names the
 // same record under another term of its group (see Outcome for the counting
 // rule). The claim value (Claim) names the topic, partition, offset, group,

@@ -20,7 +20,6 @@ import (
 type Ledger struct {
 	c           redis.UniversalClient
 	cfg         config
-	script      *redis.Script // nil without an effect
 	batchScript *redis.Script // record mode on a single node: the batch claim script
 	ttlArg      any           // the TTL in milliseconds, boxed once
 	cluster     bool
@@ -41,7 +40,6 @@ func NewLedger(c redis.UniversalClient, opts ...LedgerOpt) (*Ledger, error) {
 	l := &Ledger{c: c, cfg: cfg, batchScript: newBatchScript(""), ttlArg: cfg.ttl.Milliseconds()}
 	_, l.cluster = c.(*redis.ClusterClient)
 	if cfg.effect != nil {
-		l.script = claimScript(cfg.effect.Lua())
 		l.batchScript = newBatchScript(cfg.effect.Lua())
 		if l.cluster && !hasHashTag(cfg.prefix) {
 			return nil, fmt.Errorf("sink: NewLedger: prefix %q has no {hash tag}: on Redis Cluster an effect needs its keys in the ledger key's slot", cfg.prefix)
@@ -51,8 +49,13 @@ func NewLedger(c redis.UniversalClient, opts ...LedgerOpt) (*Ledger, error) {
 }
 
 // Apply performs the effect of every record of batch whose business key is
-// not yet claimed, in ONE pipelined round trip (more only when retrying),
-// and returns one Result per record, at the same index.
+// not yet claimed, in ONE round trip (more only when retrying): one run of
+// the batch claim script, atomic in Redis, or on Redis Cluster without an
+// effect one pipeline of two commands per key. It returns one Result per
+// record, at the same index. Its cost on the client is per batch, not per
+// record: the batch's keys and claims are encoded into a buffer reused
+// across calls, and besides the results the call allocates about one
+// object per five records.
 //
 // A record whose key cannot be extracted, or whose value the effect cannot
 // read, gets Result.Err and is not claimed. Of several records with the
@@ -122,7 +125,7 @@ func (l *Ledger) prepareBatch(batch []Record, results []Result, sc *applyScratch
 			continue
 		}
 		key := results[i].Key
-		if l.script != nil {
+		if l.cfg.effect != nil {
 			if err := l.effectArgs(r, key, w); err != nil {
 				results[i].Err = err
 				continue
@@ -200,7 +203,7 @@ func (l *Ledger) prepare(r *Record, i int, w *write) (string, error) {
 		return "", err
 	}
 	w.idx, w.key = i, l.cfg.prefix+key
-	if l.script != nil {
+	if l.cfg.effect != nil {
 		if err := l.effectArgs(r, key, w); err != nil {
 			return key, err
 		}

@@ -111,8 +111,9 @@ func WithPrefix(prefix string) Opt {
 // meets it, applied or suppressed, renews it to at least the TTL from then
 // (never shortening it). Exactly-once holds only while the claim lives: a
 // record read again after that applies again. Default 7 days; at least 1ms
-// (Redis expiries are whole milliseconds). Cost without an effect: one
-// PEXPIRE GT per record in the batch's round trip.
+// (Redis expiries are whole milliseconds). Cost: one PEXPIRE GT per key
+// found, inside the batch's script (on Redis Cluster without an effect, one
+// more command per record in the batch's pipeline).
 // Memory cost: about 200 bytes per claim (Redis MEMORY USAGE, short keys)
 // for the TTL, plus the group name and 11 bytes when Record.Group is set.
 func WithTTL(ttl time.Duration) Opt {
