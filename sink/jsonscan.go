@@ -179,6 +179,13 @@ func skipKey(value []byte, i int) (int, bool) {
 // scanner it does not check UTF-8 here.
 func skipString(value []byte, i int) (int, bool) {
 	for i++; i < len(value); {
+		// The common bytes first, in a tight loop.
+		for i < len(value) && value[i] >= 0x20 && value[i] != '"' && value[i] != '\\' {
+			i++
+		}
+		if i >= len(value) {
+			break
+		}
 		switch c := value[i]; {
 		case c == '"':
 			return i + 1, true
