@@ -242,8 +242,8 @@ func TestJSONScan(t *testing.T) {
 	}
 }
 
-// TestJSONScanAllocs: a bench order costs jsonScalar only the key string,
-// and Totals.Args the group string, the boxed group and amount and one
+// TestJSONScanAllocs: a bench order costs jsonScalar and the json key
+// source only the key string, and Totals.Args the group string, the boxed group and amount and one
 // allocation for the returned slices.
 func TestJSONScanAllocs(t *testing.T) {
 	recs := benchOrders(16)
@@ -256,6 +256,18 @@ func TestJSONScanAllocs(t *testing.T) {
 		i++
 	}); n != 1 {
 		t.Errorf("jsonScalar: %v allocations, want 1 (the key)", n)
+	}
+	ks, err := ParseKeySource("json:order_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(200, func() {
+		if _, err := ks.Extract(&recs[i&15]); err != nil {
+			t.Fatal(err)
+		}
+		i++
+	}); n != 1 {
+		t.Errorf("KeySource json:order_id: %v allocations, want 1 (the key)", n)
 	}
 	if n := testing.AllocsPerRun(200, func() {
 		if _, _, err := tot.Args(&recs[i&15], "k"); err != nil {
