@@ -13,7 +13,9 @@ import (
 
 // TestBenchSmall runs `shardpipe bench` end to end on the real servers with
 // a tiny topic: every mode measures something (the guard modes too, against
-// the receiver bench serves, on 200 orders), the replay applies nothing
+// the receiver bench serves, on 200 orders, and the scripted ceiling, which
+// runs the ledger's claim+totals script on the real Redis), the replay
+// applies nothing
 // (bench itself refuses a round whose counts are off), the ratios and the
 // latency are reported, and a second run reuses the pre-filled topic. It
 // says nothing about speed.
@@ -46,8 +48,11 @@ func TestBenchSmall(t *testing.T) {
 		return r, stderr.String()
 	}
 	r, _ := run()
-	if len(r.Modes) != 9 {
-		t.Fatalf("%d modes, want 9: %+v", len(r.Modes), r.Modes)
+	if len(r.Modes) != 10 {
+		t.Fatalf("%d modes, want 10: %+v", len(r.Modes), r.Modes)
+	}
+	if r.Modes[2].Mode != "scripted" {
+		t.Errorf("mode %s third, want the scripted ceiling right after the sink ceiling", r.Modes[2].Mode)
 	}
 	for _, m := range r.Modes {
 		want, atLeast := int64(2000), false
@@ -63,9 +68,17 @@ func TestBenchSmall(t *testing.T) {
 			t.Errorf("mode %s: %+v", m.Mode, m)
 		}
 	}
-	if r.Ratios.DOverCeiling <= 0 || r.Ratios.DOverNaive <= 0 || r.Ratios.EOverD <= 0 || r.Ratios.FOverCeiling <= 0 ||
-		r.Ratios.HOverG <= 0 || r.Ratios.HOverI <= 0 {
+	if r.Ratios.DOverCeiling <= 0 || r.Ratios.DOverNaive <= 0 || r.Ratios.EOverD <= 0 || r.Ratios.EOverScripted <= 0 ||
+		r.Ratios.FOverCeiling <= 0 || r.Ratios.HOverG <= 0 || r.Ratios.HOverI <= 0 {
 		t.Errorf("ratios %+v: want all positive", r.Ratios)
+	}
+	if len(r.Targets) != 10 {
+		t.Errorf("%d targets, want 10 (six ratios, four costs): %+v", len(r.Targets), r.Targets)
+	}
+	for _, tg := range r.Targets {
+		if tg.Value <= 0 || tg.Bound <= 0 {
+			t.Errorf("target %+v: want its value measured and a bound", tg)
+		}
 	}
 	if r.Latency == nil || r.Latency.P99ms.Median <= 0 || r.Latency.P50ms.Median > r.Latency.P99ms.Median {
 		t.Errorf("latency %+v", r.Latency)
@@ -94,7 +107,14 @@ type report struct {
 		FOverCeiling float64 `json:"f_over_ceiling"`
 		HOverG       float64 `json:"h_over_g"`
 		HOverI       float64 `json:"h_over_i"`
+		// e / the scripted ceiling
+		EOverScripted float64 `json:"e_over_scripted"`
 	} `json:"ratios"`
+	Targets []struct {
+		Name  string  `json:"name"`
+		Value float64 `json:"value"`
+		Bound float64 `json:"bound"`
+	} `json:"targets"`
 	Latency *struct {
 		P50ms stat `json:"p50_ms"`
 		P99ms stat `json:"p99_ms"`

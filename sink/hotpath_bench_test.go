@@ -28,7 +28,8 @@ func benchOrders(n int) []Record {
 }
 
 // BenchmarkKeyExtract compares the three key sources side by side on the
-// same records: the record key, a header, a JSON field of the value.
+// same records: the record key, a header, a JSON field of the value (by the
+// scanner, and by the encoding/json implementation it replaced).
 func BenchmarkKeyExtract(b *testing.B) {
 	recs := benchOrders(1024)
 	for _, spec := range []string{"key", "header:order_id", "json:order_id"} {
@@ -41,6 +42,41 @@ func BenchmarkKeyExtract(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				if _, err := ks.Extract(&recs[i&1023]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+	b.Run("json:order_id/encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := oracleJSONScalar(recs[i&1023].Value, "order_id"); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+// BenchmarkTotalsArgs compares Totals.Args with the encoding/json
+// implementation it replaced, on the bench's orders.
+func BenchmarkTotalsArgs(b *testing.B) {
+	recs := benchOrders(1024)
+	tot := Totals{Hash: "totals", GroupField: "customer", AmountField: "amount_cents"}
+	for _, impl := range []struct {
+		name string
+		args func(*Record) ([]string, []any, error)
+	}{
+		{"scanner", func(r *Record) ([]string, []any, error) { return tot.Args(r, "") }},
+		{"encoding-json", func(r *Record) ([]string, []any, error) { return oracleTotalsArgs(tot, r) }},
+	} {
+		b.Run(impl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, _, err := impl.args(&recs[i&1023]); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -11,7 +11,31 @@ import (
 
 var errNotScalar = errors.New("not a string or number")
 
-// jsonFields decodes the top level of a JSON object.
+// jsonScalar returns a top-level string or number field of a JSON object.
+// The common value (plain keys, the field a number or a string without
+// escapes) takes one pass of scanFields and allocates only the result;
+// anything else is decided by encoding/json (jsonFields, scalar), with the
+// same results and errors.
+func jsonScalar(value []byte, field string) (string, error) {
+	if sp, _, ok := scanFields(value, field, field); ok && sp.found() {
+		if s, ok := plainScalar(value[sp.from:sp.to]); ok {
+			return s, nil
+		}
+	}
+	m, err := jsonFields(value)
+	if err != nil {
+		return "", err
+	}
+	raw, ok := m[field]
+	if !ok {
+		return "", fmt.Errorf("no field %q", field)
+	}
+	return scalar(field, raw)
+}
+
+// jsonFields decodes the top level of a JSON object with encoding/json: the
+// path for values the scanner leaves to it, and the one that says why a
+// value is refused.
 func jsonFields(value []byte) (map[string]json.RawMessage, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(value, &m); err != nil {
@@ -51,17 +75,4 @@ func scalar(field string, raw json.RawMessage) (string, error) {
 		return string(raw), nil // json.Unmarshal already validated the literal
 	}
 	return "", fmt.Errorf("field %q is %s: %w", field, raw, errNotScalar)
-}
-
-// jsonScalar returns a top-level string or number field of a JSON object.
-func jsonScalar(value []byte, field string) (string, error) {
-	m, err := jsonFields(value)
-	if err != nil {
-		return "", err
-	}
-	raw, ok := m[field]
-	if !ok {
-		return "", fmt.Errorf("no field %q", field)
-	}
-	return scalar(field, raw)
 }

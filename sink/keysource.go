@@ -54,8 +54,10 @@ func (s KeySource) String() string {
 // Extract returns r's business key, never empty. It fails with an error
 // wrapping ErrNoKey and naming the record when the key, header or field is
 // absent or empty, or the field is not a JSON string or number. A number is
-// kept as written (1.0 and 1 are different keys). A json source decodes the
-// value's top level once: O(len(Value)).
+// kept as written (1.0 and 1 are different keys). A json source reads the
+// value in one pass, O(len(Value)), and allocates only the key when the
+// object's keys and the field's string are plain (no escapes, ASCII keys);
+// other values are decoded by encoding/json, with the same result.
 func (s KeySource) Extract(r *Record) (string, error) {
 	var key string
 	switch s.kind {

@@ -36,8 +36,33 @@ func (t Totals) Lua() string {
 	return "redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])"
 }
 
-// Args implements Effect: it decodes the value's top level once.
+// Args implements Effect: it reads the two fields in one pass over the
+// value. A plain value (plain keys, the group a number or a string without
+// escapes, the amount an integer literal) costs the group string, the
+// boxed amount and one allocation for the returned slices; anything else is
+// decided by encoding/json, with the same results and errors.
 func (t Totals) Args(r *Record, _ string) ([]string, []any, error) {
+	g, a, ok := scanFields(r.Value, t.GroupField, t.AmountField)
+	if ok && g.found() && a.found() {
+		if amount, ok := plainInt64(r.Value[a.from:a.to]); ok {
+			if group, ok := plainScalar(r.Value[g.from:g.to]); ok && group != "" {
+				out := &totalsArgs{keys: [1]string{t.Hash}, args: [2]any{group, amount}}
+				return out.keys[:], out.args[:], nil
+			}
+		}
+	}
+	return t.decodeArgs(r)
+}
+
+// totalsArgs holds what Args returns, in one allocation.
+type totalsArgs struct {
+	keys [1]string
+	args [2]any
+}
+
+// decodeArgs is Args by encoding/json: for the values the scanner leaves to
+// it, and the errors.
+func (t Totals) decodeArgs(r *Record) ([]string, []any, error) {
 	m, err := jsonFields(r.Value)
 	if err != nil {
 		return nil, nil, err

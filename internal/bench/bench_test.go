@@ -2,12 +2,16 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/alicebob/miniredis/v2"
 
 	"github.com/shardpipe/shardpipe/internal/orders"
 	"github.com/shardpipe/shardpipe/secure"
@@ -71,6 +75,7 @@ func TestReportRatios(t *testing.T) {
 	results := map[Mode][]Result{
 		Consume:       res(1000, 0.001, 0.002, 0.004), // median 500k/s
 		Sink:          res(1000, 0.005, 0.01, 0.02),   // median 100k/s: the ceiling
+		Scripted:      res(1000, 0.02),                // 50k/s
 		Naive:         res(100, 0.1, 0.1, 0.1),        // 1k/s
 		Shardpipe:     res(1000, 0.0125),              // 80k/s
 		Totals:        res(1000, 0.025),               // 40k/s
@@ -79,11 +84,12 @@ func TestReportRatios(t *testing.T) {
 		GuardInFlight: res(1000, 0.1),                 // 10k/s
 		GuardFast:     res(1000, 0.025),               // 40k/s
 	}
-	r := newReport(Config{GuardDelay: 20 * time.Millisecond, GuardInFlight: 64, GuardPartitions: 1}, results, nil)
-	want := Ratios{DOverCeiling: 0.8, DOverNaive: 80, EOverD: 0.5, FOverCeiling: 1, HOverG: 20, HOverI: 0.25}
+	lat := []Result{{P50ms: 5, P99ms: 30, MaxMs: 60}}
+	r := newReport(Config{GuardDelay: 20 * time.Millisecond, GuardInFlight: 64, GuardPartitions: 1}, results, lat)
+	want := Ratios{DOverCeiling: 0.8, DOverNaive: 80, EOverD: 0.5, EOverScripted: 0.8, FOverCeiling: 1, HOverG: 20, HOverI: 0.25}
 	got := r.Ratios
 	for name, pair := range map[string][2]float64{"d/ceiling": {got.DOverCeiling, want.DOverCeiling},
-		"d/naive": {got.DOverNaive, want.DOverNaive}, "e/d": {got.EOverD, want.EOverD},
+		"d/naive": {got.DOverNaive, want.DOverNaive}, "e/d": {got.EOverD, want.EOverD}, "e/j": {got.EOverScripted, want.EOverScripted},
 		"f/ceiling": {got.FOverCeiling, want.FOverCeiling}, "h/g": {got.HOverG, want.HOverG}, "h/i": {got.HOverI, want.HOverI}} {
 		if d := pair[0] - pair[1]; d > 1e-9 || d < -1e-9 {
 			t.Errorf("%s = %v, want %v", name, pair[0], pair[1])
@@ -93,11 +99,25 @@ func TestReportRatios(t *testing.T) {
 		m.AllocsPerRecord.Median != 3 || m.CPUSecPerM.Median != 1 {
 		t.Errorf("mode a = %+v", m)
 	}
+	var letters string
+	for _, m := range r.Modes {
+		letters += m.Letter
+	}
+	if letters != "abjcdefghi" {
+		t.Errorf("modes in the order %s, want the scripted ceiling (j) right after (b): abjcdefghi", letters)
+	}
 	js, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{`"d_over_ceiling":0.8`, `"d_over_naive":80`, `"e_over_d":0.5`, `"f_over_ceiling":1`, `"h_over_g":20`, `"h_over_i":0.25`} {
+	for _, k := range []string{`"d_over_ceiling":0.8`, `"d_over_naive":80`, `"e_over_d":0.5`, `"e_over_scripted":0.8`, `"f_over_ceiling":1`,
+		`"h_over_g":20`, `"h_over_i":0.25`,
+		`{"name":"d / min(a, b)","value":0.8,"bound":0.85,"at_most":false,"met":false}`,
+		`{"name":"e / j (scripted ceiling)","value":0.8,"bound":0.8,"at_most":false,"met":true}`,
+		`{"name":"(d) CPU s per 1M","value":6.25,"bound":2,"at_most":true,"met":false}`,
+		`{"name":"(d) allocs/record","value":3,"bound":4,"at_most":true,"met":true}`,
+		`{"name":"(e) CPU s per 1M","value":12.5,"bound":4,"at_most":true,"met":false}`,
+		`{"name":"latency p99 ms","value":30,"bound":50,"at_most":true,"met":true}`} {
 		if !strings.Contains(string(js), k) {
 			t.Errorf("JSON lacks %s: %s", k, js)
 		}
@@ -106,7 +126,11 @@ func TestReportRatios(t *testing.T) {
 	if err := WriteTable(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"(d) shardpipe, record mode, defaults", "d / min(a, b)               0.80   >= 0.8  met",
+	for _, s := range []string{"(d) shardpipe, record mode, defaults", "(j) scripted sink ceiling (ledger + totals, no Kafka)",
+		"d / min(a, b)               0.80   >= 0.85 NOT met", "e / j (scripted ceiling)    0.80   >= 0.8  met",
+		"f / min(a, b)               1.00   >= 0.8  met", "(d) CPU s per 1M            6.25   <= 2    NOT met",
+		"(d) allocs/record           3.00   <= 4    met", "(e) CPU s per 1M           12.50   <= 4    NOT met",
+		"latency p99 ms             30.00   <= 50   met",
 		"d / c                      80.00   >= 10   met", "(h) guard, HTTP 20ms, max in flight 64, 1p",
 		"h / g (in flight / seq)    20.00   >= 20   met", "h / i (delay / 0ms)         0.25   >= 0.5  NOT met"} {
 		if !strings.Contains(b.String(), s) {
@@ -129,6 +153,8 @@ func TestCheck(t *testing.T) {
 		{"replay all suppressed", Spec{Mode: Replay, Records: 10}, Result{Records: 10, Suppressed: 10, Seconds: 1}, true},
 		{"replay applied some", Spec{Mode: Replay, Records: 10}, Result{Records: 10, Applied: 1, Suppressed: 9, Seconds: 1}, false},
 		{"naive prefix", Spec{Mode: Naive, Records: 10}, Result{Records: 4, Seconds: 1}, true},
+		{"scripted all claimed", Spec{Mode: Scripted, Records: 10}, Result{Records: 10, Applied: 10, Seconds: 1}, true},
+		{"scripted on used keys", Spec{Mode: Scripted, Records: 10}, Result{Records: 10, Applied: 9, Seconds: 1}, false},
 		{"no time", Spec{Mode: Consume, Records: 10}, Result{Records: 10}, false},
 		{"guard landed past the target", Spec{Mode: GuardInFlight, Records: 10}, Result{Records: 12, Applied: 12, Seconds: 1}, true},
 		{"guard on a used ledger", Spec{Mode: GuardSeq, Records: 10}, Result{Records: 10, Applied: 9, Suppressed: 1, Seconds: 1}, false},
@@ -174,11 +200,11 @@ func TestConfigValidateGuard(t *testing.T) {
 }
 
 func TestParseModes(t *testing.T) {
-	got, err := ParseModes("a, d,totals,latency,")
+	got, err := ParseModes("a, d,totals,latency,j,scripted")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Mode{Consume, Shardpipe, Totals, Latency}
+	want := []Mode{Consume, Shardpipe, Totals, Latency, Scripted, Scripted}
 	if strings.Join(modeStrings(got), ",") != strings.Join(modeStrings(want), ",") {
 		t.Errorf("ParseModes = %v, want %v", got, want)
 	}
@@ -233,4 +259,41 @@ func TestSpecCarriesNoSecret(t *testing.T) {
 			t.Fatalf("decoded spec %s: %d options, %v; want SASL's", js, len(opts), err)
 		}
 	}
+}
+
+// TestScriptedCeiling: the scripted ceiling applies every order of the
+// topic through the Ledger with the totals effect: every key claimed, each
+// order's amount added to its customer once; a second run over the same
+// keys claims and adds nothing.
+func TestScriptedCeiling(t *testing.T) {
+	m := miniredis.RunT(t)
+	spec := Spec{Mode: Scripted, Redis: m.Addr(), Records: 1234, Prefix: "p:", TTL: time.Hour}
+	ctx := context.Background()
+	res, err := runScripted(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Records != 1234 || res.Applied != 1234 || res.Seconds <= 0 {
+		t.Fatalf("first run: %+v, want 1234 records all applied", res)
+	}
+	want := map[string]int64{}
+	for i := range spec.Records {
+		want[customer(i)] += amount(i)
+	}
+	check := func() {
+		t.Helper()
+		for c, sum := range want {
+			if got := m.HGet("p:totals", c); got != strconv.FormatInt(sum, 10) {
+				t.Fatalf("totals %s = %s, want %d", c, got, sum)
+			}
+		}
+		if !m.Exists("p:" + Key(1233)) {
+			t.Fatalf("key %s not claimed", Key(1233))
+		}
+	}
+	check()
+	if res, err = runScripted(ctx, spec); err != nil || res.Applied != 0 {
+		t.Fatalf("second run: %+v, %v; want nothing applied", res, err)
+	}
+	check()
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shardpipe/shardpipe/internal/orders"
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 // Key returns the business key (and record key) of order i of a bench topic:
@@ -16,12 +17,22 @@ func Key(i int) string { return "bench-ord-" + pad(i, 9) }
 // internal/orders, created_at to the second, and a note that pads it to the
 // size of a real order.
 func value(i int, at time.Time) []byte {
-	o := orders.Order{OrderID: Key(i), Customer: "cust-" + pad(i%1000, 3),
-		AmountCents: int64(100 + (i*7919)%99901), CreatedAt: at.UTC().Truncate(time.Second)}
+	o := orders.Order{OrderID: Key(i), Customer: customer(i), AmountCents: amount(i),
+		CreatedAt: at.UTC().Truncate(time.Second)}
 	if n := valueSize - len(o.JSON()) - len(`,"note":""`); n > 0 {
 		o.Note = strings.Repeat("x", n)
 	}
 	return o.JSON()
+}
+
+// customer and amount are order i's group and amount for the totals
+// effect: the scripted ceiling passes them without reading Kafka.
+func customer(i int) string { return "cust-" + pad(i%1000, 3) }
+func amount(i int) int64    { return int64(100 + (i*7919)%99901) }
+
+// totals is the totals effect of modes e and j, its hash under prefix.
+func totals(prefix string) sink.Totals {
+	return sink.Totals{Hash: prefix + "totals", GroupField: "customer", AmountField: "amount_cents"}
 }
 
 // valueSize is the length of every bench order value.

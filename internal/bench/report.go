@@ -50,12 +50,65 @@ type ModeReport struct {
 
 // Ratios compare the modes' median throughputs.
 type Ratios struct {
-	DOverCeiling float64 `json:"d_over_ceiling"` // d / min(a, b), target >= 0.8
-	DOverNaive   float64 `json:"d_over_naive"`   // d / c, target >= 10
-	EOverD       float64 `json:"e_over_d"`
-	FOverCeiling float64 `json:"f_over_ceiling"` // f / min(a, b), target >= 0.8
-	HOverG       float64 `json:"h_over_g"`       // guard mode, in flight / sequential, target >= 20
-	HOverI       float64 `json:"h_over_i"`       // guard mode, delayed / 0ms receiver, target >= 0.5
+	DOverCeiling  float64 `json:"d_over_ceiling"` // d / min(a, b), target >= 0.85
+	DOverNaive    float64 `json:"d_over_naive"`   // d / c, target >= 10
+	EOverD        float64 `json:"e_over_d"`
+	EOverScripted float64 `json:"e_over_scripted"` // e / j, totals / the scripted ceiling, target >= 0.8
+	FOverCeiling  float64 `json:"f_over_ceiling"`  // f / min(a, b), target >= 0.8
+	HOverG        float64 `json:"h_over_g"`        // guard mode, in flight / sequential, target >= 20
+	HOverI        float64 `json:"h_over_i"`        // guard mode, delayed / 0ms receiver, target >= 0.5
+}
+
+// Target is one figure of the run (a median) against its bound: the
+// performance targets of the ratios, the CPU and allocations per record
+// and the latency.
+type Target struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`   // 0 when its modes were not measured
+	Bound  float64 `json:"bound"`   // 0: no target, the figure is for reading
+	AtMost bool    `json:"at_most"` // the target is Value <= Bound, else Value >= Bound
+	Met    bool    `json:"met"`
+}
+
+func target(name string, v, bound float64, atMost bool) Target {
+	met := v != 0 && bound != 0 && (atMost && v <= bound || !atMost && v >= bound)
+	return Target{Name: name, Value: v, Bound: bound, AtMost: atMost, Met: met}
+}
+
+// ratioTargets are the ratios in the order printed, with their targets.
+func ratioTargets(q Ratios) []Target {
+	return []Target{
+		target("d / min(a, b)", q.DOverCeiling, 0.85, false),
+		target("d / c", q.DOverNaive, 10, false),
+		target("e / d", q.EOverD, 0, false),
+		target("e / j (scripted ceiling)", q.EOverScripted, 0.8, false),
+		target("f / min(a, b)", q.FOverCeiling, 0.8, false),
+		target("h / g (in flight / seq)", q.HOverG, 20, false),
+		target("h / i (delay / 0ms)", q.HOverI, 0.5, false),
+	}
+}
+
+// costTargets are the CPU and allocations per record of modes d and e and
+// the latency's p99, with their targets.
+func costTargets(modes []ModeReport, lat *LatencyReport) []Target {
+	var cpuD, allocsD, cpuE, p99 float64
+	for _, m := range modes {
+		switch m.Mode {
+		case Shardpipe:
+			cpuD, allocsD = m.CPUSecPerM.Median, m.AllocsPerRecord.Median
+		case Totals:
+			cpuE = m.CPUSecPerM.Median
+		}
+	}
+	if lat != nil {
+		p99 = lat.P99ms.Median
+	}
+	return []Target{
+		target("(d) CPU s per 1M", cpuD, 2.0, true),
+		target("(d) allocs/record", allocsD, 4, true),
+		target("(e) CPU s per 1M", cpuE, 4.0, true),
+		target("latency p99 ms", p99, 50, true),
+	}
 }
 
 // LatencyReport is record timestamp to effect landed at a fixed load.
@@ -90,16 +143,19 @@ type Report struct {
 	Partitions int32   `json:"partitions"`
 	// CommitEvery is set when d, e and f ran with another commit count
 	// than the pipeline's default.
-	CommitEvery int               `json:"commit_every,omitempty"`
-	Modes       []ModeReport      `json:"modes"`
-	Ratios      Ratios            `json:"ratios"`
-	Latency     *LatencyReport    `json:"latency,omitempty"`
-	Raw         map[Mode][]Result `json:"raw"`
+	CommitEvery int          `json:"commit_every,omitempty"`
+	Modes       []ModeReport `json:"modes"`
+	Ratios      Ratios       `json:"ratios"`
+	// Targets are the ratios that have one and the costs, against them.
+	Targets []Target          `json:"targets"`
+	Latency *LatencyReport    `json:"latency,omitempty"`
+	Raw     map[Mode][]Result `json:"raw"`
 }
 
 var labels = map[Mode][2]string{
 	Consume:   {"a", "consume ceiling (franz-go, no sink)"},
 	Sink:      {"b", "sink ceiling (pipelined SET NX EX)"},
+	Scripted:  {"j", "scripted sink ceiling (ledger + totals, no Kafka)"},
 	Naive:     {"c", "naive (SETNX + sync commit per record)"},
 	Shardpipe: {"d", "shardpipe, record mode, defaults"},
 	Totals:    {"e", "shardpipe, totals effect"},
@@ -128,7 +184,7 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 	r := Report{Topic: cfg.Topic, CommitEvery: cfg.CommitEvery, Records: cfg.Records, Partitions: cfg.Partitions,
 		Raw: results}
 	med := map[Mode]float64{}
-	for _, m := range []Mode{Consume, Sink, Naive, Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast} {
+	for _, m := range []Mode{Consume, Sink, Scripted, Naive, Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast} {
 		rs := results[m]
 		if len(rs) == 0 {
 			continue
@@ -159,7 +215,7 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 		return a / b
 	}
 	r.Ratios = Ratios{DOverCeiling: div(med[Shardpipe], ceiling), DOverNaive: div(med[Shardpipe], med[Naive]),
-		EOverD: div(med[Totals], med[Shardpipe]), FOverCeiling: div(med[Replay], ceiling),
+		EOverD: div(med[Totals], med[Shardpipe]), EOverScripted: div(med[Totals], med[Scripted]), FOverCeiling: div(med[Replay], ceiling),
 		HOverG: div(med[GuardInFlight], med[GuardSeq]), HOverI: div(med[GuardInFlight], med[GuardFast])}
 	if len(lat) > 0 {
 		var p50, p99, mx, a50, a99 []float64
@@ -171,6 +227,11 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 			CommitInterval: cfg.LatencyCommit.String(), Rounds: len(lat),
 			P50ms: statOf(p50), P99ms: statOf(p99), MaxMs: statOf(mx), AckP50ms: statOf(a50), AckP99ms: statOf(a99)}
 		r.Raw[Latency] = lat
+	}
+	for _, t := range append(ratioTargets(r.Ratios), costTargets(r.Modes, r.Latency)...) {
+		if t.Bound != 0 {
+			r.Targets = append(r.Targets, t)
+		}
 	}
 	return r
 }

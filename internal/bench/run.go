@@ -140,7 +140,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	for round := range cfg.Rounds {
 		tag := fmt.Sprintf("%s-%d", run, round)
 		var claimed string // the shardpipe round's prefix, for the replay
-		for _, m := range []Mode{Consume, Sink, Naive, Shardpipe, Replay, Totals, GuardSeq, GuardInFlight, GuardFast} {
+		for _, m := range []Mode{Consume, Sink, Scripted, Naive, Shardpipe, Replay, Totals, GuardSeq, GuardInFlight, GuardFast} {
 			if !cfg.wants(m) || isGuard(m) && rcv == nil {
 				continue
 			}
@@ -178,7 +178,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			switch m {
 			case Naive, GuardSeq, GuardInFlight, GuardFast: // the first records of each partition
 				err = Clean(ctx, cfg.Redis, spec.Prefix, -1)
-			case Sink, Replay, Totals:
+			case Sink, Scripted, Replay, Totals:
 				err = Clean(ctx, cfg.Redis, spec.Prefix, cfg.Records)
 			case Shardpipe:
 				if !cfg.wants(Replay) {
@@ -217,8 +217,8 @@ func (c Config) wants(m Mode) bool {
 
 // ParseModes reads a comma-separated list of mode names or the issue's
 // letters: a consume, b sink, c naive, d shardpipe, e totals, f replay,
-// g guard-seq, h guard-inflight, i guard-0ms (guard: all three), and
-// latency.
+// g guard-seq, h guard-inflight, i guard-0ms (guard: all three),
+// j scripted, and latency.
 func ParseModes(s string) ([]Mode, error) {
 	var out []Mode
 	for _, f := range strings.Split(s, ",") {
@@ -240,7 +240,7 @@ func ParseModes(s string) ([]Mode, error) {
 			ok = true
 		}
 		if !ok {
-			return nil, fmt.Errorf("mode %q: want a-i, consume, sink, naive, shardpipe, totals, replay, guard-seq, guard-inflight, guard-0ms, guard or latency", f)
+			return nil, fmt.Errorf("mode %q: want a-j, consume, sink, naive, shardpipe, totals, replay, guard-seq, guard-inflight, guard-0ms, guard, scripted or latency", f)
 		}
 		out = append(out, m)
 	}
@@ -255,7 +255,7 @@ func check(spec Spec, r Result) error {
 		return fmt.Errorf("bench %s: %d of %d records", spec.Mode, r.Records, n)
 	case isGuard(spec.Mode) && r.Applied < n:
 		return fmt.Errorf("bench %s: %d of %d records applied on a fresh ledger", spec.Mode, r.Applied, n)
-	case (spec.Mode == Shardpipe || spec.Mode == Totals || spec.Mode == Sink) && r.Applied != n:
+	case (spec.Mode == Shardpipe || spec.Mode == Totals || spec.Mode == Sink || spec.Mode == Scripted) && r.Applied != n:
 		return fmt.Errorf("bench %s: %d of %d records applied on a fresh ledger", spec.Mode, r.Applied, n)
 	case spec.Mode == Replay && (r.Applied != 0 || r.Suppressed != n):
 		return fmt.Errorf("bench replay: %d applied and %d suppressed, want 0 and %d", r.Applied, r.Suppressed, n)

@@ -26,8 +26,7 @@ func runPipeline(ctx context.Context, spec Spec, log *slog.Logger) (Result, erro
 	} else {
 		opts := []sink.LedgerOpt{sink.WithPrefix(spec.Prefix), sink.WithTTL(spec.TTL)}
 		if spec.Mode == Totals {
-			opts = append(opts, sink.WithEffect(sink.Totals{Hash: spec.Prefix + "totals",
-				GroupField: "customer", AmountField: "amount_cents"}))
+			opts = append(opts, sink.WithEffect(totals(spec.Prefix)))
 		}
 		a, err = sink.NewLedger(rdb, opts...)
 	}

@@ -31,21 +31,28 @@ func runSink(ctx context.Context, spec Spec) (Result, error) {
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return Result{}, fmt.Errorf("redis ping: %w", err)
 	}
+	return inStreams(spec, func(s int) (int64, error) { return setStream(ctx, rdb, spec, s) })
+}
+
+// inStreams runs stream(s) for each of the ceilingStreams streams at once
+// and returns how many records they applied in how long: the shape of both
+// Redis ceilings.
+func inStreams(spec Spec, stream func(s int) (applied int64, err error)) (Result, error) {
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-		set  int64
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		errs    []error
+		applied int64
 	)
 	start := time.Now()
 	for s := range ceilingStreams {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n, err := setStream(ctx, rdb, spec, s)
+			n, err := stream(s)
 			mu.Lock()
 			defer mu.Unlock()
-			set += n
+			applied += n
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -56,7 +63,7 @@ func runSink(ctx context.Context, spec Spec) (Result, error) {
 	if len(errs) > 0 {
 		return Result{}, errs[0]
 	}
-	return Result{Records: int64(spec.Records), Seconds: elapsed.Seconds(), Applied: set}, nil
+	return Result{Records: int64(spec.Records), Seconds: elapsed.Seconds(), Applied: applied}, nil
 }
 
 // setStream writes keys s, s+streams, s+2*streams, ... in pipelined batches

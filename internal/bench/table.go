@@ -26,12 +26,13 @@ func WriteTable(w io.Writer, r Report) error {
 	}
 	fmt.Fprintln(w, "\nmedian [min-max] of the rounds; records/s from the first record in to the last effect landed")
 	fmt.Fprintf(w, "\nratios (of medians)        value   target\n")
-	ratio(w, "d / min(a, b)", r.Ratios.DOverCeiling, 0.8)
-	ratio(w, "d / c", r.Ratios.DOverNaive, 10)
-	ratio(w, "e / d", r.Ratios.EOverD, 0)
-	ratio(w, "f / min(a, b)", r.Ratios.FOverCeiling, 0.8)
-	ratio(w, "h / g (in flight / seq)", r.Ratios.HOverG, 20)
-	ratio(w, "h / i (delay / 0ms)", r.Ratios.HOverI, 0.5)
+	for _, t := range ratioTargets(r.Ratios) {
+		ratio(w, t)
+	}
+	fmt.Fprintf(w, "\ncosts (medians)            value   target\n")
+	for _, t := range costTargets(r.Modes, r.Latency) {
+		ratio(w, t)
+	}
 	if l := r.Latency; l != nil {
 		fmt.Fprintf(w, "\nlatency, record timestamp to effect landed, %d records/s offered for %.0fs, commit interval %s, %d rounds:\n",
 			l.Rate, l.Seconds, l.CommitInterval, l.Rounds)
@@ -43,16 +44,20 @@ func WriteTable(w io.Writer, r Report) error {
 	return nil
 }
 
-// ratio prints one ratio line against its target (0: none); a ratio whose
-// modes were not measured is n/a.
-func ratio(w io.Writer, name string, v, target float64) {
+// ratio prints one figure against its target (none when its bound is 0);
+// a figure whose modes were not measured is n/a.
+func ratio(w io.Writer, t Target) {
+	op := ">="
+	if t.AtMost {
+		op = "<="
+	}
 	switch {
-	case v == 0:
-		fmt.Fprintf(w, "%-24s     n/a   (modes not measured)\n", name)
-	case target == 0:
-		fmt.Fprintf(w, "%-24s  %6.2f\n", name, v)
+	case t.Value == 0:
+		fmt.Fprintf(w, "%-24s     n/a   (modes not measured)\n", t.Name)
+	case t.Bound == 0:
+		fmt.Fprintf(w, "%-24s  %6.2f\n", t.Name, t.Value)
 	default:
-		fmt.Fprintf(w, "%-24s  %6.2f   >= %-4g %s\n", name, v, target, mark(v >= target))
+		fmt.Fprintf(w, "%-24s  %6.2f   %s %-4g %s\n", t.Name, t.Value, op, t.Bound, mark(t.Met))
 	}
 }
 

@@ -42,6 +42,8 @@ func RunWorker(ctx context.Context, spec Spec, log *slog.Logger) (Result, error)
 		res, err = runConsume(ctx, spec)
 	case Sink:
 		res, err = runSink(ctx, spec)
+	case Scripted:
+		res, err = runScripted(ctx, spec)
 	case Naive:
 		res, err = runNaive(ctx, spec)
 	case Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast:
