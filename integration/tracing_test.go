@@ -78,8 +78,8 @@ func TestTracing(t *testing.T) {
 	ledgerSpan := spans.wait(ctx, t, "the ledger round trip under the process span", func(s sdktrace.ReadOnlySpan) bool {
 		return s.Name() == "shardpipe.ledger" && s.Parent().SpanID() == applied.SpanContext().SpanID()
 	})
-	spans.wait(ctx, t, "a Redis pipeline span (redisotel) under the ledger's", func(s sdktrace.ReadOnlySpan) bool {
-		return s.Parent().SpanID() == ledgerSpan.SpanContext().SpanID() && strings.Contains(strings.ToLower(s.Name()), "set")
+	spans.wait(ctx, t, "the batch claim script's Redis span (redisotel) under the ledger's", func(s sdktrace.ReadOnlySpan) bool {
+		return s.Parent().SpanID() == ledgerSpan.SpanContext().SpanID() && strings.Contains(strings.ToLower(s.Name()), "evalsha")
 	})
 	claim, ok, err := ledger.Lookup(ctx, "o-1")
 	if err != nil || !ok {
