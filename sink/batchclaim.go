@@ -3,6 +3,7 @@ package sink
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -90,8 +91,9 @@ func (l *Ledger) scripted() bool {
 // Its cost per record is two arguments written from strings the batch
 // already holds (pointers, so no allocation per record) and one array
 // element read back: 1, or the prior claim.
-func (l *Ledger) roundTripScript(ctx context.Context, batch []Record, pending []*write) error {
-	args := l.scriptArgs(pending)
+func (l *Ledger) roundTripScript(ctx context.Context, batch []Record, pending []*write, sc *applyScratch) error {
+	args := l.scriptArgs(sc.args[:0], pending)
+	sc.args = args
 	cmd := l.c.Do(ctx, args...)
 	if err := cmd.Err(); err != nil && isNoScriptErr(err) {
 		if err := l.batchScript.Load(ctx, l.c).Err(); err != nil {
@@ -124,13 +126,13 @@ func (l *Ledger) roundTripScript(ctx context.Context, batch []Record, pending []
 	return batchErr
 }
 
-// scriptArgs is the EVALSHA of the batch claim script for pending, in the
+// scriptArgs appends to args the EVALSHA of the batch claim script for pending, in the
 // layout batchClaimLua or batchEffectLua reads. Keys and claims are passed
 // as pointers into the writes (no allocation per record); an effect's
 // arguments as Args returned them.
-func (l *Ledger) scriptArgs(pending []*write) []any {
+func (l *Ledger) scriptArgs(args []any, pending []*write) []any {
 	if l.cfg.effect == nil {
-		args := make([]any, 0, 4+2*len(pending))
+		args = slices.Grow(args, 4+2*len(pending))
 		args = append(args, "evalsha", l.batchScript.Hash(), len(pending))
 		for _, w := range pending {
 			args = append(args, &w.key)
@@ -146,7 +148,7 @@ func (l *Ledger) scriptArgs(pending []*write) []any {
 		keys += 1 + len(w.ekeys)
 		size += 4 + len(w.ekeys) + 3 + len(w.eargs)
 	}
-	args := make([]any, 0, size)
+	args = slices.Grow(args, size)
 	args = append(args, "evalsha", l.batchScript.Hash(), keys)
 	for _, w := range pending {
 		args = append(args, &w.key)

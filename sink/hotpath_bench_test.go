@@ -184,7 +184,8 @@ func BenchmarkBatchEncode(b *testing.B) {
 					sc := l.scratch(size)
 					todo, _ := l.prepareBatch(recs, results, sc)
 					if scripted {
-						_ = redis.NewCmd(ctx, l.scriptArgs(todo)...)
+						sc.args = l.scriptArgs(sc.args[:0], todo)
+						_ = redis.NewCmd(ctx, sc.args...)
 					} else {
 						p := c.Pipeline()
 						for _, w := range todo {

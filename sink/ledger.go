@@ -84,7 +84,7 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 	defer l.release(sc)
 	todo, dups := l.prepareBatch(batch, results, sc)
 	ctx, span := l.startSpan(ctx, batch, len(todo))
-	err := l.send(ctx, batch, todo)
+	err := l.send(ctx, batch, todo, sc)
 	endSpan(span, err)
 	if err != nil {
 		return nil, err

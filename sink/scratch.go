@@ -9,6 +9,7 @@ type applyScratch struct {
 	writes []write
 	todo   []*write
 	first  map[string]int
+	args   []any // the batch script's command
 }
 
 // maxKeptScratch is the largest buffer a scratch keeps for the next batch;
@@ -32,11 +33,15 @@ func (l *Ledger) scratch(n int) *applyScratch {
 }
 
 // release clears sc, so that it holds nothing of the batch, and keeps it.
+// The batch's command is done with by then: go-redis keeps no argument
+// after the call returns.
 func (l *Ledger) release(sc *applyScratch) {
 	clear(sc.writes)
 	clear(sc.todo)
 	sc.todo = sc.todo[:0]
 	clear(sc.first)
+	clear(sc.args)
+	sc.args = sc.args[:0]
 	if cap(sc.buf) > maxKeptScratch {
 		sc.buf = nil
 	}

@@ -29,20 +29,24 @@ type write struct {
 	applier trace.SpanContext // the span a prior claim names (Result.Applier)
 }
 
-// send claims every write, pipelined, retrying those without an answer.
-func (l *Ledger) send(ctx context.Context, batch []Record, todo []*write) error {
+// send claims every write in one round trip, retrying those without an
+// answer (sc holds the command's arguments, reused across batches).
+func (l *Ledger) send(ctx context.Context, batch []Record, todo []*write, sc *applyScratch) error {
 	var last error
+	pending := todo // the first attempt sends every write
 	for attempt := 1; ; attempt++ {
-		pending := todo[:0:0]
-		for _, w := range todo {
-			if !w.done {
-				pending = append(pending, w)
+		if attempt > 1 {
+			pending = make([]*write, 0, len(todo))
+			for _, w := range todo {
+				if !w.done {
+					pending = append(pending, w)
+				}
 			}
 		}
 		if len(pending) == 0 {
 			return nil
 		}
-		err := l.roundTrip(ctx, batch, pending)
+		err := l.roundTrip(ctx, batch, pending, sc)
 		if err == nil {
 			continue // answers recorded; the loop ends above
 		}
@@ -67,9 +71,9 @@ func (l *Ledger) send(ctx context.Context, batch []Record, todo []*write) error 
 // claim script, or a pipeline of per-key commands) and records each answer.
 // It returns the first batch-level error (retryable or not); per-record
 // final errors are stored in the write.
-func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write) error {
+func (l *Ledger) roundTrip(ctx context.Context, batch []Record, pending []*write, sc *applyScratch) error {
 	if l.scripted() {
-		return l.roundTripScript(ctx, batch, pending)
+		return l.roundTripScript(ctx, batch, pending, sc)
 	}
 	cmds, err := l.pipe(ctx, pending)
 	const per = 2 // commands per write

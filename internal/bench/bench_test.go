@@ -297,3 +297,15 @@ func TestScriptedCeiling(t *testing.T) {
 	}
 	check()
 }
+
+// TestAppendKey: the scripted ceiling's keys and customers are the topic's.
+func TestAppendKey(t *testing.T) {
+	for _, i := range []int{0, 7, 999, 1000, 123456789, 1234567890} {
+		if got := string(appendKey(nil, i)); got != Key(i) {
+			t.Errorf("appendKey(%d) = %q, want %q", i, got, Key(i))
+		}
+		if got := "cust-" + string(appendPadded(nil, i%1000, 3)); got != customer(i) {
+			t.Errorf("customer of %d = %q, want %q", i, got, customer(i))
+		}
+	}
+}

@@ -38,6 +38,21 @@ func totals(prefix string) sink.Totals {
 // valueSize is the length of every bench order value.
 const valueSize = 200
 
+// appendKey appends Key(i) to b.
+func appendKey(b []byte, i int) []byte {
+	return appendPadded(append(b, "bench-ord-"...), i, 9)
+}
+
+// appendPadded appends i in decimal, zero-padded to width, as pad does.
+func appendPadded(b []byte, i, width int) []byte {
+	var digits [20]byte
+	d := strconv.AppendInt(digits[:0], int64(i), 10)
+	for n := len(d); n < width; n++ {
+		b = append(b, '0')
+	}
+	return append(b, d...)
+}
+
 func pad(i, width int) string {
 	s := strconv.Itoa(i)
 	for len(s) < width {
