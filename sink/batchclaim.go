@@ -13,21 +13,19 @@ import (
 // for KEYS[i]. Per key it does what the per-key pipeline does (SET NX GET
 // PX, and PEXPIRE GT of a key already there, so that every record meeting
 // a key keeps it for the TTL; inside a script the clock stands still, so
-// the order does not matter), and answers at the same index: 1 when it
-// claimed, the claim already there, or the error of that key alone
-// (redis.pcall: a WRONGTYPE key fails itself, not the batch).
+// the order does not matter). It answers only for the keys it did not
+// claim, as pairs: the key's index, then the claim already there or the
+// error of that key alone (redis.pcall: a WRONGTYPE key fails itself, not
+// the batch). A batch of new keys gets an empty answer.
 const batchClaimLua = `local ttl = ARGV[1]
 if tonumber(ttl) < 1 then return redis.error_reply('ERR syntax error: claim TTL below 1ms') end
 local out = {}
 for i = 1, #KEYS do
   local prior = redis.pcall('SET', KEYS[i], ARGV[i + 1], 'NX', 'GET', 'PX', ttl)
-  if type(prior) == 'table' then
-    out[i] = prior
-  elseif prior then
-    redis.pcall('PEXPIRE', KEYS[i], ttl, 'GT')
-    out[i] = prior
-  else
-    out[i] = 1
+  if prior then
+    if type(prior) ~= 'table' then redis.pcall('PEXPIRE', KEYS[i], ttl, 'GT') end
+    out[#out + 1] = i
+    out[#out + 1] = prior
   end
 end
 return out
@@ -40,7 +38,8 @@ return out
 // of effect keys, the number of effect arguments, the claim, and the
 // effect's arguments. Per record: a key found is renewed (PEXPIRE GT) and
 // its claim answered; otherwise the effect runs and then the claim is
-// written. An effect that
+// written. It answers as batchClaimLua does, only for records it did not
+// claim. An effect that
 // fails (it must fail before it writes) fails its record alone: pcall, and
 // no claim.
 const batchEffectLua = `local ttl = ARGV[1]
@@ -52,24 +51,24 @@ local k, a = 1, 3
 for i = 1, tonumber(ARGV[2]) do
   local nk, na = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
   local key, claim = KEYS[k], ARGV[a + 2]
-  local prior = redis.pcall('GET', key)
-  if type(prior) == 'table' then
-    out[i] = prior
-  elseif prior then
-    redis.pcall('PEXPIRE', key, ttl, 'GT')
-    out[i] = prior
+  local answer = redis.pcall('GET', key)
+  if answer then
+    if type(answer) ~= 'table' then redis.pcall('PEXPIRE', key, ttl, 'GT') end
   elseif tonumber(ttl) < 1 then
-    out[i] = redis.error_reply('ERR syntax error: claim TTL below 1ms')
+    answer = redis.error_reply('ERR syntax error: claim TTL below 1ms')
   else
     local ok, err = pcall(effect, {unpack(KEYS, k + 1, k + nk)}, {unpack(ARGV, a + 3, a + 2 + na)})
     if ok then
       redis.call('SET', key, claim, 'PX', ttl)
-      out[i] = 1
     elseif type(err) == 'table' and err.err then
-      out[i] = err
+      answer = err
     else
-      out[i] = redis.error_reply(tostring(err))
+      answer = redis.error_reply(tostring(err))
     end
+  end
+  if answer then
+    out[#out + 1] = i
+    out[#out + 1] = answer
   end
   k, a = k + 1 + nk, a + 3 + na
 end
@@ -114,15 +113,30 @@ func (l *Ledger) roundTripScript(ctx context.Context, batch []Record, pending []
 		return batchErr
 	}
 	replies, ok := cmd.Val().([]any)
-	if !ok || len(replies) != len(pending) {
+	if !ok || len(replies)%2 != 0 || len(replies) > 2*len(pending) {
 		return fmt.Errorf("claim script answered %T of %d for %d keys", cmd.Val(), len(replies), len(pending))
 	}
-	for i, w := range pending {
-		prior, claimed, err := scriptAnswer(replies[i])
-		if e := l.settle(batch, w, prior, claimed, err, &scratch); e != nil && batchErr == nil {
-			batchErr = e
+	answered := 0 // pending[:answered] are settled
+	settle := func(upTo int, prior string, claimed bool, err error) {
+		for ; answered < upTo; answered++ { // not named: claimed
+			l.settle(batch, pending[answered], "", true, nil, &scratch)
+		}
+		if upTo < len(pending) {
+			if e := l.settle(batch, pending[upTo], prior, claimed, err, &scratch); e != nil && batchErr == nil {
+				batchErr = e
+			}
+			answered = upTo + 1
 		}
 	}
+	for j := 0; j < len(replies); j += 2 {
+		i, ok := replies[j].(int64)
+		if !ok || int(i) <= answered || int(i) > len(pending) {
+			return fmt.Errorf("claim script answered index %v after %d of %d keys", replies[j], answered, len(pending))
+		}
+		prior, err := scriptAnswer(replies[j+1])
+		settle(int(i)-1, prior, false, err)
+	}
+	settle(len(pending), "", true, nil)
 	return batchErr
 }
 
@@ -175,19 +189,16 @@ func (a *claimArg) MarshalBinary() ([]byte, error) { return a.claimBytes, nil }
 // String returns the claim, for hooks that print commands.
 func (a *claimArg) String() string { return string(a.claimBytes) }
 
-// scriptAnswer reads one element of the batch claim script's reply.
-func scriptAnswer(v any) (prior string, claimed bool, err error) {
+// scriptAnswer reads the answer for a key the batch script did not claim:
+// the claim already there, or the key's error.
+func scriptAnswer(v any) (prior string, err error) {
 	switch v := v.(type) {
-	case int64:
-		if v == 1 {
-			return "", true, nil
-		}
 	case string:
-		return v, false, nil
+		return v, nil
 	case error:
-		return "", false, v
+		return "", v
 	}
-	return "", false, fmt.Errorf("claim script: unexpected element %T", v)
+	return "", fmt.Errorf("claim script: unexpected answer %T", v)
 }
 
 // newBatchScript is the Ledger's batch claim script, with effect (the
