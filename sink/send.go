@@ -215,15 +215,6 @@ func final(err error) bool {
 	return errors.As(err, &rerr) && !errors.Is(err, redis.Nil) && !retryable(err) && !isNoScriptErr(err)
 }
 
-func isNoScript(cmds []redis.Cmder) bool {
-	for _, c := range cmds {
-		if isNoScriptErr(c.Err()) {
-			return true
-		}
-	}
-	return false
-}
-
 func isNoScriptErr(err error) bool {
 	return errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")
 }
