@@ -104,11 +104,11 @@ func classifyPrior(prior string, r *Record, scratch *[]byte) priorKind {
 	want := claimPrefix((*scratch)[:0], r)
 	*scratch = want
 	if group, ok := canonicalOther(prior); ok && appliedTail(prior) {
-		if strings.HasPrefix(prior, string(want)) && strings.HasPrefix(prior[len(want):], `,"at":"`) {
+		if hasPrefix(prior, want) && strings.HasPrefix(prior[len(want):], `,"at":"`) {
 			return priorOwn
 		}
 		rec := want[:bytes.Index(want, []byte(`,"epoch":`))+len(`,"epoch":`)]
-		if strings.HasPrefix(prior, string(rec)) && group == r.Group {
+		if hasPrefix(prior, rec) && group == r.Group {
 			return priorSameRecord
 		}
 		return priorOther
@@ -124,6 +124,11 @@ func classifyPrior(prior string, r *Record, scratch *[]byte) priorKind {
 	}
 	return priorOther
 }
+
+// hasPrefix is strings.HasPrefix(s, string(p)) without copying p into a
+// string (the comparison of a string with a converted byte slice does not
+// allocate).
+func hasPrefix(s string, p []byte) bool { return len(s) >= len(p) && s[:len(p)] == string(p) }
 
 // appliedTail reports whether prior, canonical up to `,"at":"`, ends as
 // appendClaim ends a Ledger claim: a time without quotes, then
