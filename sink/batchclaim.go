@@ -85,11 +85,14 @@ func (l *Ledger) scripted() bool {
 	return l.cfg.effect != nil || !l.cluster
 }
 
-// roundTripScript claims pending in one EVALSHA of batchClaimLua (loading
-// the script first when Redis does not have it) and records each answer.
-// Its cost per record is two arguments written from strings the batch
-// already holds (pointers, so no allocation per record) and one array
-// element read back: 1, or the prior claim.
+// roundTripScript claims pending in one EVALSHA of the Ledger's batch
+// script (batchClaimLua, or batchEffectLua with an effect; loaded and sent
+// again when Redis answers NOSCRIPT) and records each answer. Its cost per
+// record is its arguments, written from what the batch already holds
+// (pointers: no allocation per record); the reply names only the keys not
+// claimed (index, then the claim found or the key's error). An error for
+// the whole command (a connection lost, a final reply) is every key's
+// answer.
 func (l *Ledger) roundTripScript(ctx context.Context, batch []Record, pending []*write, sc *applyScratch) error {
 	args := l.scriptArgs(sc.args[:0], pending)
 	sc.args = args
