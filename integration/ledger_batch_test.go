@@ -269,3 +269,52 @@ func TestLedgerBatchEffectRealRedis(t *testing.T) {
 	}
 	check("after a replay by another group")
 }
+
+// manyArgs is an effect that counts its records in one key and passes a
+// record keyed "big" more arguments than Lua can unpack at once.
+type manyArgs struct{ counter string }
+
+func (manyArgs) Lua() string { return "redis.call('INCR', KEYS[1])" }
+
+func (m manyArgs) Args(r *sink.Record, key string) ([]string, []any, error) {
+	n := 1
+	if key == "big" {
+		n = 9000
+	}
+	return []string{m.counter}, make([]any, n), nil
+}
+
+// TestLedgerBatchEffectFailsOneRecord: a record whose effect cannot even be
+// called (more arguments than Lua unpacks) fails alone: the records before
+// and after it in the batch land once and are reported applied, and it is
+// not claimed.
+func TestLedgerBatchEffectFailsOneRecord(t *testing.T) {
+	t.Parallel()
+	rdb := integration.NewRedisClient(t, integration.Redis(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	prefix := integration.RedisPrefix(t, rdb)
+	l, err := sink.NewLedger(rdb, sink.WithPrefix(prefix+"l:"), sink.WithEffect(manyArgs{counter: prefix + "n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []sink.Record
+	for i, k := range []string{"small", "big", "small2"} {
+		batch = append(batch, sink.Record{Topic: "orders", Offset: int64(i), Epoch: 1, Group: "g", Key: []byte(k)})
+	}
+	res, err := l.Apply(ctx, batch)
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	for i, want := range []bool{true, false, true} {
+		if applied := res[i].Err == nil && res[i].Outcome == sink.Applied; applied != want {
+			t.Errorf("record %d (%s): %v %v, want applied=%v", i, res[i].Key, res[i].Outcome, res[i].Err, want)
+		}
+	}
+	if n := rdb.Get(ctx, prefix+"n").Val(); n != "2" {
+		t.Errorf("the effect ran %s times, want 2", n)
+	}
+	if rdb.Exists(ctx, prefix+"l:big").Val() != 0 {
+		t.Error("the record whose effect failed was claimed")
+	}
+}

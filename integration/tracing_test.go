@@ -78,9 +78,12 @@ func TestTracing(t *testing.T) {
 	ledgerSpan := spans.wait(ctx, t, "the ledger round trip under the process span", func(s sdktrace.ReadOnlySpan) bool {
 		return s.Name() == "shardpipe.ledger" && s.Parent().SpanID() == applied.SpanContext().SpanID()
 	})
-	spans.wait(ctx, t, "the batch claim script's Redis span (redisotel) under the ledger's", func(s sdktrace.ReadOnlySpan) bool {
+	script := spans.wait(ctx, t, "the batch claim script's Redis span (redisotel) under the ledger's", func(s sdktrace.ReadOnlySpan) bool {
 		return s.Parent().SpanID() == ledgerSpan.SpanContext().SpanID() && strings.Contains(strings.ToLower(s.Name()), "evalsha")
 	})
+	if stmt := attr(script, "db.statement"); !strings.Contains(stmt, e.ledger()+"o-1") {
+		t.Errorf("the script span's statement %.200q does not name the ledger key %q", stmt, e.ledger()+"o-1")
+	}
 	claim, ok, err := ledger.Lookup(ctx, "o-1")
 	if err != nil || !ok {
 		t.Fatalf("claim of o-1: %v, %v", ok, err)

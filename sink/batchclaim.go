@@ -39,12 +39,17 @@ return out
 // effect's arguments. Per record: a key found is renewed (PEXPIRE GT) and
 // its claim answered; otherwise the effect runs and then the claim is
 // written. It answers as batchClaimLua does, only for records it did not
-// claim. An effect that
+// claim. Everything that can fail for one record (unpacking its keys and
+// arguments, its effect, its claim's SET) is caught, so it fails that
+// record alone and the script goes on with the next. An effect that
 // fails (it must fail before it writes) fails its record alone: pcall, and
 // no claim.
 const batchEffectLua = `local ttl = ARGV[1]
 local function effect(KEYS, ARGV)
 %s
+end
+local function run(k, nk, a, na)
+  effect({unpack(KEYS, k + 1, k + nk)}, {unpack(ARGV, a + 3, a + 2 + na)})
 end
 local out = {}
 local k, a = 1, 3
@@ -57,9 +62,10 @@ for i = 1, tonumber(ARGV[2]) do
   elseif tonumber(ttl) < 1 then
     answer = redis.error_reply('ERR syntax error: claim TTL below 1ms')
   else
-    local ok, err = pcall(effect, {unpack(KEYS, k + 1, k + nk)}, {unpack(ARGV, a + 3, a + 2 + na)})
+    local ok, err = pcall(run, k, nk, a, na)
     if ok then
-      redis.call('SET', key, claim, 'PX', ttl)
+      answer = redis.pcall('SET', key, claim, 'PX', ttl)
+      if type(answer) ~= 'table' or not answer.err then answer = nil end
     elseif type(err) == 'table' and err.err then
       answer = err
     else
@@ -76,13 +82,13 @@ return out
 `
 
 // scripted reports whether pending goes to Redis as one run of the batch
-// claim script: always with an effect (on Redis Cluster its keys share the
-// ledger prefix's hash tag, so one slot), and in record mode on a single
-// node (or a Sentinel-managed one). On Redis Cluster the record-mode
-// batch's keys live in many slots, so each key gets its own commands
-// (pipe).
+// claim script: on a single node (or a Sentinel-managed one), and on Redis
+// Cluster with an effect (its keys share the ledger prefix's hash tag, so
+// one slot). On Redis Cluster the record-mode batch's keys live in many
+// slots, and any other client (a Ring, an AutoPipeliner) routes a command
+// by its first key, so there each key gets its own commands (pipe).
 func (l *Ledger) scripted() bool {
-	return l.cfg.effect != nil || !l.cluster
+	return l.single || (l.cfg.effect != nil && l.cluster)
 }
 
 // roundTripScript claims pending in one EVALSHA of the Ledger's batch
@@ -152,7 +158,7 @@ func (l *Ledger) scriptArgs(args []any, pending []*write) []any {
 		args = slices.Grow(args, 4+2*len(pending))
 		args = append(args, "evalsha", l.batchScript.Hash(), len(pending))
 		for _, w := range pending {
-			args = append(args, &w.key)
+			args = append(args, (*keyArg)(w))
 		}
 		args = append(args, l.ttlArg)
 		for _, w := range pending {
@@ -168,7 +174,7 @@ func (l *Ledger) scriptArgs(args []any, pending []*write) []any {
 	args = slices.Grow(args, size)
 	args = append(args, "evalsha", l.batchScript.Hash(), keys)
 	for _, w := range pending {
-		args = append(args, &w.key)
+		args = append(args, (*keyArg)(w))
 		for j := range w.ekeys {
 			args = append(args, &w.ekeys[j])
 		}
@@ -180,6 +186,17 @@ func (l *Ledger) scriptArgs(args []any, pending []*write) []any {
 	}
 	return args
 }
+
+// keyArg is a write as the batch script's key argument: go-redis writes the
+// ledger key, and prints it (String) where it shows a command (tracing
+// hooks, errors) or routes one by its first key (Redis Cluster).
+type keyArg write
+
+// MarshalBinary returns the ledger key's bytes.
+func (a *keyArg) MarshalBinary() ([]byte, error) { return a.keyBytes, nil }
+
+// String returns the ledger key.
+func (a *keyArg) String() string { return a.key }
 
 // claimArg is a write as an argument of the batch claim script: go-redis
 // writes its claim's bytes (encoding.BinaryMarshaler) with no copy into a

@@ -22,8 +22,9 @@ type Ledger struct {
 	cfg         config
 	batchScript *redis.Script // record mode on a single node: the batch claim script
 	ttlArg      any           // the TTL in milliseconds, boxed once
-	cluster     bool
-	scratches   sync.Pool // *applyScratch
+	cluster     bool          // c is a *redis.ClusterClient
+	single      bool          // c is a *redis.Client: one node, or one Sentinel-managed master
+	scratches   sync.Pool     // *applyScratch
 }
 
 // NewLedger returns a Ledger writing through c, which may be a single,
@@ -39,6 +40,10 @@ func NewLedger(c redis.UniversalClient, opts ...LedgerOpt) (*Ledger, error) {
 	}
 	l := &Ledger{c: c, cfg: cfg, batchScript: newBatchScript(""), ttlArg: cfg.ttl.Milliseconds()}
 	_, l.cluster = c.(*redis.ClusterClient)
+	_, l.single = c.(*redis.Client)
+	if cfg.effect != nil && !l.single && !l.cluster {
+		return nil, fmt.Errorf("sink: NewLedger: an effect needs a single Redis, Sentinel or Cluster client (redis.NewUniversalClient gives one), not %T: its keys and the ledger key must be written in one script on one node", c)
+	}
 	if cfg.effect != nil {
 		l.batchScript = newBatchScript(cfg.effect.Lua())
 		if l.cluster && !hasHashTag(cfg.prefix) {
@@ -118,7 +123,7 @@ func (l *Ledger) prepareBatch(batch []Record, results []Result, sc *applyScratch
 	l.keysInto(batch, writes, results, sc)
 	claims := claimTemplate{at: time.Now().UTC()}
 	todo, first := sc.todo, sc.first // first: business key -> index of the write
-	buf := sc.buf[:0]                // claims are encoded here
+	buf := sc.buf                    // claims are encoded here, after the keys
 	for i := range batch {
 		r, w := &batch[i], &writes[i]
 		if results[i].Err != nil {
@@ -158,7 +163,9 @@ func (l *Ledger) prepareBatch(batch []Record, results []Result, sc *applyScratch
 // keysInto extracts every record's business key into results[i].Key (or
 // its refusal into results[i].Err) and its ledger key into writes[i].key,
 // all as substrings of one string: one allocation for the batch's keys.
-// So a Result.Key keeps the batch's keys in memory while it is held.
+// So a Result.Key keeps the batch's keys in memory while it is held. The
+// ledger keys' bytes stay in sc's buffer too (writes[i].keyBytes), which
+// the batch's claims are then appended to.
 func (l *Ledger) keysInto(batch []Record, writes []write, results []Result, sc *applyScratch) {
 	buf := sc.buf[:0]
 	for i := range batch {
@@ -177,7 +184,7 @@ func (l *Ledger) keysInto(batch []Record, writes []write, results []Result, sc *
 	p := len(l.cfg.prefix)
 	for i := range writes {
 		if w := &writes[i]; results[i].Err == nil {
-			w.key = keys[w.off:w.end]
+			w.key, w.keyBytes = keys[w.off:w.end], buf[w.off:w.end]
 			results[i].Key = keys[w.off+p : w.end]
 		}
 	}

@@ -20,6 +20,7 @@ type write struct {
 	// claimBytes is the encoded claim in Apply's buffer: the batch claim
 	// script sends it from there (claimArg).
 	claimBytes []byte
+	keyBytes   []byte   // the ledger key in Apply's buffer: the batch script sends it from there (keyArg)
 	ekeys      []string // the effect's keys and arguments (Effect.Args)
 	eargs      []any
 
