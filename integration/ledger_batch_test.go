@@ -40,6 +40,41 @@ func (h *countCmds) count(cmd redis.Cmder) {
 	}
 }
 
+// answer is what Apply should say of one record: its outcome, or (err set)
+// an error wrapping err.
+type answer struct {
+	outcome sink.Outcome
+	err     error
+}
+
+// applyInOneScript applies batch and checks that it went to Redis as ONE
+// EVALSHA and that each record got the answer at its index in want.
+func applyInOneScript(ctx context.Context, t *testing.T, rdb redis.UniversalClient, l *sink.Ledger, batch []sink.Record, want []answer) []sink.Result {
+	t.Helper()
+	hook := &countCmds{}
+	rdb.AddHook(hook)
+	res, err := l.Apply(ctx, batch)
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if n, e := hook.n.Load(), hook.evalsha.Load(); n != 1 || e != 1 {
+		t.Errorf("Apply sent %d commands (%d EVALSHA), want one EVALSHA for the batch", n, e)
+	}
+	for i, w := range want {
+		got := res[i]
+		if w.err != nil {
+			if !errors.Is(got.Err, w.err) {
+				t.Errorf("record %d (%s): Err %v, want %v", i, got.Key, got.Err, w.err)
+			}
+			continue
+		}
+		if got.Err != nil || got.Outcome != w.outcome {
+			t.Errorf("record %d (%s): %v %v, want %v", i, got.Key, got.Outcome, got.Err, w.outcome)
+		}
+	}
+	return res
+}
+
 // TestLedgerBatchScriptRealRedis: in record mode on a single Redis a batch is
 // claimed by ONE command (the batch claim script), and each key still gets
 // its own answer as the per-key commands gave it: a new key is applied, a
@@ -74,33 +109,11 @@ func TestLedgerBatchScriptRealRedis(t *testing.T) {
 	for i, k := range keys {
 		batch[i] = sink.Record{Topic: "orders", Partition: 0, Offset: int64(10 + i), Epoch: 4, Member: "m", Group: "g", Key: []byte(k)}
 	}
-	hook := &countCmds{}
-	rdb.AddHook(hook)
-	res, err := l.Apply(ctx, batch)
-	if err != nil {
-		t.Fatalf("Apply: %v", err)
-	}
-	if n, e := hook.n.Load(), hook.evalsha.Load(); n != 1 || e != 1 {
-		t.Errorf("Apply sent %d commands (%d EVALSHA), want one EVALSHA for the batch", n, e)
-	}
-	want := []struct {
-		outcome sink.Outcome
-		err     error
-	}{{sink.Applied, nil}, {sink.Suppressed, nil}, {0, sink.ErrMisconfigured}, {0, sink.ErrBadClaim},
-		{sink.Suppressed, nil}, {sink.Applied, nil}}
-	for i, w := range want {
-		got := res[i]
-		if got.Key != keys[i] {
-			t.Errorf("record %d: Key %q, want %q", i, got.Key, keys[i])
-		}
-		if w.err != nil {
-			if !errors.Is(got.Err, w.err) {
-				t.Errorf("record %d (%s): Err %v, want %v", i, keys[i], got.Err, w.err)
-			}
-			continue
-		}
-		if got.Err != nil || got.Outcome != w.outcome {
-			t.Errorf("record %d (%s): %v %v, want %v", i, keys[i], got.Outcome, got.Err, w.outcome)
+	res := applyInOneScript(ctx, t, rdb, l, batch, []answer{{sink.Applied, nil}, {sink.Suppressed, nil},
+		{0, sink.ErrMisconfigured}, {0, sink.ErrBadClaim}, {sink.Suppressed, nil}, {sink.Applied, nil}})
+	for i, r := range res {
+		if r.Key != keys[i] {
+			t.Errorf("record %d: Key %q, want %q", i, r.Key, keys[i])
 		}
 	}
 	if ttl := rdb.PTTL(ctx, prefix+"held").Val(); ttl < 30*time.Minute {
@@ -216,31 +229,8 @@ func TestLedgerBatchEffectRealRedis(t *testing.T) {
 		batch[i] = sink.Record{Topic: "orders", Offset: int64(i), Epoch: 1, Group: "g", Key: []byte(o.key),
 			Value: fmt.Appendf(nil, `{"customer":%q,"amount_cents":%d}`, o.customer, o.amount)}
 	}
-	hook := &countCmds{}
-	rdb.AddHook(hook)
-	res, err := l.Apply(ctx, batch)
-	if err != nil {
-		t.Fatalf("Apply: %v", err)
-	}
-	if n, e := hook.n.Load(), hook.evalsha.Load(); n != 1 || e != 1 {
-		t.Errorf("Apply sent %d commands (%d EVALSHA), want one EVALSHA for the batch", n, e)
-	}
-	want := []struct {
-		outcome sink.Outcome
-		err     error
-	}{{sink.Applied, nil}, {sink.Applied, nil}, {0, sink.ErrBadValue}, {0, sink.ErrMisconfigured}, {sink.Applied, nil}, {sink.Suppressed, nil}}
-	for i, w := range want {
-		got := res[i]
-		if w.err != nil {
-			if !errors.Is(got.Err, w.err) {
-				t.Errorf("record %d (%s): Err %v, want %v", i, orders[i].key, got.Err, w.err)
-			}
-			continue
-		}
-		if got.Err != nil || got.Outcome != w.outcome {
-			t.Errorf("record %d (%s): %v %v, want %v", i, orders[i].key, got.Outcome, got.Err, w.outcome)
-		}
-	}
+	applyInOneScript(ctx, t, rdb, l, batch, []answer{{sink.Applied, nil}, {sink.Applied, nil}, {0, sink.ErrBadValue},
+		{0, sink.ErrMisconfigured}, {sink.Applied, nil}, {sink.Suppressed, nil}})
 	if n := rdb.Exists(ctx, prefix+"l:o3").Val(); n != 0 {
 		t.Error("the record whose amount overflowed was claimed")
 	}

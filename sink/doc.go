@@ -9,8 +9,9 @@
 // riding along the effect runs first in the same script, so the two land
 // together or not at all), all of a batch in one round trip: one run of a
 // batch claim script, which answers each key on its own (on Redis Cluster
-// without an effect, where a batch's keys live in many slots, two
-// pipelined commands per key instead). A claimed key is Applied; a key
+// without an effect, where a batch's keys live in many slots, and on a
+// Ring, two pipelined commands per key instead; an effect is refused on a
+// Ring). A claimed key is Applied; a key
 // already claimed is Suppressed, or Redelivered when the claim names the
 // same record under another term of its group (see Outcome for the counting
 // rule). The claim value (Claim) names the topic, partition, offset, group,

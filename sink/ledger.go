@@ -55,8 +55,9 @@ func NewLedger(c redis.UniversalClient, opts ...LedgerOpt) (*Ledger, error) {
 
 // Apply performs the effect of every record of batch whose business key is
 // not yet claimed, in ONE round trip (more only when retrying): one run of
-// the batch claim script, atomic in Redis, or on Redis Cluster without an
-// effect one pipeline of two commands per key. It returns one Result per
+// the batch claim script, atomic in Redis, or (on Redis Cluster without an
+// effect, and on a client that routes by a command's first key, such as a
+// Ring) one pipeline of two commands per key. It returns one Result per
 // record, at the same index. Its cost on the client is per batch, not per
 // record: the batch's keys and claims are encoded into a buffer reused
 // across calls, and besides the results the call allocates about one

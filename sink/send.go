@@ -155,7 +155,7 @@ func renewed(c redis.Cmder) error {
 	return c.Err()
 }
 
-// answer reads one reply: claimed, or the claim already there.
+// answer reads the reply to SET NX GET: claimed, or the claim already there.
 func answer(c redis.Cmder) (prior string, claimed bool, err error) {
 	switch c := c.(type) {
 	case *redis.StatusCmd: // SET NX GET: nil reply = we set it
@@ -164,15 +164,6 @@ func answer(c redis.Cmder) (prior string, claimed bool, err error) {
 			return "", true, nil
 		}
 		return prior, false, err
-	case *redis.Cmd: // claim script: 1, or the prior claim
-		v, err := c.Result()
-		if err != nil {
-			return "", false, err
-		}
-		if s, ok := v.(string); ok {
-			return s, false, nil
-		}
-		return "", true, nil
 	}
 	return "", false, fmt.Errorf("unexpected reply %T", c)
 }
