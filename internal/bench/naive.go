@@ -23,6 +23,7 @@ func runNaive(ctx context.Context, spec Spec) (Result, error) {
 	var (
 		n, applied int64
 		deadline   time.Time
+		value      = claimValue(spec)
 	)
 	for n < int64(spec.Records) && (deadline.IsZero() || time.Now().Before(deadline)) {
 		fs := cl.PollRecords(ctx, 100)
@@ -39,7 +40,7 @@ func runNaive(ctx context.Context, spec Spec) (Result, error) {
 			if n >= int64(spec.Records) || (!deadline.IsZero() && time.Now().After(deadline)) {
 				break
 			}
-			ok, err := rdb.SetNX(ctx, spec.Prefix+string(r.Key), claimSized, spec.TTL).Result()
+			ok, err := rdb.SetNX(ctx, spec.Prefix+string(r.Key), value, spec.TTL).Result()
 			if err != nil {
 				return Result{}, fmt.Errorf("SETNX at %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 			}

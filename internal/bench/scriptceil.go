@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -27,13 +26,16 @@ func runScripted(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	member := fmt.Sprint(time.Now().UnixNano()) // a term of its own: a run again meets its keys as redelivered
-	return inStreams(spec, func(s int) (int64, error) { return scriptStream(ctx, l, spec, s, member) })
+	// A term of its own, with claims of the size (e) writes: the topic,
+	// the group (e) of the round consumes it in and a member ID of the
+	// broker's shape. A run again meets its keys as redelivered.
+	term := sink.Record{Topic: spec.Topic, Epoch: 1, Member: kgoMember(), Group: roundGroup(spec, Totals)}
+	return inStreams(spec, func(s int) (int64, error) { return scriptStream(ctx, l, spec, s, term) })
 }
 
-// scriptStream applies orders s, s+streams, s+2*streams, ... in batches and
-// counts the records applied.
-func scriptStream(ctx context.Context, l *sink.Ledger, spec Spec, s int, member string) (int64, error) {
+// scriptStream applies orders s, s+streams, s+2*streams, ... in batches, as
+// records of term in partition s, and counts the records applied.
+func scriptStream(ctx context.Context, l *sink.Ledger, spec Spec, s int, term sink.Record) (int64, error) {
 	var applied int64
 	batch := make([]sink.Record, 0, ceilingBatch)
 	var buf []byte
@@ -68,8 +70,9 @@ func scriptStream(ctx context.Context, l *sink.Ledger, spec Spec, s int, member 
 		buf = strconv.AppendInt(buf, amount(i), 10)
 		buf = append(buf, '}')
 		bounds = append(bounds, k, v, len(buf))
-		batch = append(batch, sink.Record{Topic: "scripted", Partition: int32(s), Offset: int64(i), Epoch: 1,
-			Member: member, Group: "scripted"})
+		r := term // stream s is a partition: its records' offsets count from 0
+		r.Partition, r.Offset = int32(s), int64(i/ceilingStreams)
+		batch = append(batch, r)
 		if len(batch) == ceilingBatch {
 			if err := flush(); err != nil {
 				return applied, err

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,11 +16,9 @@ const (
 	ceilingBatch   = 500
 )
 
-// claimSized is a value of the size of an encoded ledger claim.
-var claimSized = strings.Repeat("c", 150)
-
 // runSink is the sink ceiling: SET prefix+Key(i) v NX EX ttl for the same
-// keys the topic holds, pipelined, no Kafka.
+// keys the topic holds, pipelined, no Kafka; v is a claim of the size the
+// pipeline writes (claimValue).
 func runSink(ctx context.Context, spec Spec) (Result, error) {
 	rdb, err := NewRedis(spec.Redis)
 	if err != nil {
@@ -31,7 +28,8 @@ func runSink(ctx context.Context, spec Spec) (Result, error) {
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return Result{}, fmt.Errorf("redis ping: %w", err)
 	}
-	return inStreams(spec, func(s int) (int64, error) { return setStream(ctx, rdb, spec, s) })
+	value := claimValue(spec)
+	return inStreams(spec, func(s int) (int64, error) { return setStream(ctx, rdb, spec, value, s) })
 }
 
 // inStreams runs stream(s) for each of the ceilingStreams streams at once
@@ -66,9 +64,9 @@ func inStreams(spec Spec, stream func(s int) (applied int64, err error)) (Result
 	return Result{Records: int64(spec.Records), Seconds: elapsed.Seconds(), Applied: applied}, nil
 }
 
-// setStream writes keys s, s+streams, s+2*streams, ... in pipelined batches
-// and counts the keys it set.
-func setStream(ctx context.Context, rdb *redis.Client, spec Spec, s int) (int64, error) {
+// setStream writes value at keys s, s+streams, s+2*streams, ... in
+// pipelined batches and counts the keys it set.
+func setStream(ctx context.Context, rdb *redis.Client, spec Spec, value string, s int) (int64, error) {
 	var set int64
 	cmds := make([]*redis.BoolCmd, 0, ceilingBatch)
 	p := rdb.Pipeline()
@@ -85,7 +83,7 @@ func setStream(ctx context.Context, rdb *redis.Client, spec Spec, s int) (int64,
 		return nil
 	}
 	for i := s; i < spec.Records; i += ceilingStreams {
-		cmds = append(cmds, p.SetNX(ctx, spec.Prefix+Key(i), claimSized, spec.TTL))
+		cmds = append(cmds, p.SetNX(ctx, spec.Prefix+Key(i), value, spec.TTL))
 		if len(cmds) == ceilingBatch {
 			if err := flush(); err != nil {
 				return set, err

@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// ledgerClaim is the claim a sink.Ledger writes for a record of the bench's
+// topic as the pipeline mode m of the round tagged "dn8z15tulw1v-0" consumes it, with
+// the member ID a broker gave franz-go in a real run.
+func ledgerClaim(t *testing.T, m Mode, topic string, partition int32, offset int64) string {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	l, err := sink.NewLedger(rdb, sink.WithPrefix("p:"), sink.WithTTL(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sink.Record{Topic: topic, Partition: partition, Offset: offset, Epoch: 1, Key: []byte(Key(1)),
+		Member: "kgo-2b3af32c-7a17-452f-9a1f-fa96467cfa72", Group: "shardpipe-bench-dn8z15tulw1v-0-" + string(m)}
+	if res, err := l.Apply(context.Background(), []sink.Record{r}); err != nil || res[0].Err != nil {
+		t.Fatalf("apply: %v %v", err, res)
+	}
+	v, err := mr.Get("p:" + Key(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestCeilingValueIsAClaim: the sink ceiling (b) and the naive consumer (c)
+// write a value of the size of the claim the pipeline (d) writes for the
+// same topic in the same round, so that the ceiling does per key the work
+// (d) must do, not less.
+func TestCeilingValueIsAClaim(t *testing.T) {
+	for _, records := range []int{10_000, 1_000_000, 4_000_000} {
+		topic := fmt.Sprintf("shardpipe-bench-%d", records)
+		for _, m := range []Mode{Sink, Naive} {
+			spec := Spec{Mode: m, Topic: topic, Records: records, Group: "shardpipe-bench-dn8z15tulw1v-0-" + string(m)}
+			// The last offset of a partition of the default 12.
+			want := ledgerClaim(t, Shardpipe, topic, 11, int64(records/12))
+			if got := claimValue(spec); !sameSize(got, want) {
+				t.Errorf("%d records, mode %s: value of %d bytes %q, want %d like the pipeline's claim %q",
+					records, m, len(got), got, len(want), want)
+			}
+		}
+	}
+}
+
+// TestScriptedCeilingClaims: the scripted ceiling (j) writes claims of the
+// size of those of the totals mode (e) it is the ceiling of.
+func TestScriptedCeilingClaims(t *testing.T) {
+	m := miniredis.RunT(t)
+	records := 1200
+	topic := fmt.Sprintf("shardpipe-bench-%d", records)
+	spec := Spec{Mode: Scripted, Redis: m.Addr(), Topic: topic, Records: records, Prefix: "p:", TTL: time.Hour,
+		Group: "shardpipe-bench-dn8z15tulw1v-0-" + string(Scripted)}
+	if _, err := runScripted(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Get("p:" + Key(records-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ledgerClaim(t, Totals, topic, 11, int64(records/12-1))
+	if !sameSize(got, want) {
+		t.Errorf("scripted claim of %d bytes %q, want %d like the totals mode's %q", len(got), got, len(want), want)
+	}
+}
+
+// sameSize reports whether claims a and b are of the same size but for the
+// time they hold, which takes up to 9 digits less when its nanoseconds end
+// in zeros (RFC 3339 with nanoseconds drops them).
+func sameSize(a, b string) bool {
+	d := len(a) - len(b)
+	return d >= -9 && d <= 9
+}
