@@ -61,8 +61,8 @@ func testBenchSecured(ctx context.Context, t *testing.T, k *tlsKafka, bin string
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("bench JSON: %v\n%s", err, out)
 	}
-	if len(r.Modes) != 7 { // a-f and the scripted ceiling (j)
-		t.Fatalf("%d modes, want 7: %+v", len(r.Modes), r.Modes)
+	if len(r.Modes) != 8 { // a-f and the scripted and ledger ceilings (j, k)
+		t.Fatalf("%d modes, want 8: %+v", len(r.Modes), r.Modes)
 	}
 	for _, m := range r.Modes {
 		want := int64(1000)

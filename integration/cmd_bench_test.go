@@ -48,11 +48,11 @@ func TestBenchSmall(t *testing.T) {
 		return r, stderr.String()
 	}
 	r, _ := run()
-	if len(r.Modes) != 10 {
-		t.Fatalf("%d modes, want 10: %+v", len(r.Modes), r.Modes)
+	if len(r.Modes) != 11 {
+		t.Fatalf("%d modes, want 11: %+v", len(r.Modes), r.Modes)
 	}
-	if r.Modes[2].Mode != "scripted" {
-		t.Errorf("mode %s third, want the scripted ceiling right after the sink ceiling", r.Modes[2].Mode)
+	if r.Modes[2].Mode != "ledger" || r.Modes[3].Mode != "scripted" {
+		t.Errorf("modes %s and %s third and fourth, want the ledger and scripted ceilings right after the sink ceiling", r.Modes[2].Mode, r.Modes[3].Mode)
 	}
 	for _, m := range r.Modes {
 		want, atLeast := int64(2000), false
@@ -69,7 +69,7 @@ func TestBenchSmall(t *testing.T) {
 		}
 	}
 	if r.Ratios.DOverCeiling <= 0 || r.Ratios.DOverNaive <= 0 || r.Ratios.EOverD <= 0 || r.Ratios.EOverScripted <= 0 ||
-		r.Ratios.FOverCeiling <= 0 || r.Ratios.HOverG <= 0 || r.Ratios.HOverI <= 0 {
+		r.Ratios.DOverLedger <= 0 || r.Ratios.LedgerOverSink <= 0 || r.Ratios.FOverCeiling <= 0 || r.Ratios.HOverG <= 0 || r.Ratios.HOverI <= 0 {
 		t.Errorf("ratios %+v: want all positive", r.Ratios)
 	}
 	if len(r.Targets) != 10 {
@@ -109,6 +109,9 @@ type report struct {
 		HOverI       float64 `json:"h_over_i"`
 		// e / the scripted ceiling
 		EOverScripted float64 `json:"e_over_scripted"`
+		// d / the ledger ceiling, and the ledger ceiling / b
+		DOverLedger    float64 `json:"d_over_ledger"`
+		LedgerOverSink float64 `json:"ledger_over_sink"`
 	} `json:"ratios"`
 	Targets []struct {
 		Name  string  `json:"name"`

@@ -45,8 +45,9 @@ Examples:
    shardpipe bench --records 100000 --rounds 1 --json > bench.json`,
 		Description: "Pre-fills a topic with --records orders of about 200 bytes (reused when it already holds\n" +
 			"them) and measures, in one run, each mode --rounds times in a child process: (a) franz-go\n" +
-			"consuming it with no sink, (b) pipelined SET NX EX of the same keys into Redis, (j) the\n" +
-			"ledger's claim+totals script (as (e) sends it) pipelined into Redis the same way, (c) a naive\n" +
+			"consuming it with no sink, (b) pipelined SET NX EX of the same keys into Redis (values the\n" +
+			"size of (d)'s claims), (k) the ledger's record-mode batch script (as (d) sends it) and (j)\n" +
+			"its claim+totals script (as (e) sends it) sent into Redis the same way, (c) a naive\n" +
 			"consumer with one SETNX and one synchronous commit per record (on a bounded prefix), (d)\n" +
 			"shardpipe's defaults, (e) with the totals effect, (f) replaying keys already claimed; then\n" +
 			"(g-i) guard mode with the HTTP effect against a receiver bench serves, on a topic of\n" +
@@ -54,8 +55,8 @@ Examples:
 			"and --guard-in-flight with a 0ms one; then\n" +
 			"the latency from record timestamp to effect landed at --latency-rate. It prints records/s,\n" +
 			"CPU seconds per million records, peak RSS and allocations per record (median [min-max]),\n" +
-			"the ratios d/min(a,b), d/c, e/d, e/j, f/min(a,b), h/g, h/i and the costs against their\n" +
-			"targets. It writes only keys under 'shardpipe-bench:' (deleted after each round, TTL 1h)\n" +
+			"the ratios d/min(a,b), d/k, k/b, d/c, e/d, e/j, f/min(a,b), h/g, h/i and the costs against\n" +
+			"their targets. It writes only keys under 'shardpipe-bench:' (deleted after each round, TTL 1h)\n" +
 			"and topics named after --bench-topic.",
 	}, benchAction)
 }
@@ -74,7 +75,7 @@ func (bc *benchConfig) Groups() []cliflags.Group {
 		&cli.StringFlag{Name: fBenchTopic, Usage: "pre-filled topic to use (default shardpipe-bench-RECORDS, recreated when it holds another count)"},
 		&cli.IntFlag{Name: fRecords, Value: 1_000_000, Usage: "records in the topic, and per round of each mode"},
 		&cli.IntFlag{Name: fPartitions, Value: 12, Usage: "partitions of a topic the bench creates"},
-		&cli.StringFlag{Name: fModes, Usage: "measure only these, comma-separated: a-j or consume, sink, naive, shardpipe, totals, replay, guard (g-i), scripted (j), and latency (default all)"},
+		&cli.StringFlag{Name: fModes, Usage: "measure only these, comma-separated: a-k or consume, sink, naive, shardpipe, totals, replay, guard (g-i), scripted (j), ledger (k), and latency (default all)"},
 		&cli.IntFlag{Name: fGuardRecords, Value: 20_000, Usage: "guard modes h and i: records per round (g: a twentieth; 0: skip g-i)"},
 		&cli.DurationFlag{Name: fGuardDelay, Value: 20 * time.Millisecond, Usage: "guard modes g and h: the receiver's delay per call"},
 		&cli.IntFlag{Name: fGuardInFlight, Value: 64, Usage: "guard modes h and i: --max-in-flight"},

@@ -21,7 +21,7 @@ func TestBenchRejectsBadSettings(t *testing.T) {
 		{"latency", []string{"--latency-commit-interval", "0s"}, "latency commit interval 0s"},
 		{"arguments", []string{"extra"}, "bench takes no arguments"},
 		{"guard delay", []string{"--guard-delay", "2s"}, "guard delay 2s: want 0 to 1s"},
-		{"modes", []string{"--modes", "d,x"}, `--modes (SHARDPIPE_MODES): mode "x": want a-j`},
+		{"modes", []string{"--modes", "d,x"}, `--modes (SHARDPIPE_MODES): mode "x": want a-k`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -76,6 +76,7 @@ func TestReportRatios(t *testing.T) {
 		Consume:       res(1000, 0.001, 0.002, 0.004), // median 500k/s
 		Sink:          res(1000, 0.005, 0.01, 0.02),   // median 100k/s: the ceiling
 		Scripted:      res(1000, 0.02),                // 50k/s
+		Ledger:        res(1000, 0.00625),             // 160k/s
 		Naive:         res(100, 0.1, 0.1, 0.1),        // 1k/s
 		Shardpipe:     res(1000, 0.0125),              // 80k/s
 		Totals:        res(1000, 0.025),               // 40k/s
@@ -86,9 +87,11 @@ func TestReportRatios(t *testing.T) {
 	}
 	lat := []Result{{P50ms: 5, P99ms: 30, MaxMs: 60}}
 	r := newReport(Config{GuardDelay: 20 * time.Millisecond, GuardInFlight: 64, GuardPartitions: 1}, results, lat)
-	want := Ratios{DOverCeiling: 0.8, DOverNaive: 80, EOverD: 0.5, EOverScripted: 0.8, FOverCeiling: 1, HOverG: 20, HOverI: 0.25}
+	want := Ratios{DOverCeiling: 0.8, DOverLedger: 0.5, LedgerOverSink: 1.6, DOverNaive: 80, EOverD: 0.5, EOverScripted: 0.8,
+		FOverCeiling: 1, HOverG: 20, HOverI: 0.25}
 	got := r.Ratios
 	for name, pair := range map[string][2]float64{"d/ceiling": {got.DOverCeiling, want.DOverCeiling},
+		"d/k": {got.DOverLedger, want.DOverLedger}, "k/b": {got.LedgerOverSink, want.LedgerOverSink},
 		"d/naive": {got.DOverNaive, want.DOverNaive}, "e/d": {got.EOverD, want.EOverD}, "e/j": {got.EOverScripted, want.EOverScripted},
 		"f/ceiling": {got.FOverCeiling, want.FOverCeiling}, "h/g": {got.HOverG, want.HOverG}, "h/i": {got.HOverI, want.HOverI}} {
 		if d := pair[0] - pair[1]; d > 1e-9 || d < -1e-9 {
@@ -103,14 +106,14 @@ func TestReportRatios(t *testing.T) {
 	for _, m := range r.Modes {
 		letters += m.Letter
 	}
-	if letters != "abjcdefghi" {
-		t.Errorf("modes in the order %s, want the scripted ceiling (j) right after (b): abjcdefghi", letters)
+	if letters != "abkjcdefghi" {
+		t.Errorf("modes in the order %s, want the ledger (k) and scripted (j) ceilings right after (b): abkjcdefghi", letters)
 	}
 	js, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{`"d_over_ceiling":0.8`, `"d_over_naive":80`, `"e_over_d":0.5`, `"e_over_scripted":0.8`, `"f_over_ceiling":1`,
+	for _, k := range []string{`"d_over_ceiling":0.8`, `"d_over_ledger":0.5`, `"ledger_over_sink":1.6`, `"d_over_naive":80`, `"e_over_d":0.5`, `"e_over_scripted":0.8`, `"f_over_ceiling":1`,
 		`"h_over_g":20`, `"h_over_i":0.25`,
 		`{"name":"d / min(a, b)","value":0.8,"bound":0.85,"at_most":false,"met":false}`,
 		`{"name":"e / j (scripted ceiling)","value":0.8,"bound":0.8,"at_most":false,"met":true}`,
@@ -128,6 +131,8 @@ func TestReportRatios(t *testing.T) {
 	}
 	for _, s := range []string{"(d) shardpipe, record mode, defaults", "(j) scripted sink ceiling (ledger + totals, no Kafka)",
 		"d / min(a, b)               0.80   >= 0.85 NOT met", "e / j (scripted ceiling)    0.80   >= 0.8  met",
+		"(k) ledger ceiling (record-mode batch script, no Kafka)", "d / k (ledger ceiling)      0.50",
+		"k / b (script / SET NX)     1.60",
 		"f / min(a, b)               1.00   >= 0.8  met", "(d) CPU s per 1M            6.25   <= 2    NOT met",
 		"(d) allocs/record           3.00   <= 4    met", "(e) CPU s per 1M           12.50   <= 4    NOT met",
 		"latency p99 ms             30.00   <= 50   met",
@@ -155,6 +160,8 @@ func TestCheck(t *testing.T) {
 		{"naive prefix", Spec{Mode: Naive, Records: 10}, Result{Records: 4, Seconds: 1}, true},
 		{"scripted all claimed", Spec{Mode: Scripted, Records: 10}, Result{Records: 10, Applied: 10, Seconds: 1}, true},
 		{"scripted on used keys", Spec{Mode: Scripted, Records: 10}, Result{Records: 10, Applied: 9, Seconds: 1}, false},
+		{"ledger all claimed", Spec{Mode: Ledger, Records: 10}, Result{Records: 10, Applied: 10, Seconds: 1}, true},
+		{"ledger on used keys", Spec{Mode: Ledger, Records: 10}, Result{Records: 10, Applied: 9, Seconds: 1}, false},
 		{"no time", Spec{Mode: Consume, Records: 10}, Result{Records: 10}, false},
 		{"guard landed past the target", Spec{Mode: GuardInFlight, Records: 10}, Result{Records: 12, Applied: 12, Seconds: 1}, true},
 		{"guard on a used ledger", Spec{Mode: GuardSeq, Records: 10}, Result{Records: 10, Applied: 9, Suppressed: 1, Seconds: 1}, false},
@@ -200,11 +207,11 @@ func TestConfigValidateGuard(t *testing.T) {
 }
 
 func TestParseModes(t *testing.T) {
-	got, err := ParseModes("a, d,totals,latency,j,scripted")
+	got, err := ParseModes("a, d,totals,latency,j,scripted,k,ledger")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Mode{Consume, Shardpipe, Totals, Latency, Scripted, Scripted}
+	want := []Mode{Consume, Shardpipe, Totals, Latency, Scripted, Scripted, Ledger, Ledger}
 	if strings.Join(modeStrings(got), ",") != strings.Join(modeStrings(want), ",") {
 		t.Errorf("ParseModes = %v, want %v", got, want)
 	}

@@ -83,3 +83,32 @@ func sameSize(a, b string) bool {
 	d := len(a) - len(b)
 	return d >= -9 && d <= 9
 }
+
+// TestLedgerCeiling: the ledger ceiling (k) claims every order once with no
+// effect (a run again applies none), with claims of the size the pipeline
+// (d) writes.
+func TestLedgerCeiling(t *testing.T) {
+	m := miniredis.RunT(t)
+	records := 1234
+	topic := fmt.Sprintf("shardpipe-bench-%d", records)
+	spec := Spec{Mode: Ledger, Redis: m.Addr(), Topic: topic, Records: records, Prefix: "p:", TTL: time.Hour,
+		Group: "shardpipe-bench-dn8z15tulw1v-0-" + string(Ledger)}
+	ctx := context.Background()
+	res, err := runScripted(ctx, spec)
+	if err != nil || res.Records != int64(records) || res.Applied != int64(records) || res.Seconds <= 0 {
+		t.Fatalf("first run: %+v, %v; want %d records all applied", res, err, records)
+	}
+	if keys := m.Keys(); len(keys) != records {
+		t.Fatalf("%d keys, want only the %d claims (no effect's keys)", len(keys), records)
+	}
+	got, err := m.Get("p:" + Key(records-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ledgerClaim(t, Shardpipe, topic, 11, int64(records/12)); !sameSize(got, want) {
+		t.Errorf("claim of %d bytes %q, want %d like the pipeline's %q", len(got), got, len(want), want)
+	}
+	if res, err = runScripted(ctx, spec); err != nil || res.Applied != 0 {
+		t.Fatalf("second run: %+v, %v; want nothing applied", res, err)
+	}
+}

@@ -50,13 +50,19 @@ type ModeReport struct {
 
 // Ratios compare the modes' median throughputs.
 type Ratios struct {
-	DOverCeiling  float64 `json:"d_over_ceiling"` // d / min(a, b), target >= 0.85
-	DOverNaive    float64 `json:"d_over_naive"`   // d / c, target >= 10
-	EOverD        float64 `json:"e_over_d"`
-	EOverScripted float64 `json:"e_over_scripted"` // e / j, totals / the scripted ceiling, target >= 0.8
-	FOverCeiling  float64 `json:"f_over_ceiling"`  // f / min(a, b), target >= 0.8
-	HOverG        float64 `json:"h_over_g"`        // guard mode, in flight / sequential, target >= 20
-	HOverI        float64 `json:"h_over_i"`        // guard mode, delayed / 0ms receiver, target >= 0.5
+	DOverCeiling float64 `json:"d_over_ceiling"` // d / min(a, b), target >= 0.85
+	// DOverLedger is d / k: the pipeline against what the ledger's batch
+	// script gets from Redis with no Kafka, for reading.
+	DOverLedger float64 `json:"d_over_ledger"`
+	// LedgerOverSink is k / b: the batch script against plain SET NX of
+	// the same keys and value sizes, what Lua costs Redis, for reading.
+	LedgerOverSink float64 `json:"ledger_over_sink"`
+	DOverNaive     float64 `json:"d_over_naive"` // d / c, target >= 10
+	EOverD         float64 `json:"e_over_d"`
+	EOverScripted  float64 `json:"e_over_scripted"` // e / j, totals / the scripted ceiling, target >= 0.8
+	FOverCeiling   float64 `json:"f_over_ceiling"`  // f / min(a, b), target >= 0.8
+	HOverG         float64 `json:"h_over_g"`        // guard mode, in flight / sequential, target >= 20
+	HOverI         float64 `json:"h_over_i"`        // guard mode, delayed / 0ms receiver, target >= 0.5
 }
 
 // Target is one figure of the run (a median) against its bound: the
@@ -79,6 +85,8 @@ func target(name string, v, bound float64, atMost bool) Target {
 func ratioTargets(q Ratios) []Target {
 	return []Target{
 		target("d / min(a, b)", q.DOverCeiling, 0.85, false),
+		target("d / k (ledger ceiling)", q.DOverLedger, 0, false),
+		target("k / b (script / SET NX)", q.LedgerOverSink, 0, false),
 		target("d / c", q.DOverNaive, 10, false),
 		target("e / d", q.EOverD, 0, false),
 		target("e / j (scripted ceiling)", q.EOverScripted, 0.8, false),
@@ -156,6 +164,7 @@ var labels = map[Mode][2]string{
 	Consume:   {"a", "consume ceiling (franz-go, no sink)"},
 	Sink:      {"b", "sink ceiling (pipelined SET NX EX)"},
 	Scripted:  {"j", "scripted sink ceiling (ledger + totals, no Kafka)"},
+	Ledger:    {"k", "ledger ceiling (record-mode batch script, no Kafka)"},
 	Naive:     {"c", "naive (SETNX + sync commit per record)"},
 	Shardpipe: {"d", "shardpipe, record mode, defaults"},
 	Totals:    {"e", "shardpipe, totals effect"},
@@ -184,7 +193,7 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 	r := Report{Topic: cfg.Topic, CommitEvery: cfg.CommitEvery, Records: cfg.Records, Partitions: cfg.Partitions,
 		Raw: results}
 	med := map[Mode]float64{}
-	for _, m := range []Mode{Consume, Sink, Scripted, Naive, Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast} {
+	for _, m := range []Mode{Consume, Sink, Ledger, Scripted, Naive, Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast} {
 		rs := results[m]
 		if len(rs) == 0 {
 			continue
@@ -215,6 +224,7 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 		return a / b
 	}
 	r.Ratios = Ratios{DOverCeiling: div(med[Shardpipe], ceiling), DOverNaive: div(med[Shardpipe], med[Naive]),
+		DOverLedger: div(med[Shardpipe], med[Ledger]), LedgerOverSink: div(med[Ledger], med[Sink]),
 		EOverD: div(med[Totals], med[Shardpipe]), EOverScripted: div(med[Totals], med[Scripted]), FOverCeiling: div(med[Replay], ceiling),
 		HOverG: div(med[GuardInFlight], med[GuardSeq]), HOverI: div(med[GuardInFlight], med[GuardFast])}
 	if len(lat) > 0 {

@@ -140,7 +140,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	for round := range cfg.Rounds {
 		tag := fmt.Sprintf("%s-%d", run, round)
 		var claimed string // the shardpipe round's prefix, for the replay
-		for _, m := range []Mode{Consume, Sink, Scripted, Naive, Shardpipe, Replay, Totals, GuardSeq, GuardInFlight, GuardFast} {
+		for _, m := range []Mode{Consume, Sink, Ledger, Scripted, Naive, Shardpipe, Replay, Totals, GuardSeq, GuardInFlight, GuardFast} {
 			if !cfg.wants(m) || isGuard(m) && rcv == nil {
 				continue
 			}
@@ -178,7 +178,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			switch m {
 			case Naive, GuardSeq, GuardInFlight, GuardFast: // the first records of each partition
 				err = Clean(ctx, cfg.Redis, spec.Prefix, -1)
-			case Sink, Scripted, Replay, Totals:
+			case Sink, Ledger, Scripted, Replay, Totals:
 				err = Clean(ctx, cfg.Redis, spec.Prefix, cfg.Records)
 			case Shardpipe:
 				if !cfg.wants(Replay) {
@@ -240,7 +240,7 @@ func ParseModes(s string) ([]Mode, error) {
 			ok = true
 		}
 		if !ok {
-			return nil, fmt.Errorf("mode %q: want a-j, consume, sink, naive, shardpipe, totals, replay, guard-seq, guard-inflight, guard-0ms, guard, scripted or latency", f)
+			return nil, fmt.Errorf("mode %q: want a-k, consume, sink, naive, shardpipe, totals, replay, guard-seq, guard-inflight, guard-0ms, guard, scripted, ledger or latency", f)
 		}
 		out = append(out, m)
 	}
@@ -255,7 +255,7 @@ func check(spec Spec, r Result) error {
 		return fmt.Errorf("bench %s: %d of %d records", spec.Mode, r.Records, n)
 	case isGuard(spec.Mode) && r.Applied < n:
 		return fmt.Errorf("bench %s: %d of %d records applied on a fresh ledger", spec.Mode, r.Applied, n)
-	case (spec.Mode == Shardpipe || spec.Mode == Totals || spec.Mode == Sink || spec.Mode == Scripted) && r.Applied != n:
+	case (spec.Mode == Shardpipe || spec.Mode == Totals || spec.Mode == Sink || spec.Mode == Scripted || spec.Mode == Ledger) && r.Applied != n:
 		return fmt.Errorf("bench %s: %d of %d records applied on a fresh ledger", spec.Mode, r.Applied, n)
 	case spec.Mode == Replay && (r.Applied != 0 || r.Suppressed != n):
 		return fmt.Errorf("bench replay: %d applied and %d suppressed, want 0 and %d", r.Applied, r.Suppressed, n)

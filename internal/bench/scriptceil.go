@@ -8,28 +8,35 @@ import (
 	"github.com/shardpipe/shardpipe/sink"
 )
 
-// runScripted is the scripted sink ceiling: a sink.Ledger with the totals
-// effect, as mode e uses it, applying the topic's orders (the same keys,
-// customers and amounts) in batches of ceilingBatch from ceilingStreams
-// streams, with no Kafka: the Ledger sends each batch as one run of its
-// batch script, so this is what Redis and the ledger's client do for (e)
-// without the consumer, its fetches and its commits. Each record's value
-// holds only the two fields the effect reads, written into a buffer the
-// stream reuses, so building the batches costs little beside the Ledger.
+// runScripted is a ledger ceiling: a sink.Ledger as the pipeline uses it,
+// applying the topic's orders (the same keys, customers and amounts) in
+// batches of ceilingBatch from ceilingStreams streams, with no Kafka. The
+// Ledger sends each batch as one run of its batch script, so this is what
+// Redis and the ledger's client do without the consumer, its fetches and
+// its commits: with the totals effect for the scripted ceiling (j) of mode
+// e, in record mode for the ledger ceiling (k) of mode d. Each record's
+// value holds only the two fields the effect reads, written into a buffer
+// the stream reuses, so building the batches costs little beside the
+// Ledger.
 func runScripted(ctx context.Context, spec Spec) (Result, error) {
 	rdb, err := NewRedis(spec.Redis)
 	if err != nil {
 		return Result{}, err
 	}
 	defer rdb.Close()
-	l, err := sink.NewLedger(rdb, sink.WithPrefix(spec.Prefix), sink.WithTTL(spec.TTL), sink.WithEffect(totals(spec.Prefix)))
+	opts, of := []sink.LedgerOpt{sink.WithPrefix(spec.Prefix), sink.WithTTL(spec.TTL)}, Shardpipe
+	if spec.Mode == Scripted {
+		opts, of = append(opts, sink.WithEffect(totals(spec.Prefix))), Totals
+	}
+	l, err := sink.NewLedger(rdb, opts...)
 	if err != nil {
 		return Result{}, err
 	}
-	// A term of its own, with claims of the size (e) writes: the topic,
-	// the group (e) of the round consumes it in and a member ID of the
-	// broker's shape. A run again meets its keys as redelivered.
-	term := sink.Record{Topic: spec.Topic, Epoch: 1, Member: kgoMember(), Group: roundGroup(spec, Totals)}
+	// A term of its own, with claims of the size the mode it bounds (of)
+	// writes: the topic, the group that mode of the round consumes it in
+	// and a member ID of the broker's shape. A run again meets its keys as
+	// redelivered.
+	term := sink.Record{Topic: spec.Topic, Epoch: 1, Member: kgoMember(), Group: roundGroup(spec, of)}
 	return inStreams(spec, func(s int) (int64, error) { return scriptStream(ctx, l, spec, s, term) })
 }
 

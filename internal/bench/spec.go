@@ -20,6 +20,7 @@ const (
 	Consume   Mode = "consume"   // (a) franz-go in a group, no sink
 	Sink      Mode = "sink"      // (b) pipelined SET NX EX straight into Redis
 	Scripted  Mode = "scripted"  // (j) the Ledger with the totals effect (its batch script) straight into Redis, no Kafka
+	Ledger    Mode = "ledger"    // (k) the Ledger in record mode (its batch claim script) straight into Redis, no Kafka
 	Naive     Mode = "naive"     // (c) one SETNX and one synchronous commit per record
 	Shardpipe Mode = "shardpipe" // (d) the pipeline, record mode, defaults
 	Totals    Mode = "totals"    // (e) the pipeline with the totals effect
@@ -94,7 +95,7 @@ func (r Result) RecordsPerSec() float64 {
 
 func (s Spec) validate() error {
 	switch {
-	case len(s.Brokers) == 0 && s.Mode != Sink && s.Mode != Scripted:
+	case len(s.Brokers) == 0 && s.Mode != Sink && s.Mode != Scripted && s.Mode != Ledger:
 		return fmt.Errorf("bench worker %s: no brokers", s.Mode)
 	case s.Redis == "" && s.Mode != Consume:
 		return fmt.Errorf("bench worker %s: no redis", s.Mode)

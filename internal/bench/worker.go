@@ -42,7 +42,7 @@ func RunWorker(ctx context.Context, spec Spec, log *slog.Logger) (Result, error)
 		res, err = runConsume(ctx, spec)
 	case Sink:
 		res, err = runSink(ctx, spec)
-	case Scripted:
+	case Scripted, Ledger:
 		res, err = runScripted(ctx, spec)
 	case Naive:
 		res, err = runNaive(ctx, spec)
