@@ -197,14 +197,14 @@ func (l *Ledger) Lookup(ctx context.Context, key string) (Claim, bool, error) {
 	return lookup(ctx, l.c, l.cfg.prefix+key)
 }
 
-// prepare extracts r's business key into w (batch index i) and, with an
-// effect, the effect's arguments. An error is the record's refusal: ErrNoKey
-// or ErrBadValue (the key is returned when it was extracted). Apply and Check
-// refuse the same records this way.
 // Key returns r's business key as the Ledger's key source reads it (no
 // prefix), or an error wrapping ErrNoKey. It does no I/O.
 func (l *Ledger) Key(r *Record) (string, error) { return l.cfg.keys.Extract(r) }
 
+// prepare extracts r's business key into w (batch index i) and, with an
+// effect, the effect's arguments. An error is the record's refusal: ErrNoKey
+// or ErrBadValue (the key is returned when it was extracted). Apply and Check
+// refuse the same records this way.
 func (l *Ledger) prepare(r *Record, i int, w *write) (string, error) {
 	key, err := l.cfg.keys.Extract(r)
 	if err != nil {

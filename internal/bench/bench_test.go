@@ -307,12 +307,22 @@ func TestScriptedCeiling(t *testing.T) {
 
 // TestAppendKey: the scripted ceiling's keys and customers are the topic's.
 func TestAppendKey(t *testing.T) {
-	for _, i := range []int{0, 7, 999, 1000, 123456789, 1234567890} {
-		if got := string(appendKey(nil, i)); got != Key(i) {
-			t.Errorf("appendKey(%d) = %q, want %q", i, got, Key(i))
+	for _, c := range []struct {
+		i             int
+		key, customer string
+	}{
+		{0, "bench-ord-000000000", "cust-000"},
+		{7, "bench-ord-000000007", "cust-007"},
+		{999, "bench-ord-000000999", "cust-999"},
+		{1000, "bench-ord-000001000", "cust-000"},
+		{123456789, "bench-ord-123456789", "cust-789"},
+		{1234567890, "bench-ord-1234567890", "cust-890"},
+	} {
+		if got := string(appendKey(nil, c.i)); got != c.key || Key(c.i) != c.key {
+			t.Errorf("appendKey(%d) = %q, Key = %q, want %q", c.i, got, Key(c.i), c.key)
 		}
-		if got := "cust-" + string(appendPadded(nil, i%1000, 3)); got != customer(i) {
-			t.Errorf("customer of %d = %q, want %q", i, got, customer(i))
+		if got := "cust-" + string(appendPadded(nil, c.i%1000, 3)); got != c.customer || customer(c.i) != c.customer {
+			t.Errorf("customer of %d = %q (customer: %q), want %q", c.i, got, customer(c.i), c.customer)
 		}
 	}
 }

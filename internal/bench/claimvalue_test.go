@@ -55,24 +55,37 @@ func TestCeilingValueIsAClaim(t *testing.T) {
 	}
 }
 
-// TestScriptedCeilingClaims: the scripted ceiling (j) writes claims of the
-// size of those of the totals mode (e) it is the ceiling of.
-func TestScriptedCeilingClaims(t *testing.T) {
-	m := miniredis.RunT(t)
-	records := 1200
-	topic := fmt.Sprintf("shardpipe-bench-%d", records)
-	spec := Spec{Mode: Scripted, Redis: m.Addr(), Topic: topic, Records: records, Prefix: "p:", TTL: time.Hour,
-		Group: "shardpipe-bench-dn8z15tulw1v-0-" + string(Scripted)}
-	if _, err := runScripted(context.Background(), spec); err != nil {
-		t.Fatal(err)
-	}
-	got, err := m.Get("p:" + Key(records-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := ledgerClaim(t, Totals, topic, 11, int64(records/12-1))
-	if !sameSize(got, want) {
-		t.Errorf("scripted claim of %d bytes %q, want %d like the totals mode's %q", len(got), got, len(want), want)
+// TestLedgerCeilings: the ledger ceiling (k, record mode) and the scripted
+// ceiling (j, with totals) claim every order once (a run again applies
+// none), with claims of the size the mode each bounds writes: (d) and (e).
+// (k) writes nothing but the claims.
+func TestLedgerCeilings(t *testing.T) {
+	for _, c := range []struct{ mode, of Mode }{{Ledger, Shardpipe}, {Scripted, Totals}} {
+		t.Run(string(c.mode), func(t *testing.T) {
+			m := miniredis.RunT(t)
+			records := 1200
+			topic := fmt.Sprintf("shardpipe-bench-%d", records)
+			spec := Spec{Mode: c.mode, Redis: m.Addr(), Topic: topic, Records: records, Prefix: "p:", TTL: time.Hour,
+				Group: "shardpipe-bench-dn8z15tulw1v-0-" + string(c.mode)}
+			ctx := context.Background()
+			res, err := runScripted(ctx, spec)
+			if err != nil || res.Records != int64(records) || res.Applied != int64(records) || res.Seconds <= 0 {
+				t.Fatalf("first run: %+v, %v; want %d records all applied", res, err, records)
+			}
+			if keys := m.Keys(); c.mode == Ledger && len(keys) != records {
+				t.Fatalf("%d keys, want only the %d claims (no effect's keys)", len(keys), records)
+			}
+			got, err := m.Get("p:" + Key(records-1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := ledgerClaim(t, c.of, topic, 11, int64(records/12-1)); !sameSize(got, want) {
+				t.Errorf("claim of %d bytes %q, want %d like mode %s's %q", len(got), got, len(want), c.of, want)
+			}
+			if res, err = runScripted(ctx, spec); err != nil || res.Applied != 0 {
+				t.Fatalf("second run: %+v, %v; want nothing applied", res, err)
+			}
+		})
 	}
 }
 
@@ -82,33 +95,4 @@ func TestScriptedCeilingClaims(t *testing.T) {
 func sameSize(a, b string) bool {
 	d := len(a) - len(b)
 	return d >= -10 && d <= 10
-}
-
-// TestLedgerCeiling: the ledger ceiling (k) claims every order once with no
-// effect (a run again applies none), with claims of the size the pipeline
-// (d) writes.
-func TestLedgerCeiling(t *testing.T) {
-	m := miniredis.RunT(t)
-	records := 1234
-	topic := fmt.Sprintf("shardpipe-bench-%d", records)
-	spec := Spec{Mode: Ledger, Redis: m.Addr(), Topic: topic, Records: records, Prefix: "p:", TTL: time.Hour,
-		Group: "shardpipe-bench-dn8z15tulw1v-0-" + string(Ledger)}
-	ctx := context.Background()
-	res, err := runScripted(ctx, spec)
-	if err != nil || res.Records != int64(records) || res.Applied != int64(records) || res.Seconds <= 0 {
-		t.Fatalf("first run: %+v, %v; want %d records all applied", res, err, records)
-	}
-	if keys := m.Keys(); len(keys) != records {
-		t.Fatalf("%d keys, want only the %d claims (no effect's keys)", len(keys), records)
-	}
-	got, err := m.Get("p:" + Key(records-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := ledgerClaim(t, Shardpipe, topic, 11, int64(records/12)); !sameSize(got, want) {
-		t.Errorf("claim of %d bytes %q, want %d like the pipeline's %q", len(got), got, len(want), want)
-	}
-	if res, err = runScripted(ctx, spec); err != nil || res.Applied != 0 {
-		t.Fatalf("second run: %+v, %v; want nothing applied", res, err)
-	}
 }

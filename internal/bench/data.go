@@ -11,7 +11,7 @@ import (
 
 // Key returns the business key (and record key) of order i of a bench topic:
 // the sink ceiling writes the same keys without reading Kafka.
-func Key(i int) string { return "bench-ord-" + pad(i, 9) }
+func Key(i int) string { return string(appendKey(nil, i)) }
 
 // value is order i's JSON (orders.Order), valueSize bytes: the fields of
 // internal/orders, created_at to the second, and a note that pads it to the
@@ -43,7 +43,7 @@ func appendKey(b []byte, i int) []byte {
 	return appendPadded(append(b, "bench-ord-"...), i, 9)
 }
 
-// appendPadded appends i in decimal, zero-padded to width, as pad does.
+// appendPadded appends i in decimal, zero-padded to width.
 func appendPadded(b []byte, i, width int) []byte {
 	var digits [20]byte
 	d := strconv.AppendInt(digits[:0], int64(i), 10)
@@ -53,10 +53,5 @@ func appendPadded(b []byte, i, width int) []byte {
 	return append(b, d...)
 }
 
-func pad(i, width int) string {
-	s := strconv.Itoa(i)
-	for len(s) < width {
-		s = "0" + s
-	}
-	return s
-}
+// pad is i in decimal, zero-padded to width.
+func pad(i, width int) string { return string(appendPadded(nil, i, width)) }
