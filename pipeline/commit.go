@@ -32,12 +32,12 @@ func (w *worker) commit() error {
 	// Every effect before point has landed. This is the one place a
 	// partition's offset moves: a step that must come before any commit
 	// (waiting for the ledger writes to be durable) belongs just here.
-	if err := w.reapplyLost(); err != nil {
+	if err := w.reapplyLost(point); err != nil {
 		return err
 	}
 	done := w.roundTrip()
 	err := w.durable(ctx, point)
-	if err == nil && w.lost() {
+	if err == nil && w.lost(point) {
 		err = errLost // found by another partition's wait: apply again first
 	}
 	if err == nil {
@@ -47,7 +47,7 @@ func (w *worker) commit() error {
 		w.p.cfg.meter.CommitRoundTrip(w.part, d, err)
 	}
 	if err == nil {
-		w.committedRedo()
+		w.committedRedo(point)
 		w.tr.Committed(point)
 		w.lastCommit = point
 		w.countCommitted(point)

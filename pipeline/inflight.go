@@ -14,7 +14,7 @@ import (
 // its queue and not landed, the effects running, and how the loop ends.
 // The worker goroutine alone touches it; effects report on done.
 type flight struct {
-	s    *keySched[*sink.Record]
+	s    *keySched[*flightRecord]
 	done chan flightDone // capacity MaxInFlight: an effect never blocks on it
 	// frozen: nothing more is admitted or started (a stop, a fence, a
 	// failure with no retry to come); the loop ends once nothing runs.
@@ -29,10 +29,19 @@ type flight struct {
 	foldedAt int64
 }
 
+// flightRecord is a record held by the scheduler, and the loss count when
+// its effect first started in this term (reapply.go): a retry keeps it, as
+// the first attempt may have written.
+type flightRecord struct {
+	sink.Record
+	lossAt  uint64
+	started bool
+}
+
 // flightDone is one effect's report.
 type flightDone struct {
 	key      string
-	r        *sink.Record
+	r        *flightRecord
 	failures int // failures before this attempt
 	results  []sink.Result
 	err      error
@@ -42,7 +51,7 @@ type flightDone struct {
 // keySched, which starts them up to the caps, and land in any order in the
 // tracker, whose commit point stays before the lowest offset not landed.
 func (w *worker) loopInFlight() (err error) {
-	f := &flight{s: newKeySched[*sink.Record](w.p.cfg.maxInFlight), done: make(chan flightDone, w.p.cfg.maxInFlight)}
+	f := &flight{s: newKeySched[*flightRecord](w.p.cfg.maxInFlight), done: make(chan flightDone, w.p.cfg.maxInFlight)}
 	defer func() { err = w.endFlight(f, err) }()
 	for {
 		mode := w.mode.Load()
@@ -151,8 +160,8 @@ func (w *worker) admit(f *flight) error {
 			markers = append(markers, r.Offset)
 			continue
 		}
-		sr := w.sinkRecord(r)
-		f.s.Add(w.keyOf(&sr), sr.Offset, &sr)
+		fr := &flightRecord{Record: w.sinkRecord(r)}
+		f.s.Add(w.keyOf(&fr.Record), fr.Offset, fr)
 	}
 	return w.landMarkers(markers)
 }
@@ -207,9 +216,11 @@ func (w *worker) startOne(f *flight) bool {
 		return false
 	}
 	r := it.V
-	batch := []sink.Record{*r}
+	if !r.started {
+		r.lossAt, r.started = w.lossCount(), true
+	}
+	batch := []sink.Record{r.Record}
 	w.beforeApply(batch)
-	w.noteLosses()
 	w.attempts++
 	f.last = r.Offset
 	ctx := w.applyCtx()
@@ -283,7 +294,7 @@ func (w *worker) settle(f *flight, d flightDone) error {
 		err = fmt.Errorf("%s: sink returned %d results for 1 record", w.part, len(d.results))
 	}
 	attempts := d.failures + 1
-	batch := []sink.Record{*d.r}
+	batch := []sink.Record{d.r.Record}
 	var recErr error
 	if err == nil {
 		recErr = d.results[0].Err
@@ -294,11 +305,11 @@ func (w *worker) settle(f *flight, d flightDone) error {
 		if err := w.land(batch, d.results, attempts); err != nil {
 			return err
 		}
-		w.keep(batch, d.results)
+		w.keep(batch, d.results, d.r.lossAt)
 		return nil
 	case errors.Is(err, sink.ErrMisconfigured) || errors.Is(recErr, sink.ErrMisconfigured):
 		f.s.Done(d.key) // not landed: the commit point stays before it
-		w.stopFlight(f, w.recordError(d.r, attempts, sink.ErrMisconfigured, errors.Join(err, recErr)))
+		w.stopFlight(f, w.recordError(&d.r.Record, attempts, sink.ErrMisconfigured, errors.Join(err, recErr)))
 		return nil
 	case recErr != nil && badRecord(recErr):
 		if attempts < w.p.cfg.poison.Attempts && !f.frozen && !givingUp(w.mode.Load()) {
@@ -315,11 +326,11 @@ func (w *worker) settle(f *flight, d flightDone) error {
 	}
 	if errors.Is(err, ErrEffectFailed) && (errors.Is(err, sink.ErrRejected) || attempts >= w.p.cfg.effectAttempts) {
 		f.s.Done(d.key)
-		return w.giveUpEffect(f, d.r, err, attempts)
+		return w.giveUpEffect(f, &d.r.Record, err, attempts)
 	}
 	if f.frozen || givingUp(w.mode.Load()) || w.fenced.Load() {
 		f.s.Done(d.key) // no retry in this term: left to the next owner
-		w.leave(f, *d.r, err)
+		w.leave(f, d.r.Record, err)
 		return nil
 	}
 	backoff := w.p.cfg.retry.Ceiling(attempts)
@@ -383,7 +394,7 @@ func (w *worker) leave(f *flight, r sink.Record, cause error) {
 // giveUpWaiting leaves every record waiting for a retry.
 func (w *worker) giveUpWaiting(f *flight) {
 	for _, it := range f.s.DropWaiting() {
-		w.leave(f, *it.V, fmt.Errorf("offset %d: its retry given up at the stop", it.V.Offset))
+		w.leave(f, it.V.Record, fmt.Errorf("offset %d: its retry given up at the stop", it.V.Offset))
 	}
 }
 
@@ -402,7 +413,7 @@ func (w *worker) endFlight(f *flight, err error) error {
 		}
 	}
 	for _, it := range f.s.DropWaiting() {
-		f.left = append(f.left, *it.V)
+		f.left = append(f.left, it.V.Record)
 	}
 	if len(f.left) > 0 {
 		sort.Slice(f.left, func(i, j int) bool { return f.left[i].Offset < f.left[j].Offset })

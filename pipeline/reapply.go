@@ -12,11 +12,13 @@ import (
 // the ledger's Redis changed (a replica that took over, a restarted server),
 // which can drop writes that server had acknowledged but not replicated.
 //
-// With such a barrier (BeforeCommit), a worker remembers the count when it
-// starts applying records past its last commit; when the count has moved
-// by the time it commits, it applies every record since that commit again
-// before it commits past them: the ledger suppresses those whose claims
-// survived and applies the rest, so no effect is lost. That costs one more
+// With such a barrier (BeforeCommit), a worker notes the count when each
+// record (each batch) first starts to apply; when the count has moved since
+// by the time it commits past the record, it applies the record again
+// before it commits past it: the ledger suppresses those whose claims
+// survived and applies the rest, so no effect is lost. The count is kept
+// per record, so with MaxInFlight a record that was still running when the
+// loss was counted is applied again however many records started after it. That costs one more
 // round trip per batch since the commit, only after a loss, and keeps the
 // records since the last commit in memory (at most MaxUncommitted). Records
 // dead-lettered since the commit are not written again; their markers may
@@ -42,76 +44,114 @@ func (w *worker) losses() (uint64, bool) {
 	return lr.Losses(), true
 }
 
-// noteLosses notes the loss count when nothing landed since the last
-// commit: a loss found after this point may have taken the batch's writes.
-func (w *worker) noteLosses() {
-	if len(w.redo) == 0 {
-		w.lossSeen, _ = w.losses()
-	}
+// lossCount is the loss count a record starting to apply now notes: a loss
+// counted later may have taken its writes. 0 without a LossReporter.
+func (w *worker) lossCount() uint64 {
+	n, _ := w.losses()
+	return n
 }
 
-// keep remembers the records of batch whose effects landed, to apply them
-// again after a loss. Nothing is kept without a LossReporter.
-func (w *worker) keep(batch []sink.Record, results []sink.Result) {
+// redoRecord is a record whose effect landed past the last commit, and the
+// loss count when it was first applied in this term (or applied again
+// last): a count that moved since says its ledger writes may be lost.
+type redoRecord struct {
+	r      sink.Record
+	lossAt uint64
+}
+
+// keep remembers the records of batch whose effects landed, first applied
+// when the loss count was lossAt, to apply them again after a loss.
+// Nothing is kept without a LossReporter.
+func (w *worker) keep(batch []sink.Record, results []sink.Result, lossAt uint64) {
 	if _, ok := w.losses(); !ok {
 		return
 	}
 	for i, r := range results {
 		if r.Err == nil {
-			w.redo = append(w.redo, batch[i])
+			w.redo = append(w.redo, redoRecord{r: batch[i], lossAt: lossAt})
 		}
 	}
 }
 
-// committedRedo forgets what a commit moved past.
-func (w *worker) committedRedo() {
-	if cap(w.redo) > 4*w.p.cfg.maxBatch {
-		w.redo = nil // do not keep a large buffer after a long stretch of failed commits
-		return
+// committedRedo forgets the records a commit at point moved past; those
+// past it (landed beyond a hole, with MaxInFlight) stay.
+func (w *worker) committedRedo(point int64) {
+	kept := w.redo[:0]
+	for _, e := range w.redo {
+		if e.r.Offset >= point {
+			kept = append(kept, e)
+		}
 	}
-	clear(w.redo)
-	w.redo = w.redo[:0]
+	clear(w.redo[len(kept):])
+	w.redo = kept
+	if len(kept) == 0 && cap(w.redo) > 4*w.p.cfg.maxBatch {
+		w.redo = nil // do not keep a large buffer after a long stretch of failed commits
+	}
 }
 
-// errLost: a loss was found after the records since the last commit began
+// errLost: a loss was found after the records below the commit point began
 // to land; they are applied again before the next commit.
 var errLost = errors.New("ledger writes since the last commit may be lost; applying them again before committing")
 
-// lost reports whether the loss count moved since the records past the
-// last commit began to land.
-func (w *worker) lost() bool {
-	n, ok := w.losses()
-	return ok && n != w.lossSeen && len(w.redo) > 0
+// exposed returns the indexes in redo of the records below point whose
+// writes a loss counted since they were applied may have taken (count n).
+func (w *worker) exposed(point int64, n uint64) []int {
+	var idx []int
+	for i, e := range w.redo {
+		if e.r.Offset < point && e.lossAt != n {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
 
-// reapplyLost applies every record since the last commit again when a loss
-// was found since they began to land (see LossReporter), in batches of
-// MaxBatch, each retried like any batch until it is known.
-func (w *worker) reapplyLost() error {
+// lost reports whether a loss was counted since a record below point was
+// applied.
+func (w *worker) lost(point int64) bool {
 	n, ok := w.losses()
-	if !ok || n == w.lossSeen {
+	return ok && len(w.exposed(point, n)) > 0
+}
+
+// reapplyLost applies again every landed record below point that a loss
+// counted since it was applied may have taken (see LossReporter), in
+// batches of MaxBatch, each retried like any batch until it is known. Each
+// record is judged by the count when it was applied, not by one baseline
+// for the partition: a record still running when the loss was counted is
+// applied again however many others started since.
+func (w *worker) reapplyLost(point int64) error {
+	n, ok := w.losses()
+	if !ok {
 		return nil
 	}
-	if len(w.redo) == 0 {
-		w.lossSeen = n
+	idx := w.exposed(point, n)
+	if len(idx) == 0 {
 		return nil
 	}
 	if external(w.p.cfg.applier) {
 		w.p.cfg.logger.Warn("ledger writes since the last commit may be lost (the ledger's Redis failed over); guard mode does not run the effects again: a claim that was lost lets a later replay of its record run the effect again",
-			"partition", w.part.String(), "epoch", w.epoch, "records", len(w.redo), "committed", w.committed())
-		w.lossSeen = n
+			"partition", w.part.String(), "epoch", w.epoch, "records", len(idx), "committed", w.committed())
+		for _, i := range idx {
+			w.redo[i].lossAt = n
+		}
 		return nil
 	}
+	first, last := w.redo[idx[0]].r.Offset, w.redo[idx[len(idx)-1]].r.Offset
 	w.p.cfg.logger.Warn("ledger writes since the last commit may be lost (the ledger's Redis failed over); applying those records again before committing",
-		"partition", w.part.String(), "epoch", w.epoch, "records", len(w.redo), "first_offset", w.redo[0].Offset,
-		"last_offset", w.redo[len(w.redo)-1].Offset, "committed", w.committed())
-	for i := 0; i < len(w.redo); i += w.p.cfg.maxBatch {
-		batch := w.redo[i:min(i+w.p.cfg.maxBatch, len(w.redo))]
+		"partition", w.part.String(), "epoch", w.epoch, "records", len(idx), "first_offset", first,
+		"last_offset", last, "committed", w.committed())
+	batch := make([]sink.Record, 0, min(len(idx), w.p.cfg.maxBatch))
+	for i := 0; i < len(idx); i += w.p.cfg.maxBatch {
+		batch = batch[:0]
+		for _, j := range idx[i:min(i+w.p.cfg.maxBatch, len(idx))] {
+			batch = append(batch, w.redo[j].r)
+		}
 		if _, err := w.apply(batch); err != nil {
-			return fmt.Errorf("%s epoch %d: applying again after a ledger loss: %w", w.part, w.epoch, err)
+			return fmt.Errorf("%s epoch %d offsets %d..%d: applying again after a ledger loss: %w", w.part, w.epoch, first, last, err)
 		}
 	}
-	w.lossSeen = n
+	for _, i := range idx {
+		w.redo[i].lossAt = n
+	}
 	return nil
 }
 

@@ -61,12 +61,11 @@ type worker struct {
 	failures   int       // commits failed in a row
 	attempts   int
 	buf        []sink.Record
-	lastWarn   time.Time     // the last retry warning (rate limited by warn)
-	unlogged   int           // retries not logged since
-	lastCommit int64         // offset this term last committed, -1 for none
-	uncounted  []int64       // offsets landed that credit PartitionStats.Applied once committed past (in landing order)
-	redo       []sink.Record // records landed since the last commit, with a LossReporter barrier (reapply.go)
-	lossSeen   uint64        // the barrier's loss count when the records of redo began to land
+	lastWarn   time.Time    // the last retry warning (rate limited by warn)
+	unlogged   int          // retries not logged since
+	lastCommit int64        // offset this term last committed, -1 for none
+	uncounted  []int64      // offsets landed that credit PartitionStats.Applied once committed past (in landing order)
+	redo       []redoRecord // records landed past the last commit, with a LossReporter barrier (reapply.go)
 
 	storms stormCount // poison records in a row and in a window (poisonstorm.go)
 
@@ -299,7 +298,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 	w.buf = batch
 	if len(batch) > 0 {
 		w.beforeApply(batch)
-		w.noteLosses()
+		lossAt := w.lossCount()
 		results, err := w.apply(batch)
 		if ref := (*refused)(nil); errors.As(err, &ref) {
 			return w.landBefore(batch, results, ref)
@@ -315,7 +314,7 @@ func (w *worker) process(recs []*kgo.Record) error {
 		if err := w.land(batch, results, tries); err != nil {
 			return err
 		}
-		w.keep(batch, results)
+		w.keep(batch, results, lossAt)
 	}
 	if err := w.landMarkers(markers); err != nil {
 		return err
