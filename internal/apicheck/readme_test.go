@@ -97,7 +97,7 @@ replace example.com/orderhandler => %s
 	}
 	cmd := exec.Command("go", "build", "./...")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("README.md's Go blocks do not compile against the module: %v\n%s", err, out)
 	}
