@@ -38,8 +38,10 @@ func TestCmdCreateDeadLetterTopic(t *testing.T) {
 		t.Fatalf("--create-dlq-topic=false: exit %d, want 3 naming %s:\n%s", code, dlq, refused.output())
 	}
 
-	prod := integration.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
-	if err := prod.ProduceSync(ctx, &kgo.Record{Key: nil, Value: []byte("{}")}).FirstErr(); err != nil {
+	// A good record before the poison one on its partition: a partition with
+	// no success holds its failures rather than dead-lettering them.
+	prod := integration.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte("o-1"), Value: []byte("{}")}, &kgo.Record{Key: nil, Value: []byte("{}")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	run := start(t, "run", bin, args...)

@@ -22,7 +22,20 @@ import (
 // commits what landed before the batch instead of retrying until its time
 // is up. A batch it returns an error for is the worker's unknown batch,
 // finished at its exit (finishUnknown).
-func (w *worker) apply(batch []sink.Record) (_ []sink.Result, err error) {
+func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
+	_, results, err := w.applyFrom(batch, nil)
+	return results, err
+}
+
+// applyFrom is apply that, given landPrefix, lands the known records
+// before the first whose outcome is unknown (a sink that returns a result
+// per record, as Guarded does, when a record fails part-way) and applies
+// again from that record, the backoff starting over after the progress,
+// and commits what landed when the policy wants a commit, however long the
+// record is retried: a receiver that fails now and then does not cost the
+// whole batch again nor hold back its commits.
+// It returns the records it did not land this way, with their results.
+func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, []sink.Result) error) (rest []sink.Record, _ []sink.Result, err error) {
 	defer func() {
 		if err != nil {
 			w.unknown = batch
@@ -31,47 +44,73 @@ func (w *worker) apply(batch []sink.Record) (_ []sink.Result, err error) {
 	for retry := 1; ; retry++ {
 		done := w.roundTrip()
 		results, err := w.p.cfg.applier.Apply(w.applyCtx(), batch)
-		if d := done(err); w.p.cfg.meter != nil {
-			w.p.cfg.meter.SinkRoundTrip(w.part, len(batch), d, err)
-		}
 		if err == nil && len(results) != len(batch) {
-			return nil, fmt.Errorf("%s: sink returned %d results for %d records", w.part, len(results), len(batch))
+			err = fmt.Errorf("%s: sink returned %d results for %d records", w.part, len(results), len(batch))
+			done(err)
+			return nil, nil, err
 		}
 		at := -1
 		if err == nil {
 			at, err = transient(results)
 		}
+		if d := done(err); w.p.cfg.meter != nil {
+			w.p.cfg.meter.SinkRoundTrip(w.part, len(batch), d, err)
+		}
 		if err == nil {
-			return results, nil
+			return batch, results, nil
 		}
 		if errors.Is(err, sink.ErrMisconfigured) {
 			// No retry can fix it and skipping would lose effects: stop.
 			if at >= 0 {
-				return results, &refused{at: at, err: w.recordError(&batch[at], 1, sink.ErrMisconfigured, err)}
+				return batch, results, &refused{at: at, err: w.recordError(&batch[at], 1, sink.ErrMisconfigured, err)}
 			}
-			return nil, fmt.Errorf("%s epoch %d offsets %d..%d: %w", w.part, w.epoch,
+			return nil, nil, fmt.Errorf("%s epoch %d offsets %d..%d: %w", w.part, w.epoch,
 				batch[0].Offset, batch[len(batch)-1].Offset, err)
 		}
+		if n := knownPrefix(results, at); landPrefix != nil && n > 0 {
+			if err := landPrefix(batch[:n], results[:n]); err != nil {
+				return nil, nil, err
+			}
+			batch, retry = batch[n:], 1 // progress: the backoff starts over
+		}
 		if w.ctx.Err() != nil {
-			return nil, w.ctx.Err()
+			return nil, nil, w.ctx.Err()
 		}
 		if w.fenced.Load() {
-			return nil, errFenced
+			return nil, nil, errFenced
 		}
 		if givingUp(w.mode.Load()) {
-			return nil, w.stopped(batch, err)
+			return nil, nil, w.stopped(batch, err)
+		}
+		if landPrefix != nil {
+			// What landed before the failing record is committed when due,
+			// however long it is retried.
+			if err := w.commitIfDue(); err != nil {
+				return nil, nil, err
+			}
 		}
 		backoff := w.p.cfg.retry.Ceiling(retry)
-		w.warn("sink failed, retrying the batch; its offsets stay uncommitted",
+		w.warn("sink failed, retrying the batch from the record that failed; its offsets stay uncommitted",
 			"first_offset", batch[0].Offset, "last_offset", batch[len(batch)-1].Offset,
 			"committed", w.committed(), "retry_in", backoff, "err", err)
 		if err := w.sleepOrStop(backoff); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if givingUp(w.mode.Load()) {
-			return nil, w.stopped(batch, err)
+			return nil, nil, w.stopped(batch, err)
 		}
 	}
+}
+
+// knownPrefix is how many results before index at (the first whose
+// outcome is unknown; -1: the sink returned none) succeeded, with no
+// failure of their own: the records a retry need not wait for.
+func knownPrefix(results []sink.Result, at int) int {
+	n := 0
+	for n < at && results[n].Err == nil {
+		n++
+	}
+	return n
 }
 
 // sleep waits d, or fails when the worker's term ends first.
@@ -139,7 +178,7 @@ func (w *worker) committed() int64 { return w.lastCommit }
 // again, not skipped past, or the partition stops there.
 func transient(results []sink.Result) (int, error) {
 	for i, r := range results {
-		if r.Err != nil && !badRecord(r.Err) {
+		if r.Err != nil && !ownFailure(r.Err) {
 			return i, r.Err
 		}
 	}
@@ -173,16 +212,28 @@ func (w *worker) landBefore(batch []sink.Record, results []sink.Result, ref *ref
 	return ref
 }
 
+// ownFailure reports whether err is the record's own failure, not one of
+// the sink: a poison record, or an effect that refused it for good.
+func ownFailure(err error) bool { return badRecord(err) || refusedEffect(err) }
+
+// refusedEffect reports whether err is an effect's refusal of the record
+// that no retry can change (sink.ErrRejected).
+func refusedEffect(err error) bool {
+	return errors.Is(err, ErrEffectFailed) && errors.Is(err, sink.ErrRejected)
+}
+
 // badRecord reports whether err is the record's own fault: a poison record.
 func badRecord(err error) bool {
 	return errors.Is(err, sink.ErrNoKey) || errors.Is(err, sink.ErrBadValue) || errors.Is(err, sink.ErrCrossSlot)
 }
 
 // land marks known effects landed and counts them. A poison record (its
-// attempts spent) is dead-lettered first, or stops the partition, unlanded,
-// when no DeadLetters are configured.
+// attempts spent) takes the storm path (failedForGood: held until a later
+// record succeeds, then dead-lettered), or stops the partition, unlanded,
+// when no DeadLetters are configured. A success first releases the
+// partition's held records.
 func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) error {
-	var claimed, suppressed, redelivered, dead, replays int64
+	var claimed, suppressed, redelivered int64
 	var bad error
 	seen := 0 // records met, whose spans end below
 	defer func() { w.endSpans(batch[:seen], results) }()
@@ -190,43 +241,40 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 		off := batch[i].Offset
 		seen = i + 1
 		if res.Err != nil {
-			if w.p.dlq == nil {
+			if refused := refusedEffect(res.Err); w.p.dlq == nil || refused && w.p.cfg.stopOnEffectFailure {
 				if bad == nil {
-					bad = w.recordError(&batch[i], attempts, ErrPoison, res.Err)
+					kind := ErrPoison
+					if refused {
+						kind = ErrEffectFailed
+					}
+					bad = w.recordError(&batch[i], attempts, kind, res.Err)
 				}
 				continue
 			}
-			if st := w.storm(off, res.Err); st != nil {
-				bad = w.recordError(&batch[i], attempts, ErrPoisonStorm, st)
-				break // the counts below still cover what landed before it
-			}
-			out, err := w.deadLetter(&batch[i], res.Err, attempts)
-			if err != nil {
+			if err := w.failedForGood(&batch[i], res.Err, attempts); err != nil {
 				bad = err // the counts below still cover what landed before it
 				break
 			}
-			if out == dlqWritten {
-				dead++
-			} else {
-				replays++
+			continue // held: unlanded until a later record succeeds
+		}
+		if err := w.succeeded(); err != nil {
+			bad = err // the counts below still cover what landed before it
+			break
+		}
+		switch res.Outcome {
+		case sink.Applied:
+			claimed++
+			if m := w.p.cfg.meter; m != nil {
+				m.Applied(w.part, batch[i].Timestamp)
 			}
-		} else {
-			w.storms.see(off, false)
-			switch res.Outcome {
-			case sink.Applied:
-				claimed++
-				if m := w.p.cfg.meter; m != nil {
-					m.Applied(w.part, batch[i].Timestamp)
-				}
-			case sink.Redelivered:
-				redelivered++
-				suppressed++
-			default:
-				suppressed++
-			}
-			if credits(res) {
-				w.uncounted = append(w.uncounted, off)
-			}
+		case sink.Redelivered:
+			redelivered++
+			suppressed++
+		default:
+			suppressed++
+		}
+		if credits(res) {
+			w.uncounted = append(w.uncounted, off)
 		}
 		if err := w.tr.Land(off); err != nil {
 			return err
@@ -242,8 +290,6 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 		s.Claimed += claimed
 		s.Suppressed += suppressed
 		s.Redelivered += redelivered
-		s.DeadLettered += dead
-		s.DeadLetterReplays += replays
 	})
 	return bad
 }

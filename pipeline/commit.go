@@ -88,6 +88,14 @@ func (w *worker) commit() error {
 	return nil
 }
 
+// commitIfDue commits when the policy wants a commit now.
+func (w *worker) commitIfDue() error {
+	if at, ok := w.nextCommit(); ok && !at.After(time.Now()) {
+		return w.commit()
+	}
+	return nil
+}
+
 // nextCommit says when the policy wants the next commit, no earlier than the
 // backoff after a failed one; false when nothing waits to be committed.
 func (w *worker) nextCommit() (time.Time, bool) {

@@ -144,7 +144,9 @@ func TestRevokeTimeoutEndsDeadLetter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte("{}")}).FirstErr(); err != nil { // no key: poison
+	// no key: poison; the good record after it releases it to be
+	// dead-lettered (a partition with no success holds its failures)
+	if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte("{}")}, &kgo.Record{Key: []byte("k"), Value: []byte("{}")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	prod.Close()

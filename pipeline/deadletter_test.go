@@ -170,7 +170,9 @@ func TestDeadLetterMarkers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := dlqEnv(t)
 			bad := &kgo.Record{Topic: "orders", Key: nil, Value: []byte(`{}`)}
-			produce(t, env.brokers, bad)
+			// the good record after it releases it to be dead-lettered
+			good := &kgo.Record{Topic: "orders", Key: []byte("order-1"), Value: []byte(`{"customer":"c1","amount_cents":100}`)}
+			produce(t, env.brokers, bad, good)
 			if err := env.rc.Set(context.Background(), "t:dlq:orders:0:0", tc.marker, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -183,7 +185,7 @@ func TestDeadLetterMarkers(t *testing.T) {
 			r := start(t, env.brokers, totalsLedger(t, env.rc), pipeline.CommitEvery(1), pipeline.PoisonAttempts(1),
 				pipeline.DeadLetters(env.rc, "t:"))
 			if err := r.log.Wait(r.ctx, "commit past the poison record", func(evs []watch.Tagged) bool {
-				return watch.Committed(evs, "")[checkpoint.Partition{Topic: "orders"}] == 1
+				return watch.Committed(evs, "")[checkpoint.Partition{Topic: "orders"}] == 2
 			}); err != nil {
 				t.Fatal(err)
 			}

@@ -31,7 +31,7 @@ import (
 //     where it stopped; the scan reaches the earlier write at the end and
 //     does not write again (before, each bound's timeout restarted the same
 //     scan from its start: it never ended).
-//   - stalls: once the record is taken, fetches stop answering; a bound that
+//   - stalls: once the good record after it is taken, fetches stop answering; a bound that
 //     reads nothing stops the pipeline with ErrDeadLetter naming the
 //     dead-letter partition, the record left uncommitted.
 func TestDeadLetterScanProgress(t *testing.T) {
@@ -52,7 +52,9 @@ func TestDeadLetterScanProgress(t *testing.T) {
 			t.Cleanup(func() { _ = rc.Close() })
 			brokers := c.ListenAddrs()
 
-			produce(t, brokers, &kgo.Record{Topic: "orders", Value: []byte(`{}`)}) // no key: poison
+			// no key: poison; the good record after it releases it to be
+			// dead-lettered (a partition with no success holds its failures)
+			produce(t, brokers, &kgo.Record{Topic: "orders", Value: []byte(`{}`)}, &kgo.Record{Topic: "orders", Key: []byte("k"), Value: []byte(`{}`)})
 			now := time.Now().UTC()
 			marker := `{"state":"pending","owner":"dead/1","at":"` + now.Add(-time.Second).Format(time.RFC3339Nano) +
 				`","until":"` + now.Add(-time.Millisecond).Format(time.RFC3339Nano) + `"}`
@@ -92,14 +94,16 @@ func TestDeadLetterScanProgress(t *testing.T) {
 				pipeline.DeadLetters(rc, "t:", pipeline.DeadLetterScanBound(200*time.Millisecond))}
 			var fw faults.Worker
 			if tc.stall {
-				fw.BeforeApply = func(context.Context, checkpoint.Partition, int64, []sink.Record) {
-					stalled.Store(true)
+				fw.BeforeApply = func(_ context.Context, _ checkpoint.Partition, _ int64, recs []sink.Record) {
+					if recs[len(recs)-1].Offset == 1 { // the good record: its success releases the poison record
+						stalled.Store(true)
+					}
 				}
 			}
 			r := startFaults(t, brokers, l, fw, opts...)
 			if !tc.stall {
 				if err := r.log.Wait(r.ctx, "commit past the poison record", func(evs []watch.Tagged) bool {
-					return watch.Committed(evs, "")[checkpoint.Partition{Topic: "orders"}] == 1
+					return watch.Committed(evs, "")[checkpoint.Partition{Topic: "orders"}] == 2
 				}); err != nil {
 					t.Fatal(err)
 				}

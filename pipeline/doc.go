@@ -23,11 +23,14 @@
 // is applied again, alone, PoisonAttempts times in all with capped backoff;
 // then, with DeadLetters, it is written to a dead-letter topic exactly once
 // and landed, or else it stops the pipeline with a *RecordError wrapping
-// ErrPoison, its offset uncommitted. A partition never stalls for good on
-// one record and no record is dropped silently. Dead-lettering is bounded
-// (DeadLetterMaxRun, DeadLetterMaxShare): a poison storm, which says the
-// configuration rather than the data is wrong, stops the pipeline with
-// ErrPoisonStorm before committing past the record that exceeds the bound.
+// ErrPoison, its offset uncommitted. No record is dropped silently. Every
+// record that fails for good (poison, or an effect given up or refused)
+// takes one path: while its partition has seen no success it is held, not
+// dead-lettered, and the failures with no success since are bounded over
+// the pipeline (DeadLetterMaxRun, DeadLetterMaxShare): a poison storm, which
+// says the configuration rather than the data is wrong, stops the pipeline
+// with ErrPoisonStorm before committing past the record that exceeds the
+// bound, having dead-lettered nothing when nothing succeeded.
 //
 // While the sink cannot reach Redis, the partition's batch is retried with a
 // backoff capped at 5s and a warning at most every 5s; nothing is committed

@@ -40,7 +40,7 @@ func (s *stalling) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, e
 		return nil, errors.New("test: redis still down")
 	}
 	res, err := s.Applier.Apply(ctx, b)
-	if err != nil && s.failedOnce.CompareAndSwap(false, true) {
+	if _, terr := transient(res); (err != nil || terr != nil) && s.failedOnce.CompareAndSwap(false, true) {
 		close(s.failed)
 	}
 	return res, err

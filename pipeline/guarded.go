@@ -31,11 +31,15 @@ type ExternalEffect func(ctx context.Context, key string, r *sink.Record) error
 // no retry can fix (sink.ErrMisconfigured: a guard key holding something
 // other than a guard claim) is that record's Result.Err, the records after
 // it are not attempted, and the pipeline stops there after committing the
-// ones before it. Any other failure (the effect's error, Redis, a lost
-// lease) makes the batch's outcome unknown: the pipeline applies it again,
-// and records already done are recognised as this term's own work; an
-// effect that succeeded is not run again, only marked done (one whose
-// outcome is unknown is, with the same key).
+// ones before it. An effect refused for good (its error wraps
+// sink.ErrRejected: a 4xx) is that record's failure: it is not applied
+// again by a retry but goes down the path of records that fail for good
+// (see DeadLetterMaxRun), and the batch goes on. Any other failure (the
+// effect's error, Redis, a lost lease) stops the batch at that record:
+// the pipeline lands the records before it, then applies again from it
+// with a backoff that starts over after the progress; an effect that
+// succeeded is not run again, only marked done (one whose outcome is
+// unknown is, with the same key).
 //
 // The Applier is a Finisher: when the term ends before such a retry (the
 // partition moved, the pipeline stopping), the worker marks done the
@@ -93,12 +97,29 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 					batch[j].Topic, batch[j].Partition, batch[j].Offset, r.Offset, sink.ErrMisconfigured)
 			}
 			return results, nil
+		case errors.Is(err, ErrEffectFailed) && errors.Is(err, sink.ErrRejected):
+			// Refused for good and not applied (its claim released): the
+			// record's own failure, like a poison record's; the rest go on.
+			results[i] = sink.Result{Key: key, Err: err}
 		case err != nil:
-			return nil, err
+			// This record's outcome is unknown or it failed: the records
+			// before it are known, so the pipeline lands them and applies
+			// again from this one; the rest are not attempted.
+			results[i] = sink.Result{Key: key, Err: err}
+			for j := i + 1; j < len(batch); j++ {
+				results[j].Err = fmt.Errorf("sink: %s/%d@%d: not attempted after offset %d failed: %w",
+					batch[j].Topic, batch[j].Partition, batch[j].Offset, r.Offset, errNotAttempted)
+			}
+			return results, nil
 		}
 	}
 	return results, nil
 }
+
+// errNotAttempted is the Result.Err of a batch's records after one whose
+// outcome is unknown: a failure that says nothing about the record, so the
+// pipeline applies them again.
+var errNotAttempted = errors.New("pipeline: not attempted")
 
 // applier is the span that applied key, from its claim (one GET, made only
 // for a traced record that was not applied here); zero when unknown.

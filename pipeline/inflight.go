@@ -82,6 +82,9 @@ func (w *worker) loopInFlight() (err error) {
 			case f.frozen, mode == draining && f.s.Held() == 0 && w.q.len() == 0:
 				return nil
 			case mode == finishing && f.s.Held() == 0 && w.q.len() == 0:
+				if err := w.heldAtEnd(); err != nil {
+					return err
+				}
 				return w.finishCommit() // a replay's range landed: commit its end
 			}
 		}
@@ -340,35 +343,18 @@ func (w *worker) settle(f *flight, d flightDone) error {
 	return nil
 }
 
-// giveUpEffect dead-letters r, whose effect failed for good (cause), or
-// stops the partition on it.
+// giveUpEffect takes r, whose effect failed for good (cause), down the
+// storm path every record that failed for good takes (failedForGood), or
+// stops the partition on it without dead letters.
 func (w *worker) giveUpEffect(f *flight, r *sink.Record, cause error, attempts int) error {
 	if w.p.dlq == nil || w.p.cfg.stopOnEffectFailure {
 		w.stopFlight(f, w.recordError(r, attempts, ErrEffectFailed, cause))
 		return nil
 	}
-	out, err := w.deadLetter(r, cause, attempts)
-	if err != nil {
+	w.p.stats.update(w.part, func(s *PartitionStats) { s.Attempts++ })
+	if err := w.failedForGood(r, cause, attempts); err != nil {
 		w.stopFlight(f, err)
-		return nil
 	}
-	if err := w.tr.Land(r.Offset); err != nil {
-		return err
-	}
-	if w.since.IsZero() {
-		w.since = time.Now()
-	}
-	point := w.tr.CommitPoint()
-	w.p.stats.update(w.part, func(s *PartitionStats) {
-		s.Landed = point
-		s.Attempts++
-		s.EffectsGivenUp++
-		if out == dlqWritten {
-			s.DeadLettered++
-		} else {
-			s.DeadLetterReplays++
-		}
-	})
 	return nil
 }
 

@@ -17,7 +17,7 @@ func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, e
 	for ; attempts < w.p.cfg.poison.Attempts; attempts++ {
 		var idx []int
 		for i := range results {
-			if results[i].Err != nil {
+			if results[i].Err != nil && !refusedEffect(results[i].Err) { // a refusal is for good
 				idx = append(idx, i)
 			}
 		}

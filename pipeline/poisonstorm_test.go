@@ -13,12 +13,14 @@ import (
 	"github.com/shardpipe/shardpipe/sink"
 )
 
-// TestPoisonStorm: when dead-lettering exceeds its bound (poison records in
-// a row, by default; or a share of a window) the pipeline stops with a
-// *RecordError wrapping ErrPoisonStorm at the record that exceeds it,
-// instead of dead-lettering the whole topic. Within the bound the records
-// are dead-lettered once each; the committed offset stays before the record
-// that exceeds it, and the error names where the run began.
+// TestPoisonStorm: when failures exceed their bound (records failed for
+// good with no success since, by default; or dead letters as a share of a
+// window) the pipeline stops with a *RecordError wrapping ErrPoisonStorm at
+// the record that exceeds it, instead of dead-lettering the whole topic.
+// With no success at all nothing is dead-lettered; after a success the
+// records within the bound are dead-lettered once each; the committed
+// offset stays before the record that exceeds it, and the error names
+// where the run began.
 func TestPoisonStorm(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -30,10 +32,10 @@ func TestPoisonStorm(t *testing.T) {
 		committed int64 // the committed offset after the stop
 		check     func(*pipeline.PoisonStormError) bool
 	}{
-		{name: "default bound in a row", n: 120, poison: func(int) bool { return true },
-			stopAt: pipeline.DefaultDeadLetterMaxRun, dead: pipeline.DefaultDeadLetterMaxRun, committed: pipeline.DefaultDeadLetterMaxRun,
+		{name: "default bound, no success: nothing dead-lettered", n: 120, poison: func(int) bool { return true },
+			stopAt: pipeline.DefaultDeadLetterMaxRun, dead: 0, committed: 0,
 			check: func(e *pipeline.PoisonStormError) bool {
-				return e.Run == pipeline.DefaultDeadLetterMaxRun+1 && e.MaxRun == pipeline.DefaultDeadLetterMaxRun && e.First == 0
+				return e.Run == pipeline.DefaultDeadLetterMaxRun+1 && e.MaxRun == pipeline.DefaultDeadLetterMaxRun && e.First == 0 && e.NoSuccess
 			}},
 		{name: "run after good records", n: 40, poison: func(i int) bool { return i >= 10 },
 			opts:   []pipeline.DeadLetterOpt{pipeline.DeadLetterMaxRun(5)},

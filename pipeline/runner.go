@@ -43,6 +43,11 @@ type runner struct {
 	// (MaxInFlightTotal); nil without MaxInFlight.
 	slots chan struct{}
 
+	// failing sums the workers' runs of records that failed for good with
+	// no success of their partitions since (stormpath.go): what
+	// DeadLetterMaxRun bounds.
+	failing atomic.Int64
+
 	stopOnce sync.Once
 	stopReq  chan struct{}
 	errMu    sync.Mutex

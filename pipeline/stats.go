@@ -83,6 +83,10 @@ type PartitionStats struct {
 	// EffectsGivenUp counts records whose effect failed EffectAttempts
 	// times (or was rejected) and that were dead-lettered.
 	EffectsGivenUp int64
+	// FailedHeld counts the records held now because they failed for good
+	// with no success of the partition since: not dead-lettered yet, the
+	// commit point before the first (DeadLetterMaxRun).
+	FailedHeld int64
 }
 
 // stats keeps PartitionStats behind one mutex; workers update once per batch.

@@ -67,7 +67,7 @@ type worker struct {
 	uncounted  []int64      // offsets landed that credit PartitionStats.Applied once committed past (in landing order)
 	redo       []redoRecord // records landed past the last commit, with a LossReporter barrier (reapply.go)
 
-	storms stormCount // poison records in a row and in a window (poisonstorm.go)
+	storms stormGate // records held after failing for good, and the dead-letter window (stormpath.go)
 
 	// unknown is the last batch whose Apply failed: its outcome is
 	// unknown, and finishUnknown finishes it at exit.
@@ -152,6 +152,7 @@ func (w *worker) run() {
 	// or the next owner runs them again: after the final commit, within
 	// the time granted.
 	w.finishUnknown()
+	w.dropHeld()
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errFenced) && !errors.Is(err, errStopped) {
 		w.p.fail(err)
 	}
@@ -197,6 +198,9 @@ func (w *worker) loop() error {
 				return nil
 			}
 			if mode == finishing {
+				if err := w.heldAtEnd(); err != nil {
+					return err
+				}
 				return w.finishCommit()
 			}
 			if err := w.idle(); err != nil {
@@ -299,7 +303,14 @@ func (w *worker) process(recs []*kgo.Record) error {
 	if len(batch) > 0 {
 		w.beforeApply(batch)
 		lossAt := w.lossCount()
-		results, err := w.apply(batch)
+		batch, results, err := w.applyFrom(batch, func(b []sink.Record, res []sink.Result) error {
+			w.attempts += len(b)
+			if err := w.land(b, res, 1); err != nil {
+				return err
+			}
+			w.keep(b, res, lossAt)
+			return nil
+		})
 		if ref := (*refused)(nil); errors.As(err, &ref) {
 			return w.landBefore(batch, results, ref)
 		}
@@ -323,8 +334,5 @@ func (w *worker) process(recs []*kgo.Record) error {
 		w.crash(recs[len(recs)-1].Offset)
 		return errFenced
 	}
-	if at, ok := w.nextCommit(); ok && !at.After(time.Now()) {
-		return w.commit()
-	}
-	return nil
+	return w.commitIfDue()
 }

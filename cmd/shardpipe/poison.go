@@ -62,7 +62,13 @@ func poisonStorm(err error) error {
 	if !errors.Is(err, pipeline.ErrPoisonStorm) {
 		return nil
 	}
+	var st *pipeline.PoisonStormError
+	if errors.As(err, &st) && st.NoSuccess {
+		return &exitError{code: exitFailure, lines: []string{err.Error(),
+			fmt.Sprintf("no record of the partition succeeded: the configuration, not the data, is the likely cause: check %s and the --effect fields against a record of the topic, and for a refused effect the receiver's URL, path and credentials; nothing of the run was dead-lettered and no offset was committed past its first failure (offset %d of this partition), so a run with the setting fixed reads the records again",
+				flagRef(fKeyFrom), st.First)}}
+	}
 	return &exitError{code: exitFailure, lines: []string{err.Error(),
-		fmt.Sprintf("so many poison records say the configuration, not the data, is the likely cause: check %s and the --effect fields against a record of the topic; the partition stopped before committing past this record; the records of the run before it are in the dead-letter topic (reset-offsets to the run's first offset reads them again once fixed; raise %s or %s if the data is really this bad)",
+		fmt.Sprintf("so many failures say the configuration, not the data, is the likely cause: check %s and the --effect fields against a record of the topic; the partition stopped before committing past this record; the records of the run before it are in the dead-letter topic (reset-offsets to the run's first offset reads them again once fixed; raise %s or %s if the data is really this bad)",
 			flagRef(fKeyFrom), flagRef(fDLQMaxRun), flagRef(fDLQMaxShare))}}
 }

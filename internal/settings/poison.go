@@ -76,7 +76,7 @@ func PoisonGroup(p *Poison, topics func() []string, ledgerPrefix *string) clifla
 		&cli.StringFlag{Name: fDLQPrefix, Value: "shardpipe:",
 			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset), the key written before each durability wait (prefix + fence) and the one each readiness probe writes (prefix + health); they must not overlap --ledger-prefix, so no business key can name one"},
 		&cli.IntFlag{Name: FlagDLQMaxRun, Value: pipeline.DefaultDeadLetterMaxRun,
-			Usage: "--on-poison dlq: stop (exit 1) at the poison record that makes more than this many in a row on a partition, before committing past it: so many say the configuration (--key-from, --effect fields) is wrong, not the data (0: no bound)"},
+			Usage: "--on-poison dlq: stop (exit 1) at the record failed for good that makes more than this many with no success since, over all partitions; a partition with no success yet holds its failures instead of dead-lettering them: so many say the configuration (--key-from, --effect fields, --http-url) is wrong, not the data (0: no bound)"},
 		&cli.FloatFlag{Name: FlagDLQMaxShare, Value: pipeline.DefaultDeadLetterMaxShare,
 			Usage: "--on-poison dlq: stop (exit 1) at the poison record that makes more than this share of a partition's last --dlq-window records poison (0: no bound)"},
 		&cli.IntFlag{Name: fDLQWindow, Value: pipeline.DefaultDeadLetterWindow,
