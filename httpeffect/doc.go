@@ -16,7 +16,8 @@
 // after Kafka-Header-, are percent-encoded where HTTP would refuse or
 // mangle them (url.PathUnescape gives them back). A 2xx reply is success;
 // any other status, a network error or the timeout is an error, and the
-// pipeline applies the batch again.
+// pipeline applies the batch again. No redirect is followed: a 3xx is such
+// an error, naming the Location without its password and query values.
 //
 // Guarantee, and its limit: the guard runs the call at most once per key
 // while the call's outcome is known; a crash after the call and before the

@@ -65,7 +65,7 @@ type Effect struct {
 	url      string // as given
 	redacted string // for errors and logs: no password
 	timeout  time.Duration
-	client   *http.Client
+	tr       *http.Transport // called directly: see Do
 	consumer string
 	rootCAs  *x509.CertPool
 }
@@ -86,7 +86,7 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 	tr.MaxIdleConnsPerHost = 64
 	host, _ := os.Hostname()
 	e := &Effect{url: u.String(), redacted: u.Redacted(), timeout: DefaultTimeout,
-		client: &http.Client{Transport: tr}, consumer: host + "/" + strconv.Itoa(os.Getpid())}
+		tr: tr, consumer: host + "/" + strconv.Itoa(os.Getpid())}
 	for _, o := range opts {
 		o.apply(e)
 	}
@@ -105,7 +105,9 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 // at once). Any other status (408, 429, 5xx) or a network error is an error
 // to retry; the timeout ends the call's context, so the guard treats its
 // outcome as unknown (the call may or may not have landed): a retry calls
-// again with the same Idempotency-Key, which the receiver's check absorbs. A call that failed before it had a
+// again with the same Idempotency-Key, which the receiver's check absorbs.
+// No redirect is followed: a 3xx is an error to retry naming the status and
+// the Location (its password and query values hidden). A call that failed before it had a
 // connection to write on (its context ended first, the dial failed) sent
 // nothing: its error wraps sink.ErrNotApplied, so the guard runs the record
 // again rather than take it as done. Its signature is
@@ -121,13 +123,26 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	if err != nil {
 		return fmt.Errorf("http effect: %w", err)
 	}
+	if u := req.URL.User; u != nil {
+		// As an http.Client would: the URL's user and password authenticate.
+		pw, _ := u.Password()
+		req.SetBasicAuth(u.Username(), pw)
+	}
 	e.headers(req.Header, key, r)
 	// A traced call (pipeline.Tracer: ctx holds the effect's span) tells the
 	// receiver its trace as a W3C traceparent header; none otherwise.
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
-	resp, err := e.client.Do(req)
+	// The transport itself, not an http.Client: no redirect is followed. A
+	// 301, 302 or 303 would turn the POST into a bodyless GET whose 2xx
+	// reads as success, a 307 or 308 would send the body and its headers to
+	// another host; and a Client parses the Location before its
+	// CheckRedirect is asked, failing an unparsable one with an error that
+	// quotes it whole. The 3xx is the reply, which fails below.
+	resp, err := e.tr.RoundTrip(req)
 	if err != nil {
-		// A *url.Error: it names the method and the URL, without its password.
+		// A *url.Error, as http.Client's: it names the method and the URL,
+		// without its password.
+		err = &url.Error{Op: "Post", URL: e.redacted, Err: err}
 		if !conn.Load() {
 			// No connection was had for the request, so not a byte of it was
 			// written: the receiver cannot have acted on it.
@@ -139,6 +154,9 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	// Drain a bounded rest so the connection can be reused.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		return fmt.Errorf("http effect: POST %s: %s: %s not followed", e.redacted, resp.Status, redirectTarget(resp.Header))
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		err := fmt.Errorf("http effect: POST %s: %s: %q", e.redacted, resp.Status, bytes.TrimSpace(head))
 		if Permanent(resp.StatusCode) {
