@@ -39,6 +39,11 @@ const (
 // DefaultTimeout bounds one call unless Timeout says otherwise.
 const DefaultTimeout = 10 * time.Second
 
+// MaxResponseHeaderBytes bounds the headers of a reply (64 KiB): a
+// receiver that sends more fails the call, an error to retry, instead of
+// making the effect read and hold them (net/http's own bound is 10 MiB).
+const MaxResponseHeaderBytes = 64 << 10
+
 // Opt configures New, as kgo.Opt configures a franz-go client.
 type Opt interface{ apply(*Effect) }
 
@@ -84,6 +89,7 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 	// One connection per partition worker calling at once; the default of 2
 	// idle connections per host would close and redial the others.
 	tr.MaxIdleConnsPerHost = 64
+	tr.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 	host, _ := os.Hostname()
 	e := &Effect{url: u.String(), redacted: u.Redacted(), timeout: DefaultTimeout,
 		tr: tr, consumer: host + "/" + strconv.Itoa(os.Getpid())}
