@@ -186,9 +186,7 @@ func (e *Effect) headers(h http.Header, key string, r *sink.Record) {
 	if r.Key != nil {
 		h.Set(HeaderKafkaKey, headerValue(r.Key))
 	}
-	for _, kh := range r.Headers {
-		h.Add(HeaderKafkaPrefix+headerName(kh.Key), headerValue(kh.Value))
-	}
+	kafkaHeaders(h, r.Headers)
 	h.Set(HeaderTopic, r.Topic)
 	h.Set(HeaderPartition, strconv.FormatInt(int64(r.Partition), 10))
 	h.Set(HeaderOffset, strconv.FormatInt(r.Offset, 10))
@@ -208,13 +206,22 @@ func headerValue(b []byte) string {
 }
 
 // headerName percent-encodes '%' and every byte that is not an HTTP token
-// character, so any Kafka header name makes a valid header name. HTTP
-// header names are case-insensitive: Kafka headers differing only in case
-// arrive under one name.
+// character, so any Kafka header name makes a valid header name.
 func headerName(s string) string {
-	return percentEncode([]byte(s), func(c byte) bool {
-		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c != '%' && strings.IndexByte("!#$&'*+-.^_`|~", c) >= 0
-	})
+	return percentEncode([]byte(s), func(c byte) bool { return isLetter(c) || tokenOther(c) })
+}
+
+// caseVariantName is headerName with every ASCII letter percent-encoded
+// too: the name of a Kafka header that differs only in case from an
+// earlier one, which HTTP (case-insensitive) would merge with it.
+func caseVariantName(s string) string { return percentEncode([]byte(s), tokenOther) }
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// tokenOther reports whether c is an HTTP token character other than a
+// letter, '%' excluded (it starts an escape).
+func tokenOther(c byte) bool {
+	return c >= '0' && c <= '9' || c != '%' && strings.IndexByte("!#$&'*+-.^_`|~", c) >= 0
 }
 
 func percentEncode(b []byte, keep func(byte) bool) string {
