@@ -14,9 +14,12 @@
 // of the assignment), Shardpipe-Member (the group member ID) and
 // Shardpipe-Consumer (host/pid of the caller). Values, and header names
 // after Kafka-Header-, are percent-encoded where HTTP would refuse or
-// mangle them (url.PathUnescape gives them back). A 2xx reply is success;
+// mangle them (url.PathUnescape gives them back); a Kafka header name that
+// differs only in case from an earlier one has every letter encoded too,
+// so that HTTP, which keeps no case, does not merge the two. A 2xx reply is success;
 // any other status, a network error or the timeout is an error, and the
-// pipeline applies the batch again.
+// pipeline applies the batch again. No redirect is followed: a 3xx is such
+// an error, naming the Location without its password and query values.
 //
 // Guarantee, and its limit: the guard runs the call at most once per key
 // while the call's outcome is known; a crash after the call and before the

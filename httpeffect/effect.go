@@ -39,6 +39,11 @@ const (
 // DefaultTimeout bounds one call unless Timeout says otherwise.
 const DefaultTimeout = 10 * time.Second
 
+// MaxResponseHeaderBytes bounds the headers of a reply (64 KiB): a
+// receiver that sends more fails the call, an error to retry, instead of
+// making the effect read and hold them (net/http's own bound is 10 MiB).
+const MaxResponseHeaderBytes = 64 << 10
+
 // Opt configures New, as kgo.Opt configures a franz-go client.
 type Opt interface{ apply(*Effect) }
 
@@ -65,7 +70,7 @@ type Effect struct {
 	url      string // as given
 	redacted string // for errors and logs: no password
 	timeout  time.Duration
-	client   *http.Client
+	tr       *http.Transport // called directly: see Do
 	consumer string
 	rootCAs  *x509.CertPool
 }
@@ -84,9 +89,10 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 	// One connection per partition worker calling at once; the default of 2
 	// idle connections per host would close and redial the others.
 	tr.MaxIdleConnsPerHost = 64
+	tr.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 	host, _ := os.Hostname()
 	e := &Effect{url: u.String(), redacted: u.Redacted(), timeout: DefaultTimeout,
-		client: &http.Client{Transport: tr}, consumer: host + "/" + strconv.Itoa(os.Getpid())}
+		tr: tr, consumer: host + "/" + strconv.Itoa(os.Getpid())}
 	for _, o := range opts {
 		o.apply(e)
 	}
@@ -105,7 +111,9 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 // at once). Any other status (408, 429, 5xx) or a network error is an error
 // to retry; the timeout ends the call's context, so the guard treats its
 // outcome as unknown (the call may or may not have landed): a retry calls
-// again with the same Idempotency-Key, which the receiver's check absorbs. A call that failed before it had a
+// again with the same Idempotency-Key, which the receiver's check absorbs.
+// No redirect is followed: a 3xx is an error to retry naming the status and
+// the Location (its password and query values hidden). A call that failed before it had a
 // connection to write on (its context ended first, the dial failed) sent
 // nothing: its error wraps sink.ErrNotApplied, so the guard runs the record
 // again rather than take it as done. Its signature is
@@ -121,13 +129,26 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	if err != nil {
 		return fmt.Errorf("http effect: %w", err)
 	}
+	if u := req.URL.User; u != nil {
+		// As an http.Client would: the URL's user and password authenticate.
+		pw, _ := u.Password()
+		req.SetBasicAuth(u.Username(), pw)
+	}
 	e.headers(req.Header, key, r)
 	// A traced call (pipeline.Tracer: ctx holds the effect's span) tells the
 	// receiver its trace as a W3C traceparent header; none otherwise.
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
-	resp, err := e.client.Do(req)
+	// The transport itself, not an http.Client: no redirect is followed. A
+	// 301, 302 or 303 would turn the POST into a bodyless GET whose 2xx
+	// reads as success, a 307 or 308 would send the body and its headers to
+	// another host; and a Client parses the Location before its
+	// CheckRedirect is asked, failing an unparsable one with an error that
+	// quotes it whole. The 3xx is the reply, which fails below.
+	resp, err := e.tr.RoundTrip(req)
 	if err != nil {
-		// A *url.Error: it names the method and the URL, without its password.
+		// A *url.Error, as http.Client's: it names the method and the URL,
+		// without its password.
+		err = &url.Error{Op: "Post", URL: e.redacted, Err: err}
 		if !conn.Load() {
 			// No connection was had for the request, so not a byte of it was
 			// written: the receiver cannot have acted on it.
@@ -139,6 +160,9 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	// Drain a bounded rest so the connection can be reused.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		return fmt.Errorf("http effect: POST %s: %s: %s not followed", e.redacted, resp.Status, redirectTarget(resp.Header))
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		err := fmt.Errorf("http effect: POST %s: %s: %q", e.redacted, resp.Status, bytes.TrimSpace(head))
 		if Permanent(resp.StatusCode) {
@@ -162,9 +186,7 @@ func (e *Effect) headers(h http.Header, key string, r *sink.Record) {
 	if r.Key != nil {
 		h.Set(HeaderKafkaKey, headerValue(r.Key))
 	}
-	for _, kh := range r.Headers {
-		h.Add(HeaderKafkaPrefix+headerName(kh.Key), headerValue(kh.Value))
-	}
+	kafkaHeaders(h, r.Headers)
 	h.Set(HeaderTopic, r.Topic)
 	h.Set(HeaderPartition, strconv.FormatInt(int64(r.Partition), 10))
 	h.Set(HeaderOffset, strconv.FormatInt(r.Offset, 10))
@@ -184,13 +206,22 @@ func headerValue(b []byte) string {
 }
 
 // headerName percent-encodes '%' and every byte that is not an HTTP token
-// character, so any Kafka header name makes a valid header name. HTTP
-// header names are case-insensitive: Kafka headers differing only in case
-// arrive under one name.
+// character, so any Kafka header name makes a valid header name.
 func headerName(s string) string {
-	return percentEncode([]byte(s), func(c byte) bool {
-		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c != '%' && strings.IndexByte("!#$&'*+-.^_`|~", c) >= 0
-	})
+	return percentEncode([]byte(s), func(c byte) bool { return isLetter(c) || tokenOther(c) })
+}
+
+// caseVariantName is headerName with every ASCII letter percent-encoded
+// too: the name of a Kafka header that differs only in case from an
+// earlier one, which HTTP (case-insensitive) would merge with it.
+func caseVariantName(s string) string { return percentEncode([]byte(s), tokenOther) }
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// tokenOther reports whether c is an HTTP token character other than a
+// letter, '%' excluded (it starts an escape).
+func tokenOther(c byte) bool {
+	return c >= '0' && c <= '9' || c != '%' && strings.IndexByte("!#$&'*+-.^_`|~", c) >= 0
 }
 
 func percentEncode(b []byte, keep func(byte) bool) string {

@@ -40,11 +40,37 @@ func ServeListener(ctx context.Context, ln net.Listener, stats func() []pipeline
 
 // ServeHandler serves /metrics from g on ln (which it closes) and, when
 // other is not nil, every other path from other (the probes and the status
-// page of opshttp) until ctx ends; then it shuts the server down, waiting
+// page of opshttp) until ctx ends, each connection within DefaultLimits; then it shuts the server down, waiting
 // up to 2s for requests in progress. It returns the listener's address and
 // a channel closed when the server has stopped. A server that stops by
 // itself is logged on log.
 func ServeHandler(ctx context.Context, ln net.Listener, g prometheus.Gatherer, other http.Handler, log *slog.Logger) (string, <-chan struct{}) {
+	return ServeHandlerLimits(ctx, ln, g, other, DefaultLimits(), log)
+}
+
+// Limits bound how long one connection may hold the server: a client
+// that sends its request slowly, reads the reply slowly or keeps an idle
+// connection open is cut off. A zero field is no bound.
+type Limits struct {
+	// ReadHeader is how long a request's headers may take to arrive.
+	ReadHeader time.Duration
+	// Read is how long a whole request (headers and body) may take.
+	Read time.Duration
+	// Write is how long a reply may take, from the request's headers read.
+	Write time.Duration
+	// Idle is how long a kept-alive connection may wait for its next request.
+	Idle time.Duration
+}
+
+// DefaultLimits are ServeHandler's: 5s for a request's headers, 10s for
+// the whole request, 30s for the reply (a readiness probe's Redis write is
+// bounded at 2s, a scrape by the registry's size), 60s idle.
+func DefaultLimits() Limits {
+	return Limits{ReadHeader: 5 * time.Second, Read: 10 * time.Second, Write: 30 * time.Second, Idle: 60 * time.Second}
+}
+
+// ServeHandlerLimits is ServeHandler with lim instead of DefaultLimits.
+func ServeHandlerLimits(ctx context.Context, ln net.Listener, g prometheus.Gatherer, other http.Handler, lim Limits, log *slog.Logger) (string, <-chan struct{}) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	also := ""
@@ -52,7 +78,8 @@ func ServeHandler(ctx context.Context, ln net.Listener, g prometheus.Gatherer, o
 		mux.Handle("/", other)
 		also = "/healthz /readyz /status"
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: lim.ReadHeader, ReadTimeout: lim.Read, WriteTimeout: lim.Write,
+		IdleTimeout: lim.Idle}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -55,6 +55,15 @@ func Redis(rdb redis.UniversalClient, key string) Opt {
 	return opt(func(p *Probe) { p.rdb, p.redisKey = rdb, key })
 }
 
+// RedisInterval is how long a readiness probe's Redis result is kept:
+// probes within d of the last write answer its result, and probes that
+// arrive while a write is in flight wait for it, so Redis gets at most one
+// SET per d however often readiness is asked. Default: DefaultRedisInterval.
+func RedisInterval(d time.Duration) Opt { return opt(func(p *Probe) { p.redisEvery = d }) }
+
+// DefaultRedisInterval is RedisInterval's default.
+const DefaultRedisInterval = time.Second
+
 // HealthKey is the key under prefix that readiness writes (prefix +
 // "health"); the command keeps it out of the ledger's prefix.
 func HealthKey(prefix string) string { return prefix + "health" }
@@ -79,6 +88,8 @@ type Probe struct {
 	rdb          redis.UniversalClient
 	redisKey     string
 	redisTimeout time.Duration
+	redisEvery   time.Duration
+	health       *healthCache
 	wedged       time.Duration
 	failing      int64
 	group        string
@@ -87,7 +98,8 @@ type Probe struct {
 
 // New returns a Probe over src.
 func New(src Source, opts ...Opt) *Probe {
-	p := &Probe{src: src, wedged: 2 * time.Minute, failing: 3, redisTimeout: 2 * time.Second, now: time.Now}
+	p := &Probe{src: src, wedged: 2 * time.Minute, failing: 3, redisTimeout: 2 * time.Second, redisEvery: DefaultRedisInterval,
+		now: time.Now, health: &healthCache{}}
 	for _, o := range opts {
 		o.apply(p)
 	}
@@ -118,7 +130,8 @@ func (p *Probe) Live() Report {
 // Ready reports whether the pipeline runs, has joined its group (assigned,
 // or waiting for an assignment), Redis takes a write (with the Redis
 // option), no held partition's commits failed FailingCommits times in a row
-// and none is fenced. It costs one Stats call and, with Redis, one SET.
+// and none is fenced. It costs one Stats call and, with Redis, at most one
+// SET per RedisInterval (shared by the probes of that interval).
 func (p *Probe) Ready(ctx context.Context) Report {
 	r := Report{OK: true}
 	p.running(&r)
@@ -171,12 +184,17 @@ func (p *Probe) running(r *Report) {
 }
 
 func (p *Probe) redis(ctx context.Context, r *Report) {
+	c := p.health.get(ctx, p)
+	r.add(c.Name, c.OK, "%s", c.Detail)
+}
+
+// setHealth writes the readiness key within redisTimeout.
+func (p *Probe) setHealth(ctx context.Context) Check {
 	ctx, cancel := context.WithTimeout(ctx, p.redisTimeout)
 	defer cancel()
 	start := p.now()
 	if err := p.rdb.Set(ctx, p.redisKey, start.UTC().Format(time.RFC3339Nano), 10*time.Second).Err(); err != nil {
-		r.add("redis", false, "SET %s failed: %v", p.redisKey, err)
-		return
+		return Check{Name: "redis", Detail: fmt.Sprintf("SET %s failed: %v", p.redisKey, err)}
 	}
-	r.add("redis", true, "SET %s in %s", p.redisKey, p.now().Sub(start).Round(time.Microsecond))
+	return Check{Name: "redis", OK: true, Detail: fmt.Sprintf("SET %s in %s", p.redisKey, p.now().Sub(start).Round(time.Microsecond))}
 }

@@ -45,7 +45,9 @@ type SASL struct {
 	// broker asks for), so a token refreshed in place is picked up.
 	TokenFile string
 	// TokenCommand, when TokenFile is empty, is run (without a shell) at
-	// every authentication; its standard output, trimmed, is the token.
+	// every authentication; its standard output, trimmed, is the token. It
+	// gets a clean environment: PATH, HOME, the user, the locale, TMPDIR,
+	// TZ and the TLS roots' variables, nothing else (no SHARDPIPE_*).
 	TokenCommand []string
 	// AWS is AWS_MSK_IAM's credentials; when its AccessKey is empty they
 	// are read at every authentication from AWS_ACCESS_KEY_ID,
@@ -173,6 +175,7 @@ func (s SASL) token(ctx context.Context) (string, error) {
 		return sec.Value(), nil
 	}
 	cmd := exec.CommandContext(ctx, s.TokenCommand[0], s.TokenCommand[1:]...)
+	cmd.Env = tokenEnv(os.Environ())
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	if err := cmd.Run(); err != nil {

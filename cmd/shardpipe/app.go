@@ -39,7 +39,7 @@ func unavailableErr(lines ...string) error { return &exitError{code: exitUnavail
 func failure(err error) error { return &exitError{code: exitFailure, lines: []string{err.Error()}} }
 
 // execute runs the command line args and returns the exit code. Problems go
-// to stderr, one line each, prefixed "shardpipe: ".
+// to stderr, one line each, prefixed "shardpipe: ", control bytes escaped.
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newApp(stdout, stderr)
 	args, err := cliflags.CheckArgs(root, args)
@@ -60,7 +60,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ee = &exitError{code: exitUsage, lines: []string{err.Error()}}
 	}
 	for _, l := range ee.lines {
-		fmt.Fprintf(stderr, "shardpipe: %s\n", l)
+		fmt.Fprintf(stderr, "shardpipe: %s\n", escapeControl(l))
 	}
 	if ee.code == exitUsage {
 		fmt.Fprintln(stderr, "shardpipe: see 'shardpipe --help' or 'shardpipe COMMAND --help'")

@@ -44,6 +44,10 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	log := newLogger(c.Root().ErrWriter, rc.log)
 	rdb := rc.redis.Client()
 	defer rdb.Close()
+	// The readiness probe writes on a client of its own (two connections,
+	// dialed on first use), never on the ledger's pool; closed after ops.
+	probeRdb := rc.redis.SmallClient(2)
+	defer probeRdb.Close()
 	ops, err := listenOps(rc.metricsAddr, rdb)
 	if err != nil {
 		return err
@@ -67,7 +71,7 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	if err != nil {
 		return failure(err)
 	}
-	ops.Start(p.Stats, opshttp.New(p, opshttp.Redis(rdb, opshttp.HealthKey(rc.dlqPrefix)), opshttp.Group(rc.group)), log)
+	ops.Start(p.Stats, opshttp.New(p, opshttp.Redis(probeRdb, opshttp.HealthKey(rc.dlqPrefix)), opshttp.Group(rc.group)), log)
 	rep := termui.NewRunReport(p, rc.group, rc.topics, log)
 	repDone := make(chan struct{})
 	repCtx, repStop := context.WithCancel(context.Background())

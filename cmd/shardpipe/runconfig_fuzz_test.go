@@ -34,6 +34,14 @@ func parseRun(args []string) (*runConfig, error) {
 	return rc, lerr
 }
 
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // FuzzRunConfig: any values of the flags that carry free text give either a
 // usage error with one non-empty line per problem, or a configuration that
 // holds run's invariants.
@@ -42,6 +50,7 @@ func FuzzRunConfig(f *testing.F) {
 	f.Add("a,b", "redis://u:pw@h:1/2", "json:id", "1ms", "stop", "dead", "1", "0")
 	f.Add("orders", "h1:1,h2:2", "header:x", "0s", "skip", "orders", "0", "-1")
 	f.Add(" ", "rediss://h:1?dial_timeout=1s", "json:", "1us", "", "a b", "101", "x")
+	f.Add("orders", "redis://:pw@s1:26379/0?master_name=mymaster&addr=s2:26379", "key", "24h", "dlq", "", "3", "100")
 	f.Fuzz(func(t *testing.T, topic, redisSpec, keyFrom, ttl, onPoison, dlq, attempts, every string) {
 		t.Setenv("SHARDPIPE_TOPIC", "") // flags only; the environment may hold anything
 		args := []string{"--topic=" + topic, "--redis=" + redisSpec, "--key-from=" + keyFrom, "--ttl=" + ttl,
@@ -72,8 +81,11 @@ func FuzzRunConfig(f *testing.F) {
 			t.Fatalf("%q: accepted commit-every %d, max-batch %d", args, rc.commitConfig.c.Every, rc.maxBatch)
 		case rc.p.DeadLetter != (onPoison == "dlq"):
 			t.Fatalf("%q: dead letters %v", args, rc.p.DeadLetter)
-		case (rc.redis.Single == nil) == (rc.redis.ClusterOpts == nil) || rc.redis.Cluster != (rc.redis.ClusterOpts != nil):
-			t.Fatalf("%q: redis target %+v is not exactly one of single and cluster", args, rc.redis)
+		case btoi(rc.redis.Single != nil)+btoi(rc.redis.ClusterOpts != nil)+btoi(rc.redis.Failover != nil) != 1 ||
+			rc.redis.Cluster != (rc.redis.ClusterOpts != nil):
+			t.Fatalf("%q: redis target %+v is not exactly one of single, cluster and sentinel", args, rc.redis)
+		case rc.redis.Failover != nil && !strings.Contains(redisSpec, "master_name="):
+			t.Fatalf("%q: a sentinel target from a URL without master_name", args)
 		}
 		for _, tp := range append(append([]string{}, rc.topics...), rc.p.Topic) {
 			if tp != "" && flagcheck.Topic(tp) != "" {

@@ -38,7 +38,8 @@ func (sc *sinkConfig) tail(reports string) []cliflags.Group {
 	return []cliflags.Group{connectGroup(&sc.connectTimeout, waitBrokersRedis), logGroup(&sc.log, reports)}
 }
 
-// start runs the checks before the pipeline starts, each within
+// start warns about settings that weaken security (warnWeakSecurity),
+// then runs the checks before the pipeline starts, each within
 // --connect-timeout: the brokers, acc's topics and Redis answer
 // (preflight), acc's principals may read the topics, describe acc's group
 // and reach acc's and the ledger's keys (admin.CheckAccess), with checkDLQ
@@ -47,6 +48,7 @@ func (sc *sinkConfig) tail(reports string) []cliflags.Group {
 // (redisDurability, whose barrier it returns).
 func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, rdb redis.UniversalClient, checkDLQ bool,
 	log *slog.Logger) (pipeline.Barrier, error) {
+	warnWeakSecurity(log, k, sc.redis)
 	topics := acc.Topics
 	if err := preflight(ctx, k, topics, rdb, sc.redis.Desc, sc.connectTimeout); err != nil {
 		return nil, err

@@ -94,19 +94,36 @@ func RedactURL(s string) string {
 // Client returns a new client for t: a cluster client in cluster mode, a
 // Sentinel client for a Sentinel target, a single-node client otherwise. Context deadlines bound every call, also a
 // read from a server that accepted the connection and does not answer.
-func (t RedisTarget) Client() redis.UniversalClient {
+func (t RedisTarget) Client() redis.UniversalClient { return t.client(0) }
+
+// SmallClient is Client with a pool of its own of at most n connections
+// (per node on a cluster), for a side task such as the readiness probe:
+// it never takes a connection of, nor waits on, the pool Client's users
+// share. It costs up to n connections per node.
+func (t RedisTarget) SmallClient(n int) redis.UniversalClient { return t.client(n) }
+
+// client is Client with pools of n connections (0: the target's own size).
+func (t RedisTarget) client(n int) redis.UniversalClient {
+	small := func(size, minIdle, maxIdle *int) {
+		if n > 0 {
+			*size, *minIdle, *maxIdle = n, 0, n
+		}
+	}
 	if t.ClusterOpts != nil {
 		o := *t.ClusterOpts
 		o.ContextTimeoutEnabled = true
+		small(&o.PoolSize, &o.MinIdleConns, &o.MaxIdleConns)
 		return redis.NewClusterClient(&o)
 	}
 	if t.Failover != nil {
 		o := *t.Failover
 		o.ContextTimeoutEnabled = true
+		small(&o.PoolSize, &o.MinIdleConns, &o.MaxIdleConns)
 		return redis.NewFailoverClient(&o)
 	}
 	o := *t.Single
 	o.ContextTimeoutEnabled = true
+	small(&o.PoolSize, &o.MinIdleConns, &o.MaxIdleConns)
 	return redis.NewClient(&o)
 }
 
