@@ -90,7 +90,7 @@ func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, [
 			}
 		}
 		backoff := w.p.cfg.retry.Ceiling(retry)
-		w.warn("sink failed, retrying the batch from the record that failed; its offsets stay uncommitted",
+		w.warn("sink failed, retrying the batch; its offsets stay uncommitted",
 			"first_offset", batch[0].Offset, "last_offset", batch[len(batch)-1].Offset,
 			"committed", w.committed(), "retry_in", backoff, "err", err)
 		if err := w.sleepOrStop(backoff); err != nil {
@@ -273,7 +273,7 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 		default:
 			suppressed++
 		}
-		if credits(res) {
+		if w.credited(off, res) {
 			w.uncounted = append(w.uncounted, off)
 		}
 		if err := w.tr.Land(off); err != nil {
@@ -292,13 +292,6 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 		s.Redelivered += redelivered
 	})
 	return bad
-}
-
-// credits reports whether a landed result counts as this group applying
-// its key (PartitionStats.Applied, once a commit moves past it): Applied, or
-// Redelivered (the record's claim under an earlier term of the same group).
-func credits(res sink.Result) bool {
-	return res.Outcome == sink.Applied || res.Outcome == sink.Redelivered
 }
 
 // countCommitted moves the records below point that credit this pass from

@@ -41,6 +41,9 @@ func (w *worker) commit() error {
 		err = errLost // found by another partition's wait: apply again first
 	}
 	if err == nil {
+		err = w.raiseMark(ctx, point) // CountOnce: counted now, whatever the reply
+	}
+	if err == nil {
 		err = w.p.store.CommitAt(ctx, w.part, w.epoch, point, leaderEpoch)
 	}
 	if d := done(err); w.p.cfg.meter != nil {

@@ -89,8 +89,9 @@ type config struct {
 	instanceID    string        // InstanceID; "": dynamic membership
 	kgoOpts       []kgo.Opt
 	replayPrefix  string
-	replayGiven   string  // PlanGiven
-	barrier       Barrier // BeforeCommit; nil: none
+	replayGiven   string       // PlanGiven
+	barrier       Barrier      // BeforeCommit; nil: none
+	marks         CommitMarker // CountOnce; nil: none
 	// in flight (inflightopts.go): 0 runs batches one after another
 	maxInFlight, maxInFlightTotal, effectAttempts int
 	stopOnEffectFailure                           bool

@@ -24,11 +24,15 @@ type PartitionStats struct {
 	// past it meets the claim as Redelivered and does. So, summed over every
 	// process of the group, each key is counted once, also when the first
 	// owner never learnt that its write landed (a lost reply). It trails the
-	// effects by up to a commit interval. Not covered: a commit the broker
-	// applied whose reply was lost, after which the term ended (the key is
-	// then counted by nobody), and records the same group reads again after
-	// committing past them (reset-offsets: counted again). Another group or
-	// a replay meets them as Suppressed.
+	// effects by up to a commit interval. With CountOnce a record counts
+	// when a commit past it is sent (after the group's mark was raised), so
+	// a commit whose reply was lost is counted by its sender, and a record
+	// the group reads again below the mark (reset-offsets back) is not
+	// counted again. Without it, a commit the broker applied whose reply
+	// was lost, after which the term ended, leaves the key counted by
+	// nobody, and records the same group reads again after committing past
+	// them count again. Another group or a replay meets them as Suppressed.
+	// The counts live in the process: they end with it.
 	Applied int64
 	// Claimed counts records whose claim this pipeline wrote (the sink
 	// reported Applied), when it reported it: the effects this process

@@ -65,6 +65,7 @@ type worker struct {
 	unlogged   int          // retries not logged since
 	lastCommit int64        // offset this term last committed, -1 for none
 	uncounted  []int64      // offsets landed that credit PartitionStats.Applied once committed past (in landing order)
+	mark       int64        // the group's commit mark at the term's start (CountOnce); -1: none
 	redo       []redoRecord // records landed past the last commit, with a LossReporter barrier (reapply.go)
 
 	storms stormGate // records held after failing for good, and the dead-letter window (stormpath.go)
@@ -133,7 +134,10 @@ func (w *worker) run() {
 	defer close(w.done)
 	defer w.cancel()
 	defer w.haltNow()
-	err := w.loop()
+	err := w.loadMark() // countonce.go
+	if err == nil {
+		err = w.loop()
+	}
 	if w.ctx.Err() == nil && !errors.Is(err, errFenced) {
 		// The final commit of a revoke, a drain or a stop on error: what
 		// landed is committed, nothing past it. A worker fenced by the

@@ -16,6 +16,7 @@ import (
 	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/opshttp"
 	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 func runCommand() *cli.Command {
@@ -112,6 +113,9 @@ func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, bar
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
 	}
+	// applied counts each order once over the group's life, also after a
+	// reset-offsets back (the marks live beside the dead-letter markers).
+	popts = append(popts, pipeline.CountOnce(sink.NewCommitMarks(rdb, rc.poisonConfig.p.Prefix)))
 	p, err := pipeline.New(popts...)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)

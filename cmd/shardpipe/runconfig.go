@@ -32,7 +32,7 @@ func (rc *runConfig) Groups() []cliflags.Group {
 		topicsGroup(&rc.topics, "topic to consume; repeat the flag or separate with commas (required)", true),
 		consumerGroup(&rc.group)}
 	gs = append(gs, rc.groups(func() []string { return rc.topics })...)
-	gs = append(gs, settings.HTTPGroup(&rc.http, &rc.httpEffect), settings.InFlightGroup(&rc.inflight.s), cliflags.Then(settings.ConsumeGroup(&rc.consume), func() {
+	gs = append(gs, settings.HTTPGroup(&rc.http, &rc.httpEffect), cliflags.Then(settings.InFlightGroup(&rc.inflight.s), func() { rc.inflight.s.ForEffect(rc.httpEffect) }), cliflags.Then(settings.ConsumeGroup(&rc.consume), func() {
 		cs := rc.consume
 		rc.protocol, rc.startLatest, rc.sessionTimeout, rc.shutdownTimeout, rc.instanceID = cs.Protocol, cs.StartLatest, cs.SessionTimeout, cs.ShutdownTimeout, cs.InstanceID
 		rc.p.CreateDLQ = cs.CreateDLQ

@@ -14,11 +14,20 @@ const (
 	fOnEffectFailure  = "on-effect-failure"
 )
 
+// DefaultHTTPInFlight is --max-in-flight when --effect http is given and
+// --max-in-flight is not: concurrent effects keep a partition moving while
+// a receiver fails now and then (a failing key waits for its retry, the
+// other keys go on), where batches wait for each failed record in turn.
+const DefaultHTTPInFlight = 16
+
 // InFlight is the settings of concurrent effects and their retries.
 type InFlight struct {
 	// PerPartition is how many effects run at once per partition, 0 to 4096
 	// (0: batches one after another).
 	PerPartition int
+	// Given says whether --max-in-flight (or its variable) was set; when
+	// not, --effect http takes DefaultHTTPInFlight (ForEffect).
+	Given bool
 	// Total is how many run at once in the whole process, at least 1.
 	Total int
 	// Attempts is how often a failing effect is tried, 1 to 100.
@@ -32,7 +41,7 @@ type InFlight struct {
 func InFlightGroup(ic *InFlight) cliflags.Group {
 	return cliflags.NewGroup(ic.load,
 		&cli.IntFlag{Name: fMaxInFlight, Value: 0,
-			Usage: "effects run at once per partition: records of one record key in offset order, different keys at once (0: batches one after another)"},
+			Usage: "effects run at once per partition: records of one record key in offset order, different keys at once (0: batches one after another; not given: 16 with --effect http, else 0)"},
 		&cli.IntFlag{Name: fMaxInFlightTotal, Value: 1024,
 			Usage: "with --max-in-flight: effects run at once in the whole process"},
 		&cli.IntFlag{Name: fEffectAttempts, Value: 5,
@@ -42,7 +51,7 @@ func InFlightGroup(ic *InFlight) cliflags.Group {
 }
 
 func (ic *InFlight) load(c *cli.Command, bad *cliflags.Problems) {
-	*ic = InFlight{PerPartition: c.Int(fMaxInFlight), Total: c.Int(fMaxInFlightTotal), Attempts: c.Int(fEffectAttempts)}
+	*ic = InFlight{PerPartition: c.Int(fMaxInFlight), Given: c.IsSet(fMaxInFlight), Total: c.Int(fMaxInFlightTotal), Attempts: c.Int(fEffectAttempts)}
 	if ic.PerPartition < 0 || ic.PerPartition > 4096 {
 		bad.Addf("%s %d: want 0 to 4096", ref(fMaxInFlight), ic.PerPartition)
 	}
@@ -58,6 +67,14 @@ func (ic *InFlight) load(c *cli.Command, bad *cliflags.Problems) {
 		ic.StopOnFailure = true
 	default:
 		bad.Addf("%s %q: want dlq or stop", ref(fOnEffectFailure), s)
+	}
+}
+
+// ForEffect sets PerPartition to DefaultHTTPInFlight for an external
+// effect (--effect http) when --max-in-flight was not given.
+func (ic *InFlight) ForEffect(external bool) {
+	if external && !ic.Given {
+		ic.PerPartition = DefaultHTTPInFlight
 	}
 }
 

@@ -136,11 +136,11 @@ func TestInFlightGroup(t *testing.T) {
 		ic   InFlight
 	}{
 		{nil, nil, InFlight{Total: 1024, Attempts: 5}},
-		{[]string{"--max-in-flight=8", "--on-effect-failure=stop"}, nil, InFlight{PerPartition: 8, Total: 1024, Attempts: 5, StopOnFailure: true}},
+		{[]string{"--max-in-flight=8", "--on-effect-failure=stop"}, nil, InFlight{PerPartition: 8, Given: true, Total: 1024, Attempts: 5, StopOnFailure: true}},
 		{[]string{"--max-in-flight=4097", "--max-in-flight-total=0", "--effect-attempts=101", "--on-effect-failure=skip"}, []string{
 			"--max-in-flight (SHARDPIPE_MAX_IN_FLIGHT) 4097: want 0 to 4096", "--max-in-flight-total (SHARDPIPE_MAX_IN_FLIGHT_TOTAL) 0: want at least 1",
 			"--effect-attempts (SHARDPIPE_EFFECT_ATTEMPTS) 101: want 1 to 100", `--on-effect-failure (SHARDPIPE_ON_EFFECT_FAILURE) "skip": want dlq or stop`},
-			InFlight{PerPartition: 4097, Attempts: 101}},
+			InFlight{PerPartition: 4097, Given: true, Attempts: 101}},
 	}
 	for _, tt := range tests {
 		var ic InFlight

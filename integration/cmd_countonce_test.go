@@ -1,0 +1,64 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/shardpipe/shardpipe/integration"
+)
+
+// TestCmdAppliedOnceAfterReset runs the binary on the real broker and
+// Redis: a run applies 200 orders (summary applied 200); reset-offsets
+// moves the group back to the start; the next run reads the 200 again and
+// reports them suppressed, applied 0: each order counts as applied once
+// over the group's life.
+func TestCmdAppliedOnceAfterReset(t *testing.T) {
+	t.Parallel()
+	const orders = 200
+	brokers, addr := integration.Kafka(t), integration.Redis(t)
+	bin := buildShardpipe(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	topic := integration.CreateTopic(t, brokers, 2)
+	integration.CreateDeadLetterTopic(t, brokers, topic, 2)
+	group := integration.Group(t)
+	prod := integration.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
+	var recs []*kgo.Record
+	for i := range orders {
+		recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "order-%d", i), Value: []byte("{}")})
+	}
+	if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	rdb := integration.NewRedisClient(t, addr)
+	prefix := integration.RedisPrefix(t, rdb)
+	pass := func() map[string]any {
+		t.Helper()
+		run := start(t, "run", bin, "run", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--group", group,
+			"--redis", addr, "--ledger-prefix", prefix+"l:", "--dlq-prefix", prefix+"own:", "--commit-interval", "100ms",
+			"--report-interval", "100ms", "--log-format", "json")
+		run.waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "lag") == 0 && num(m, "applied")+num(m, "suppressed") >= orders })
+		run.signal(syscall.SIGTERM)
+		s := run.waitLine(ctx, "summary", func(map[string]any) bool { return true })
+		if code := run.wait(ctx); code != 0 {
+			t.Fatalf("run: exit %d\n%s", code, run.output())
+		}
+		return s
+	}
+	if s := pass(); num(s, "applied") != orders {
+		t.Fatalf("first run: summary %v, want applied %d", s, orders)
+	}
+	if code, out := runCmd(ctx, bin, "reset-offsets", "--brokers", strings.Join(brokers, ","), "--group", group,
+		"--topic", topic, "--to", "earliest", "--redis", addr, "--ledger-prefix", prefix+"l:"); code != 0 {
+		t.Fatalf("reset-offsets: exit %d\n%s", code, out)
+	}
+	if s := pass(); num(s, "applied") != 0 || num(s, "suppressed") != orders {
+		t.Fatalf("run after reset-offsets: summary %v, want applied 0 and suppressed %d", s, orders)
+	}
+}
