@@ -116,7 +116,7 @@ func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 		bc.Modes = ms
 	}
 	if _, err := flagcheck.ParseRedis(bc.Redis, false); err != nil {
-		bad.Addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(bc.Redis), err)
+		redisProblems(bad, bc.Redis, err)
 	}
 	if err := bc.Validate(); err != nil && len(*bad) == 0 {
 		bad.Addf("%v", err)

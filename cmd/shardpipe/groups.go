@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,7 +73,7 @@ func redisGroup(t *flagcheck.RedisTarget) cliflags.Group {
 	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		var err error
 		if *t, err = flagcheck.ParseRedis(c.String(fRedis), c.Bool(fRedisCluster)); err != nil {
-			bad.Addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(c.String(fRedis)), err)
+			redisProblems(bad, c.String(fRedis), err)
 		}
 		r, serr := secure.RedisValuesFrom(c, "redis-", "SHARDPIPE_REDIS_PASSWORD").Redis()
 		if settingProblem(bad, "redis-", serr); serr == nil && err == nil {
@@ -82,6 +83,23 @@ func redisGroup(t *flagcheck.RedisTarget) cliflags.Group {
 		Usage: "Redis for the ledger: host:port, a redis:// or rediss:// URL (with ?master_name=M: Redis Sentinel, the URL's host and &addr= the sentinels), or a comma-separated list of Redis Cluster nodes"},
 		&cli.BoolFlag{Name: fRedisCluster, Usage: "treat a single --redis address or URL as a Redis Cluster seed"}},
 		settingFlags(secure.RedisSettings("redis-", "SHARDPIPE_REDIS_PASSWORD"))...)...)
+}
+
+// redisProblems adds a line per problem of the --redis value spec (err is
+// flagcheck.ParseRedis's), naming the value only as secure.RedactURL prints
+// it, and not at all when it does not parse.
+func redisProblems(bad *cliflags.Problems, spec string, err error) {
+	name := flagRef(fRedis)
+	if red := secure.RedactURL(spec); red != secure.Withheld {
+		name += " " + strconv.Quote(red)
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		bad.Addf("%s: %v", name, e)
+	}
 }
 
 // settingFlags makes a flag of each setting.

@@ -12,6 +12,7 @@ import (
 	"github.com/shardpipe/shardpipe/httpeffect"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/secure"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -61,7 +62,7 @@ func (h *HTTP) load(c *cli.Command, bad *cliflags.Problems) {
 	case err != nil:
 		bad.Addf("%s: not a valid URL", ref(fHTTPURL))
 	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-		bad.Addf("%s %q: want an absolute http:// or https:// URL with a host", ref(fHTTPURL), u.Redacted())
+		bad.Addf("%s %q: want an absolute http:// or https:// URL with a host", ref(fHTTPURL), secure.RedactURL(raw))
 	default:
 		h.URL = u
 	}
