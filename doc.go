@@ -75,7 +75,8 @@
 //	                  pipeline, sink, httpeffect, admin, opshttp, secure
 //	internal/flagcheck
 //	                  checks of the command's settings: addresses, topic names, partition lists,
-//	                  Redis targets, replay bounds; imports pipeline, secure
+//	                  Redis targets and their URL options' ranges, numeric ranges, replay
+//	                  bounds; imports pipeline, secure
 //	internal/termui   progress displays of produce and replay (terminal bars or log lines),
 //	                  run's progress and summary lines, produce's summary, the tables of
 //	                  status, reset-offsets and replay, a resumed replay plan; imports

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/secure"
 )
 
@@ -117,7 +118,9 @@ func settingFlags(ss []secure.Setting) (fs []cli.Flag) {
 // connectGroup is --connect-timeout; usage names only the servers the
 // command waits for.
 func connectGroup(d *time.Duration, usage string) cliflags.Group {
-	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) { *d = positive(bad, c, fConnectTimeout) },
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
+		*d = settings.DurationIn(c, bad, fConnectTimeout, settings.Timeouts())
+	},
 		&cli.DurationFlag{Name: fConnectTimeout, Value: 10 * time.Second, Usage: usage})
 }
 
@@ -174,9 +177,7 @@ type logConfig struct {
 // --log-level.
 func logGroup(lc *logConfig, reports string) cliflags.Group {
 	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
-		if lc.reportInterval = c.Duration(fReportInterval); lc.reportInterval < 0 {
-			bad.Addf("%s %v: must be 0 (off) or more", flagRef(fReportInterval), lc.reportInterval)
-		}
+		lc.reportInterval = settings.DurationIn(c, bad, fReportInterval, flagcheck.In(0, 24*time.Hour, "0: off"))
 		if lc.format = c.String(fLogFormat); lc.format != "text" && lc.format != "json" {
 			bad.Addf("%s %q: want text or json", flagRef(fLogFormat), lc.format)
 		}
@@ -188,12 +189,4 @@ func logGroup(lc *logConfig, reports string) cliflags.Group {
 		&cli.DurationFlag{Name: fReportInterval, Value: 10 * time.Second, Usage: reports + " (0: never)"},
 		&cli.StringFlag{Name: fLogFormat, Value: "text", Usage: "log format on stderr: text or json"},
 		&cli.StringFlag{Name: fLogLevel, Value: "info", Usage: "log level: debug, info, warn or error"})
-}
-
-func positive(bad *cliflags.Problems, c *cli.Command, name string) time.Duration {
-	d := c.Duration(name)
-	if d <= 0 {
-		bad.Addf("%s %v: must be positive", flagRef(name), d)
-	}
-	return d
 }

@@ -33,12 +33,25 @@ const (
 	kAddr             // host:port
 )
 
-// redisOption is a query option of a redis:// URL that go-redis takes.
+// redisOption is a query option of a redis:// URL that go-redis takes,
+// with the range of a number or a duration.
 type redisOption struct {
 	name string
 	kind optKind
 	on   clients
+	ints Range[int64]
+	durs Range[time.Duration]
 }
+
+// The ranges of the URL options (README's table of ranges): pools and
+// buffers small enough to allocate, counts and durations go-redis cannot
+// overflow, 0 where it means go-redis's default or none.
+const (
+	maxConns   = 10000
+	maxBuffer  = 16 << 20
+	maxRetries = 100
+	day        = 24 * time.Hour
+)
 
 // redisOptions are the query options go-redis's ParseURL (single),
 // ParseClusterURL (cluster) and ParseFailoverURL (sentinel) take; any other
@@ -46,50 +59,65 @@ type redisOption struct {
 func redisOptions() []redisOption {
 	sc := single | sentinel
 	cs := clusterClient | sentinel
+	num := func(name string, on clients, min, max int64, note string) redisOption {
+		return redisOption{name: name, kind: kInt, on: on, ints: In(min, max, note)}
+	}
+	dur := func(name string, on clients, min time.Duration) redisOption {
+		note := ""
+		if min == 0 {
+			note = "0: none"
+		}
+		return redisOption{name: name, kind: kDuration, on: on, durs: In(min, day, note)}
+	}
+	conns := func(name string) redisOption { return num(name, anyClient, 0, maxConns, "0: go-redis's default") }
+	buffer := func(name string) redisOption { return num(name, anyClient, 0, maxBuffer, "bytes; 0: the default") }
+	retries := func(name string, on clients) redisOption {
+		return num(name, on, -1, maxRetries, "-1: none; 0: go-redis's default")
+	}
 	return []redisOption{
-		{"db", kInt, sc},
-		{"protocol", kInt, anyClient},
-		{"client_name", kString, anyClient},
-		{"max_retries", kInt, anyClient},
-		{"min_retry_backoff", kDuration, anyClient},
-		{"max_retry_backoff", kDuration, anyClient},
-		{"dial_timeout", kDuration, anyClient},
-		{"dialer_retries", kInt, cs},
-		{"dialer_retry_timeout", kDuration, cs},
-		{"read_timeout", kDuration, anyClient},
-		{"write_timeout", kDuration, anyClient},
-		{"pool_fifo", kBool, anyClient},
-		{"pool_size", kInt, anyClient},
-		{"pool_timeout", kDuration, anyClient},
-		{"min_idle_conns", kInt, anyClient},
-		{"max_idle_conns", kInt, anyClient},
-		{"max_active_conns", kInt, anyClient},
-		{"max_concurrent_dials", kInt, anyClient},
-		{"pipeline_pool_size", kInt, anyClient},
-		{"pipeline_read_buffer_size", kInt, anyClient},
-		{"pipeline_write_buffer_size", kInt, anyClient},
-		{"conn_max_idle_time", kDuration, anyClient},
-		{"idle_timeout", kDuration, single},
-		{"conn_max_lifetime", kDuration, anyClient},
-		{"max_conn_age", kDuration, single},
-		{"conn_max_lifetime_jitter", kDuration, anyClient},
-		{"skip_verify", kBool, sc},
-		{"addr", kAddr, cs},
-		{"max_redirects", kInt, clusterClient},
-		{"read_only", kBool, clusterClient},
-		{"route_by_latency", kBool, cs},
-		{"route_by_latency_tolerance", kDuration, cs},
-		{"route_randomly", kBool, cs},
-		{"failing_timeout_seconds", kInt, clusterClient},
-		{"master_name", kString, sentinel},
-		{"replica_only", kBool, sentinel},
-		{"use_disconnected_replicas", kBool, sentinel},
-		{"username", kString, sentinel},
-		{"password", kString, sentinel},
-		{"context_timeout_enabled", kBool, sentinel},
-		{"disableIdentity", kBool, sentinel},
-		{"identitySuffix", kString, sentinel},
-		{"unstable_resp3", kBool, sentinel},
+		num("db", sc, 0, 1<<31-1, ""),
+		num("protocol", anyClient, 2, 3, ""),
+		{name: "client_name", on: anyClient},
+		retries("max_retries", anyClient),
+		dur("min_retry_backoff", anyClient, 0),
+		dur("max_retry_backoff", anyClient, 0),
+		dur("dial_timeout", anyClient, time.Millisecond),
+		num("dialer_retries", cs, 0, maxRetries, ""),
+		dur("dialer_retry_timeout", cs, time.Millisecond),
+		dur("read_timeout", anyClient, 0),
+		dur("write_timeout", anyClient, 0),
+		{name: "pool_fifo", kind: kBool, on: anyClient},
+		conns("pool_size"),
+		dur("pool_timeout", anyClient, time.Millisecond),
+		conns("min_idle_conns"),
+		conns("max_idle_conns"),
+		conns("max_active_conns"),
+		conns("max_concurrent_dials"),
+		num("pipeline_pool_size", anyClient, -1, maxConns, "-1: none"),
+		buffer("pipeline_read_buffer_size"),
+		buffer("pipeline_write_buffer_size"),
+		dur("conn_max_idle_time", anyClient, 0),
+		dur("idle_timeout", single, 0),
+		dur("conn_max_lifetime", anyClient, 0),
+		dur("max_conn_age", single, 0),
+		dur("conn_max_lifetime_jitter", anyClient, 0),
+		{name: "skip_verify", kind: kBool, on: sc},
+		{name: "addr", kind: kAddr, on: cs},
+		retries("max_redirects", clusterClient),
+		{name: "read_only", kind: kBool, on: clusterClient},
+		{name: "route_by_latency", kind: kBool, on: cs},
+		dur("route_by_latency_tolerance", cs, 0),
+		{name: "route_randomly", kind: kBool, on: cs},
+		num("failing_timeout_seconds", clusterClient, 0, 3600, ""),
+		{name: "master_name", on: sentinel},
+		{name: "replica_only", kind: kBool, on: sentinel},
+		{name: "use_disconnected_replicas", kind: kBool, on: sentinel},
+		{name: "username", on: sentinel},
+		{name: "password", on: sentinel},
+		{name: "context_timeout_enabled", kind: kBool, on: sentinel},
+		{name: "disableIdentity", kind: kBool, on: sentinel},
+		{name: "identitySuffix", on: sentinel},
+		{name: "unstable_resp3", kind: kBool, on: sentinel},
 	}
 }
 
@@ -138,23 +166,34 @@ func checkPath(u *url.URL, c clients) []error {
 	case c == clusterClient && f[0] != "0":
 		return []error{errors.New("the Redis URL's path: Redis Cluster has database 0 only")}
 	}
-	if _, err := strconv.Atoi(f[0]); err != nil {
-		return []error{errors.New("the Redis URL's path: want /DB, DB a database number")}
+	if n, err := strconv.ParseInt(f[0], 10, 64); err != nil || n < 0 || n > 1<<31-1 {
+		return []error{errors.New("the Redis URL's path: want /DB, DB a database number 0 to 2147483647")}
 	}
 	return nil
 }
 
-// check says what is wrong with v as o's value, or "".
+// check says what is wrong with v as o's value (its kind, its range), or
+// "", without v.
 func (o redisOption) check(v string) string {
 	switch o.kind {
 	case kInt:
-		if _, err := strconv.Atoi(v); err != nil && v != "" {
-			return "want a whole number"
+		if v == "" {
+			return "" // go-redis's default
 		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return "want a whole number, " + o.ints.String()
+		}
+		return o.ints.Check(n)
 	case kDuration:
-		if _, ok := redisDuration(v); !ok {
-			return "want a duration (500ms, 5s) or a whole number of seconds"
+		d, ok := redisDuration(v)
+		if !ok {
+			return "want a duration (500ms, 5s) or a whole number of seconds, " + o.durs.String()
 		}
+		if v == "" {
+			return "" // go-redis's default
+		}
+		return o.durs.Check(d)
 	case kBool:
 		if !slices.Contains([]string{"true", "false", "1", "0", ""}, v) {
 			return "want true, false, 1 or 0"

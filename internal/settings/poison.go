@@ -101,19 +101,10 @@ func (p *Poison) load(c *cli.Command, bad *cliflags.Problems, topics []string) {
 			bad.Addf("%s %q: also consumed (%s); dead letters would be read back as input", ref(fDLQTopic), p.Topic, ref("topic"))
 		}
 	}
-	p.MaxRun, p.MaxShare, p.Window = c.Int(FlagDLQMaxRun), c.Float(FlagDLQMaxShare), c.Int(fDLQWindow)
-	if p.MaxRun < 0 {
-		bad.Addf("%s %d: want 0 (no bound) or more", ref(FlagDLQMaxRun), p.MaxRun)
-	}
-	if p.MaxShare < 0 || p.MaxShare > 1 {
-		bad.Addf("%s %v: want 0 (no bound) to 1", ref(FlagDLQMaxShare), p.MaxShare)
-	}
-	if p.Window < 1 {
-		bad.Addf("%s %d: want at least 1 record", ref(fDLQWindow), p.Window)
-	}
-	if p.Attempts = c.Int(fPoisonAttempts); p.Attempts < 1 || p.Attempts > 100 {
-		bad.Addf("%s %d: want 1 to 100", ref(fPoisonAttempts), p.Attempts)
-	}
+	p.MaxRun = IntIn(c, bad, FlagDLQMaxRun, flagcheck.In(0, 1_000_000, "0: no bound"))
+	p.MaxShare = FloatIn(c, bad, FlagDLQMaxShare, flagcheck.In(0.0, 1, "0: no bound"))
+	p.Window = IntIn(c, bad, fDLQWindow, flagcheck.In(1, 100_000, "records"))
+	p.Attempts = IntIn(c, bad, fPoisonAttempts, flagcheck.In(1, 100, ""))
 }
 
 // Options returns the pipeline options of p; the dead-letter markers live

@@ -20,8 +20,8 @@ func TestPoisonGroup(t *testing.T) {
 			return !p.DeadLetter && p.Topic == "bad" && p.Attempts == 100 && p.MaxRun == 0 && p.MaxShare == 0
 		}},
 		{[]string{"--on-poison=skip", "--poison-attempts=0", "--dlq-max-run=-1", "--dlq-max-share=1.5", "--dlq-window=0"}, []string{
-			`--on-poison (SHARDPIPE_ON_POISON) "skip": want dlq or stop`, "--dlq-max-run (SHARDPIPE_DLQ_MAX_RUN) -1: want 0 (no bound) or more",
-			"--dlq-max-share (SHARDPIPE_DLQ_MAX_SHARE) 1.5: want 0 (no bound) to 1", "--dlq-window (SHARDPIPE_DLQ_WINDOW) 0: want at least 1 record",
+			`--on-poison (SHARDPIPE_ON_POISON) "skip": want dlq or stop`, "--dlq-max-run (SHARDPIPE_DLQ_MAX_RUN) -1: want 0 to 1000000 (0: no bound)",
+			"--dlq-max-share (SHARDPIPE_DLQ_MAX_SHARE) 1.5: want 0 to 1 (0: no bound)", "--dlq-window (SHARDPIPE_DLQ_WINDOW) 0: want 1 to 100000 (records)",
 			"--poison-attempts (SHARDPIPE_POISON_ATTEMPTS) 0: want 1 to 100"}, nil},
 		{[]string{"--poison-attempts=101"}, []string{"want 1 to 100"}, nil},
 		{[]string{"--dlq-topic=orders"}, []string{`--dlq-topic (SHARDPIPE_DLQ_TOPIC) "orders": also consumed (--topic (SHARDPIPE_TOPIC))`}, nil},
