@@ -19,7 +19,7 @@ FUZZTIME ?= 10s
 TEST_FUZZTIME ?= 3s
 # package:target for every Go fuzz target.
 FUZZ_TARGETS := ./sink:FuzzKeySource ./sink:FuzzKeySourceRoundTrip ./sink:FuzzTotalsArgs ./sink:FuzzJSONScan \
-	./cmd/shardpipe:FuzzRunConfig ./internal/flagcheck:FuzzParseRedis ./internal/orders:FuzzAppendJSON
+	./cmd/shardpipe:FuzzRunConfig ./cmd/shardpipe:FuzzRunArgs ./internal/flagcheck:FuzzParseRedis ./internal/orders:FuzzAppendJSON
 
 .PHONY: test vet test-integration fuzz services-start services-stop services-status lint bench bench-run chaos
 

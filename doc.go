@@ -14,11 +14,12 @@
 //	sink              the Redis ledger (record mode), the claim/done guard (guard mode), the
 //	                  durability barrier; imports only internal/faults/guardfault
 //	pipeline          group consumer, one worker per partition, epochs, poison records and
-//	                  dead letters, replay, record tracing (Tracer); imports checkpoint, sink
-//	                  and internal/faults
+//	                  dead letters, replay, record tracing (Tracer); imports checkpoint, sink,
+//	                  secure (an effect's error passes RedactError) and internal/faults
 //	secure            TLS, Kafka SASL and Redis ACL-user settings turned into kgo and go-redis
-//	                  options, secrets that never print, and Diagnose, which names the
-//	                  connection step that failed; imports no shardpipe package
+//	                  options, secrets that never print, RedactURL (the one function every
+//	                  URL shardpipe prints passes) and RedactError, and Diagnose, which names
+//	                  the connection step that failed; imports no shardpipe package
 //	admin             operational checks and actions: Redis preflight and durability, topic
 //	                  and retention checks, group status and lag, offset resets, replay rules,
 //	                  start-up warnings, why a run holds no partitions; imports pipeline, sink,
@@ -27,8 +28,8 @@
 //	                  pipeline.Meter), the Kafka client (kprom), the Redis pool, and the /metrics
 //	                  server; imports pipeline
 //	opshttp           the operator's HTTP endpoints: /healthz, /readyz and the /status page;
-//	                  imports pipeline and metrics
-//	httpeffect        an HTTP POST as guard mode's external effect; imports sink
+//	                  imports pipeline, metrics and secure
+//	httpeffect        an HTTP POST as guard mode's external effect; imports sink and secure
 //	cmd/shardpipe     the command: its subcommands' texts, flags and config (composing the
 //	                  groups of internal/settings), rendering, exit codes and wiring of the
 //	                  packages above; imports any of them and internal/...; under 2,500
@@ -71,10 +72,11 @@
 //	                  orders, the demo): each group's flags, their checks into a typed
 //	                  value, and the sink.Spec, appliers and pipeline options it gives;
 //	                  imports internal/cliflags, internal/flagcheck, internal/orders,
-//	                  pipeline, sink, httpeffect, admin, opshttp
+//	                  pipeline, sink, httpeffect, admin, opshttp, secure
 //	internal/flagcheck
 //	                  checks of the command's settings: addresses, topic names, partition lists,
-//	                  Redis targets, replay bounds; imports pipeline, secure
+//	                  Redis targets and their URL options' ranges, numeric ranges, replay
+//	                  bounds; imports pipeline, secure
 //	internal/termui   progress displays of produce and replay (terminal bars or log lines),
 //	                  run's progress and summary lines, produce's summary, the tables of
 //	                  status, reset-offsets and replay, a resumed replay plan; imports

@@ -26,5 +26,6 @@
 // done mark can make the call run again. The receiver closes that window by
 // deduplicating on Idempotency-Key.
 //
-// Imports: sink (for sink.Record) and the standard library.
+// Imports: sink (for sink.Record), secure (RedactURL: errors never show
+// the URL's password or query values) and the standard library.
 package httpeffect

@@ -19,6 +19,7 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/shardpipe/shardpipe/secure"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -68,7 +69,7 @@ func RootCAs(pool *x509.CertPool) Opt {
 // per partition worker calling at once).
 type Effect struct {
 	url      string // as given
-	redacted string // for errors and logs: no password
+	redacted string // for errors and logs: secure.RedactURL
 	timeout  time.Duration
 	tr       *http.Transport // called directly: see Do
 	consumer string
@@ -83,7 +84,7 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 	case err != nil:
 		return nil, errors.New("httpeffect: not a valid URL")
 	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-		return nil, fmt.Errorf("httpeffect: %q: want an absolute http:// or https:// URL with a host", u.Redacted())
+		return nil, fmt.Errorf("httpeffect: %q: want an absolute http:// or https:// URL with a host", secure.RedactURL(rawURL))
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	// One connection per partition worker calling at once; the default of 2
@@ -91,7 +92,7 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 	tr.MaxIdleConnsPerHost = 64
 	tr.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 	host, _ := os.Hostname()
-	e := &Effect{url: u.String(), redacted: u.Redacted(), timeout: DefaultTimeout,
+	e := &Effect{url: u.String(), redacted: secure.RedactURL(u.String()), timeout: DefaultTimeout,
 		tr: tr, consumer: host + "/" + strconv.Itoa(os.Getpid())}
 	for _, o := range opts {
 		o.apply(e)
@@ -119,7 +120,8 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 // again rather than take it as done. Its signature is
 // pipeline.ExternalEffect's. A span in ctx goes along as a traceparent
 // header. It costs one HTTP round trip; at most 256
-// bytes of a failed reply's body go into the error.
+// bytes of a failed reply's body go into the error, which names the URL
+// only through secure.RedactURL (no password, no query value).
 func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
@@ -127,7 +129,7 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { conn.Store(true) }})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(r.Value))
 	if err != nil {
-		return fmt.Errorf("http effect: %w", err)
+		return fmt.Errorf("http effect: %w", secure.RedactError(err))
 	}
 	if u := req.URL.User; u != nil {
 		// As an http.Client would: the URL's user and password authenticate.
@@ -146,8 +148,8 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	// quotes it whole. The 3xx is the reply, which fails below.
 	resp, err := e.tr.RoundTrip(req)
 	if err != nil {
-		// A *url.Error, as http.Client's: it names the method and the URL,
-		// without its password.
+		// A *url.Error, as http.Client's: it names the method and the URL
+		// (secure.RedactURL: no password, no query values).
 		err = &url.Error{Op: "Post", URL: e.redacted, Err: err}
 		if !conn.Load() {
 			// No connection was had for the request, so not a byte of it was

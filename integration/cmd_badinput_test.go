@@ -28,7 +28,7 @@ func TestCmdBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{"bad flag value", []string{"--commit-every", "-5"}, nil, 2, "--commit-every (SHARDPIPE_COMMIT_EVERY) -5: must be 0 or more"},
+		{"bad flag value", []string{"--commit-every", "-5"}, nil, 2, "--commit-every (SHARDPIPE_COMMIT_EVERY) -5: want 0 to 1000000 (0: off)"},
 		{"unknown flag", []string{"--comit-every", "5"}, nil, 2, "flag provided but not defined: -comit-every"},
 		{"bad env value", nil, []string{"SHARDPIPE_GROUP_PROTOCOL=eager"}, 2, `--group-protocol (SHARDPIPE_GROUP_PROTOCOL) "eager": want classic or consumer`},
 		{"unparsable env value", nil, []string{"SHARDPIPE_SHUTDOWN_TIMEOUT=later"}, 2, `environment variable "SHARDPIPE_SHUTDOWN_TIMEOUT"`},

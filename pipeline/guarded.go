@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/shardpipe/shardpipe/secure"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -25,7 +26,8 @@ type ExternalEffect func(ctx context.Context, key string, r *sink.Record) error
 // record of a batch runs through Guard.Do in order (one claim, the effect and
 // one done write per record, so a batch costs about three round trips per
 // record plus the effect; with tracing on, a suppressed or redelivered
-// record costs one GET more to name the span that applied its key). A
+// record costs one GET more to name the span that applied its key). The
+// effect's error is passed through secure.RedactError. A
 // record without a usable key is a poison
 // record: retried, then dead-lettered or stopping the pipeline. A refusal
 // no retry can fix (sink.ErrMisconfigured: a guard key holding something
@@ -70,7 +72,9 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 			var effErr error
 			out, err = a.g.Do(ctx, r, func(ctx context.Context, k string) error {
 				ctx, span := effectSpan(ctx, r)
-				effErr = a.effect(ctx, k, r)
+				// Its text reaches logs, traces, /status and dead-letter
+				// headers: no URL's password or query value in it.
+				effErr = secure.RedactError(a.effect(ctx, k, r))
 				endEffectSpan(span, effErr)
 				return effErr
 			})

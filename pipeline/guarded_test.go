@@ -3,6 +3,8 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -90,5 +92,26 @@ func TestGuardedForeignValue(t *testing.T) {
 	}
 	if ran["a"] != 1 || ran["b"] != 0 || ran["c"] != 0 {
 		t.Errorf("effect ran %v, want only a", ran)
+	}
+}
+
+// TestGuardedRedactsEffectURLs: an effect's error that names a URL (a
+// *url.Error, as net/http's are) reaches the batch's error, and so the
+// logs, traces, /status and dead-letter headers built from it, without the
+// URL's password or query values (secure.RedactError).
+func TestGuardedRedactsEffectURLs(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	g, err := sink.NewGuard(rdb, sink.WithPrefix("t:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	effErr := &url.Error{Op: "Post", URL: "https://u:pw9@h/charge?token=tok9", Err: errors.New("connection reset")}
+	a := pipeline.Guarded(g, func(context.Context, string, *sink.Record) error { return effErr })
+	_, err = a.Apply(t.Context(), []sink.Record{{Topic: "t", Epoch: 1, Key: []byte("a")}})
+	if err == nil || strings.Contains(err.Error(), "tok9") || strings.Contains(err.Error(), "pw9") ||
+		!strings.Contains(err.Error(), "token=") || !errors.Is(err, effErr) {
+		t.Fatalf("Apply: %v; want the effect's error wrapped, naming the option token but not its value nor the password", err)
 	}
 }

@@ -8,7 +8,9 @@
 //
 // Secrets (passwords, tokens, keys) are read from files or environment
 // variables into a Secret, which never prints its value: not through
-// fmt, slog, JSON, nor in the errors of this package.
+// fmt, slog, JSON, nor in the errors of this package. A URL is printed
+// through RedactURL (no password, no query value; nothing of one that does
+// not parse), and an error naming one through RedactError.
 //
 // It imports no shardpipe package; the command, admin and the test kit
 // share it.

@@ -14,6 +14,7 @@ import (
 	"github.com/shardpipe/shardpipe/internal/bench"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/internal/settings"
 )
 
 const (
@@ -93,15 +94,20 @@ func (bc *benchConfig) Groups() []cliflags.Group {
 }
 
 func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
+	n := func(name string, min, max int) int { return settings.IntIn(c, bad, name, flagcheck.In(min, max, "")) }
+	d := func(name string, min, max time.Duration) time.Duration {
+		return settings.DurationIn(c, bad, name, flagcheck.In(min, max, ""))
+	}
 	bc.Config = bench.Config{
 		Brokers: bc.brokers, Kafka: bc.sec, Redis: strings.TrimSpace(c.String(fRedis)),
-		Topic: c.String(fBenchTopic), Records: c.Int(fRecords), Partitions: int32(c.Int(fPartitions)),
-		Rounds: c.Int(fRounds), NaiveRecords: c.Int(fNaiveRecords), NaiveBudget: c.Duration(fNaiveBudget),
-		LatencyRate: c.Int(fLatencyRate), LatencyDuration: c.Duration(fLatencyDuration),
-		LatencyCommit: c.Duration(fLatencyCommit), ProfileDir: c.String(fProfileDir), CommitEvery: c.Int(fCommitEvery),
-		GuardRecords: c.Int(fGuardRecords), GuardDelay: c.Duration(fGuardDelay), GuardInFlight: c.Int(fGuardInFlight),
-		GuardPartitions: int32(c.Int(fGuardParts)),
-		Args:            []string{"bench-worker", "--spec"}, Stderr: c.Root().ErrWriter,
+		Topic: c.String(fBenchTopic), Records: n(fRecords, 1000, 100_000_000), Partitions: int32(n(fPartitions, 1, 1000)),
+		Rounds: n(fRounds, 1, 100), NaiveRecords: n(fNaiveRecords, 1, 10_000_000), NaiveBudget: d(fNaiveBudget, time.Millisecond, time.Hour),
+		LatencyRate: n(fLatencyRate, 0, 10_000_000), LatencyDuration: d(fLatencyDuration, 0, time.Hour),
+		LatencyCommit: d(fLatencyCommit, time.Millisecond, time.Hour), ProfileDir: c.String(fProfileDir),
+		CommitEvery:  n(fCommitEvery, 0, 1_000_000),
+		GuardRecords: n(fGuardRecords, 0, 10_000_000), GuardDelay: d(fGuardDelay, 0, time.Second),
+		GuardInFlight: n(fGuardInFlight, 1, 4096), GuardPartitions: int32(n(fGuardParts, 1, 1000)),
+		Args: []string{"bench-worker", "--spec"}, Stderr: c.Root().ErrWriter,
 		Log: newLogger(c.Root().ErrWriter, logConfig{format: "text"}),
 	}
 	bc.json, bc.jsonFile = c.Bool(fJSON), c.String(fJSONFile)
@@ -116,7 +122,7 @@ func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 		bc.Modes = ms
 	}
 	if _, err := flagcheck.ParseRedis(bc.Redis, false); err != nil {
-		bad.Addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(bc.Redis), err)
+		redisProblems(bad, bc.Redis, err)
 	}
 	if err := bc.Validate(); err != nil && len(*bad) == 0 {
 		bad.Addf("%v", err)

@@ -13,14 +13,14 @@ func TestBenchRejectsBadSettings(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"records", []string{"--records", "10"}, "records 10: want at least 1000"},
-		{"rounds", []string{"--rounds", "0"}, "rounds 0: want at least 1"},
+		{"records", []string{"--records", "10"}, "--records (SHARDPIPE_RECORDS) 10: want 1000 to 100000000"},
+		{"rounds", []string{"--rounds", "0"}, "--rounds (SHARDPIPE_ROUNDS) 0: want 1 to 100"},
 		{"broker", []string{"--brokers", "nohost"}, `--brokers (SHARDPIPE_BROKERS) "nohost": want host:port`},
 		{"redis", []string{"--redis", "redis://x:y:z"}, "--redis (SHARDPIPE_REDIS)"},
 		{"topic", []string{"--bench-topic", "bad topic"}, `--bench-topic (SHARDPIPE_BENCH_TOPIC) "bad topic"`},
-		{"latency", []string{"--latency-commit-interval", "0s"}, "latency commit interval 0s"},
+		{"latency", []string{"--latency-commit-interval", "0s"}, "--latency-commit-interval (SHARDPIPE_LATENCY_COMMIT_INTERVAL) 0s: want 1ms to 1h"},
 		{"arguments", []string{"extra"}, "bench takes no arguments"},
-		{"guard delay", []string{"--guard-delay", "2s"}, "guard delay 2s: want 0 to 1s"},
+		{"guard delay", []string{"--guard-delay", "2s"}, "--guard-delay (SHARDPIPE_GUARD_DELAY) 2s: want 0s to 1s"},
 		{"modes", []string{"--modes", "d,x"}, `--modes (SHARDPIPE_MODES): mode "x": want a-k`},
 	}
 	for _, tt := range tests {

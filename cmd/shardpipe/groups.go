@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/secure"
 )
 
@@ -72,7 +74,7 @@ func redisGroup(t *flagcheck.RedisTarget) cliflags.Group {
 	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
 		var err error
 		if *t, err = flagcheck.ParseRedis(c.String(fRedis), c.Bool(fRedisCluster)); err != nil {
-			bad.Addf("%s %q: %v", flagRef(fRedis), flagcheck.RedactURL(c.String(fRedis)), err)
+			redisProblems(bad, c.String(fRedis), err)
 		}
 		r, serr := secure.RedisValuesFrom(c, "redis-", "SHARDPIPE_REDIS_PASSWORD").Redis()
 		if settingProblem(bad, "redis-", serr); serr == nil && err == nil {
@@ -82,6 +84,23 @@ func redisGroup(t *flagcheck.RedisTarget) cliflags.Group {
 		Usage: "Redis for the ledger: host:port, a redis:// or rediss:// URL (with ?master_name=M: Redis Sentinel, the URL's host and &addr= the sentinels), or a comma-separated list of Redis Cluster nodes"},
 		&cli.BoolFlag{Name: fRedisCluster, Usage: "treat a single --redis address or URL as a Redis Cluster seed"}},
 		settingFlags(secure.RedisSettings("redis-", "SHARDPIPE_REDIS_PASSWORD"))...)...)
+}
+
+// redisProblems adds a line per problem of the --redis value spec (err is
+// flagcheck.ParseRedis's), naming the value only as secure.RedactURL prints
+// it, and not at all when it does not parse.
+func redisProblems(bad *cliflags.Problems, spec string, err error) {
+	name := flagRef(fRedis)
+	if red := secure.RedactURL(spec); red != secure.Withheld {
+		name += " " + strconv.Quote(red)
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		bad.Addf("%s: %v", name, e)
+	}
 }
 
 // settingFlags makes a flag of each setting.
@@ -99,7 +118,9 @@ func settingFlags(ss []secure.Setting) (fs []cli.Flag) {
 // connectGroup is --connect-timeout; usage names only the servers the
 // command waits for.
 func connectGroup(d *time.Duration, usage string) cliflags.Group {
-	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) { *d = positive(bad, c, fConnectTimeout) },
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
+		*d = settings.DurationIn(c, bad, fConnectTimeout, settings.Timeouts())
+	},
 		&cli.DurationFlag{Name: fConnectTimeout, Value: 10 * time.Second, Usage: usage})
 }
 
@@ -156,9 +177,7 @@ type logConfig struct {
 // --log-level.
 func logGroup(lc *logConfig, reports string) cliflags.Group {
 	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
-		if lc.reportInterval = c.Duration(fReportInterval); lc.reportInterval < 0 {
-			bad.Addf("%s %v: must be 0 (off) or more", flagRef(fReportInterval), lc.reportInterval)
-		}
+		lc.reportInterval = settings.DurationIn(c, bad, fReportInterval, flagcheck.In(0, 24*time.Hour, "0: off"))
 		if lc.format = c.String(fLogFormat); lc.format != "text" && lc.format != "json" {
 			bad.Addf("%s %q: want text or json", flagRef(fLogFormat), lc.format)
 		}
@@ -170,12 +189,4 @@ func logGroup(lc *logConfig, reports string) cliflags.Group {
 		&cli.DurationFlag{Name: fReportInterval, Value: 10 * time.Second, Usage: reports + " (0: never)"},
 		&cli.StringFlag{Name: fLogFormat, Value: "text", Usage: "log format on stderr: text or json"},
 		&cli.StringFlag{Name: fLogLevel, Value: "info", Usage: "log level: debug, info, warn or error"})
-}
-
-func positive(bad *cliflags.Problems, c *cli.Command, name string) time.Duration {
-	d := c.Duration(name)
-	if d <= 0 {
-		bad.Addf("%s %v: must be positive", flagRef(name), d)
-	}
-	return d
 }

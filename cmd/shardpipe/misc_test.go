@@ -44,9 +44,9 @@ func TestProduceRejectsBadSettings(t *testing.T) {
 		want string
 	}{
 		{"no topic", nil, nil, "--topic (SHARDPIPE_TOPIC): no topic given"},
-		{"count", []string{"--topic", "o", "--count", "-1"}, nil, "--count (SHARDPIPE_COUNT) -1: must be 0 or more"},
-		{"duplicates", []string{"--topic", "o", "--duplicates", "-0.5"}, nil, "--duplicates (SHARDPIPE_DUPLICATES) -0.5: want a ratio from 0 to 10"},
-		{"rate", []string{"--topic", "o", "--rate", "-3"}, nil, "--rate (SHARDPIPE_RATE) -3: must be 0 (unlimited) or more"},
+		{"count", []string{"--topic", "o", "--count", "-1"}, nil, "--count (SHARDPIPE_COUNT) -1: want 0 to 1000000000"},
+		{"duplicates", []string{"--topic", "o", "--duplicates", "-0.5"}, nil, "--duplicates (SHARDPIPE_DUPLICATES) -0.5: want 0 to 10 (a ratio of --count)"},
+		{"rate", []string{"--topic", "o", "--rate", "-3"}, nil, "--rate (SHARDPIPE_RATE) -3: want 0 to 10000000 (0: unlimited)"},
 		{"partitions", []string{"--topic", "o", "--partitions", "-1"}, nil, "--partitions (SHARDPIPE_PARTITIONS) -1"},
 		{"replication", []string{"--topic", "o", "--replication-factor", "0"}, nil, "--replication-factor (SHARDPIPE_REPLICATION_FACTOR) 0"},
 		{"from and count", []string{"--topic", "o", "--from", "-", "--count", "5"}, nil, "--from (SHARDPIPE_FROM): reads orders from a file"},

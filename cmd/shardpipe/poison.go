@@ -31,8 +31,8 @@ type poisonConfig struct {
 }
 
 // poisonGroup is settings.PoisonGroup, loaded into pc.p.
-func poisonGroup(pc *poisonConfig, topics func() []string, ledgerPrefix *string) cliflags.Group {
-	return cliflags.Then(settings.PoisonGroup(&pc.p, topics, ledgerPrefix), func() { pc.dlqPrefix = pc.p.Prefix })
+func poisonGroup(pc *poisonConfig, topics func() []string) cliflags.Group {
+	return cliflags.Then(settings.PoisonGroup(&pc.p, topics), func() { pc.dlqPrefix = pc.p.Prefix })
 }
 
 // options returns the pipeline options for pc; the dead-letter markers live

@@ -59,8 +59,8 @@ func TestProduceRejectsDeliveryTimeout(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"zero", []string{"--delivery-timeout", "0s"}, nil, "--delivery-timeout (SHARDPIPE_DELIVERY_TIMEOUT) 0s: must be positive"},
-		{"env negative", nil, map[string]string{"SHARDPIPE_DELIVERY_TIMEOUT": "-1s"}, "--delivery-timeout (SHARDPIPE_DELIVERY_TIMEOUT) -1s: must be positive"},
+		{"zero", []string{"--delivery-timeout", "0s"}, nil, "--delivery-timeout (SHARDPIPE_DELIVERY_TIMEOUT) 0s: want 1ms to 1h"},
+		{"env negative", nil, map[string]string{"SHARDPIPE_DELIVERY_TIMEOUT": "-1s"}, "--delivery-timeout (SHARDPIPE_DELIVERY_TIMEOUT) -1s: want 1ms to 1h"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,7 +23,7 @@ func TestReplayRejectsBadSettings(t *testing.T) {
 		{"negative offset", replay, []string{"--from", "-3"}, nil, `--from (SHARDPIPE_FROM) "-3": offset -3 is negative`},
 		{"bad to", replay, []string{"--to", "later"}, nil, `--to (SHARDPIPE_TO) "later": want an offset`},
 		{"bad partitions", replay, []string{"--partition-ids", "0,x"}, nil, `--partition-ids (SHARDPIPE_PARTITION_IDS) "0,x": "x" is not a partition number`},
-		{"negative rate", replay, []string{"--rate", "-1"}, nil, "--rate (SHARDPIPE_RATE) -1: must be 0 (no limit) or more"},
+		{"negative rate", replay, []string{"--rate", "-1"}, nil, "--rate (SHARDPIPE_RATE) -1: want 0 to 10000000 (0: no limit)"},
 		{"empty checkpoint prefix", replay, []string{"--checkpoint-prefix", ""}, nil, "--checkpoint-prefix (SHARDPIPE_CHECKPOINT_PREFIX): empty"},
 		{"bad effect", replay, []string{"--effect", "sum"}, nil, `--effect (SHARDPIPE_EFFECT) "sum": want none, totals or http`},
 		{"http effect", replay, []string{"--effect", "http"}, nil, "--effect (SHARDPIPE_EFFECT) http: replay does not run guard mode; it takes none or totals"},

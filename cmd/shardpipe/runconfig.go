@@ -37,5 +37,6 @@ func (rc *runConfig) Groups() []cliflags.Group {
 		rc.protocol, rc.startLatest, rc.sessionTimeout, rc.shutdownTimeout, rc.instanceID = cs.Protocol, cs.StartLatest, cs.SessionTimeout, cs.ShutdownTimeout, cs.InstanceID
 		rc.p.CreateDLQ = cs.CreateDLQ
 	}), settings.MetricsGroup(&rc.metricsAddr, "serve Prometheus metrics (per partition counters, offsets and lag; latency histograms; Kafka client, Redis pool, Go and process metrics) at http://ADDR/metrics, the probes /healthz and /readyz, and the status page /status, e.g. :9464 (empty: off)"))
-	return append(gs, rc.tail("how often to log a one-line progress summary")...)
+	return append(gs, rc.tail("how often to log a one-line progress summary",
+		func() []settings.OwnedKey { return []settings.OwnedKey{rc.p.ProbeKey()} })...)
 }

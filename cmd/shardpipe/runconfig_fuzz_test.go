@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -99,4 +100,81 @@ func FuzzRunConfig(f *testing.F) {
 			t.Fatalf("%q: key source %v does not round-trip: %v", args, rc.l.Spec.Keys, err)
 		}
 	})
+}
+
+// FuzzRunArgs: any run command line (the fuzz input cut at newlines into
+// arguments) goes through run's own checks (cliflags.CheckArgs, then every
+// group, as execute does) to a usage error with one non-empty line per
+// problem, or to a configuration whose numbers are in their ranges (README's
+// table) and whose single-node Redis client (its pools allocated) is built
+// and closed; never to a panic. Nothing connects, the pipeline is not built.
+func FuzzRunArgs(f *testing.F) {
+	for _, s := range []string{
+		"--topic\norders",
+		"--topic=orders\n--redis\nredis://h:1?pool_size=-5",
+		"--topic=o\n--redis=redis://h:1?pool_size=100000000&min_idle_conns=-1",
+		"--topic=o\n--redis=redis://h:1?master_name=m&pool_size=-5",
+		"--topic=o\n--redis=redis://h:1?pool_size=-5\n--redis-cluster",
+		"--topic=o\n--dlq-window\n9223372036854775807",
+		"--topic=o\n--dlq-window=100000",
+		"--topic=o\n--dlq-max-share=NaN\n--rate=Inf",
+		"--topic=o\n--max-batch=-1\n--commit-every=99999999999999999999",
+		"--topic=o\n--ttl=2562047h47m16.854775807s\n--session-timeout=-1ns",
+		"--topic=o\n--effect=http\n--http-url=http://h/x?token=t\n--http-timeout=29s",
+		"--topic=o\n--redis=redis://u:p/w@h:1\nextra",
+		"--brokerz=x\n--topic",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(checkRunArgs)
+}
+
+// checkRunArgs is FuzzRunArgs's check of one command line.
+func checkRunArgs(t *testing.T, line string) {
+	for _, kv := range os.Environ() { // flags only; the environment may hold anything
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "SHARDPIPE_") {
+			t.Setenv(k, "")
+		}
+	}
+	var rc *runConfig
+	cmd := cliflags.Command(env, &cli.Command{Name: "run"}, func(_ context.Context, _ *cli.Command, c *runConfig) error {
+		rc = c
+		return nil
+	})
+	root := &cli.Command{Name: "shardpipe", Commands: []*cli.Command{cmd}, Writer: io.Discard, ErrWriter: io.Discard,
+		ExitErrHandler: func(context.Context, *cli.Command, error) {}}
+	args, err := cliflags.CheckArgs(root, append([]string{"shardpipe", "run"}, strings.Split(line, "\n")...))
+	if err == nil {
+		err = root.Run(context.Background(), args)
+	}
+	var ue *cliflags.UsageError
+	switch {
+	case errors.As(err, &ue):
+		for _, l := range ue.Lines {
+			if strings.TrimSpace(l) == "" {
+				t.Fatalf("%q: an empty problem line in %q", line, ue.Lines)
+			}
+		}
+		return
+	case err != nil || rc == nil:
+		return // urfave/cli's own parse error, reported as usage by execute
+	}
+	p := rc.p
+	switch {
+	case p.Window < 1 || p.Window > 100_000 || !(p.MaxShare >= 0 && p.MaxShare <= 1) || p.MaxRun < 0:
+		t.Fatalf("%q: accepted dead-letter bounds %d, %v, %d", line, p.Window, p.MaxShare, p.MaxRun)
+	case rc.maxBatch < 1 || rc.maxBatch > 100_000 || rc.ttl < time.Millisecond:
+		t.Fatalf("%q: accepted max-batch %d, ttl %v", line, rc.maxBatch, rc.ttl)
+	}
+	if o := rc.redis.Single; o != nil {
+		quiet := *o
+		quiet.MinIdleConns = 0 // no dial in the background
+		target := flagcheck.RedisTarget{Single: &quiet}
+		if err := target.Client().Close(); err != nil {
+			t.Fatalf("%q: close: %v", line, err)
+		}
+		if o.PoolSize < 0 || o.PoolSize > 10_000 || o.MinIdleConns < 0 || o.MaxIdleConns < 0 || o.MaxActiveConns < 0 {
+			t.Fatalf("%q: accepted Redis pool size %d, idle %d to %d, active %d", line, o.PoolSize, o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns)
+		}
+	}
 }

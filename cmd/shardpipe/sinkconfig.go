@@ -29,13 +29,22 @@ type sinkConfig struct {
 // consumed topics, once loaded.
 func (sc *sinkConfig) groups(topics func() []string) []cliflags.Group {
 	return append(ledgerGroups(&sc.ledgerConfig), settings.DurabilityGroup(&sc.durability), commitGroup(&sc.commitConfig),
-		poisonGroup(&sc.poisonConfig, topics, &sc.l.Spec.Prefix))
+		poisonGroup(&sc.poisonConfig, topics))
+}
+
+// keys are the Redis keys run and replay write that sc's settings name:
+// the ledger's and those under --dlq-prefix (settings.KeysGroup keeps them
+// apart with a command's own).
+func (sc *sinkConfig) keys() []settings.OwnedKey {
+	return append(sc.l.Keys(), sc.p.Keys()...)
 }
 
 // tail are the shared groups after a command's own; reports says what
-// --report-interval times.
-func (sc *sinkConfig) tail(reports string) []cliflags.Group {
-	return []cliflags.Group{connectGroup(&sc.connectTimeout, waitBrokersRedis), logGroup(&sc.log, reports)}
+// --report-interval times, and own are the keys the command writes besides
+// sc.keys, once loaded.
+func (sc *sinkConfig) tail(reports string, own func() []settings.OwnedKey) []cliflags.Group {
+	return []cliflags.Group{connectGroup(&sc.connectTimeout, waitBrokersRedis), logGroup(&sc.log, reports),
+		settings.KeysGroup(func() []settings.OwnedKey { return append(sc.keys(), own()...) })}
 }
 
 // start warns about settings that weaken security (warnWeakSecurity),

@@ -118,7 +118,8 @@ func NewRedis(spec string) (*redis.Client, error) {
 	if strings.Contains(spec, "://") {
 		o, err := redis.ParseURL(spec)
 		if err != nil {
-			return nil, fmt.Errorf("bench: redis %q: %w", spec, err)
+			// go-redis's error may quote a value of the URL: not printed.
+			return nil, fmt.Errorf("bench: redis %q: not a Redis URL go-redis takes", secure.RedactURL(spec))
 		}
 		o.ContextTimeoutEnabled = true
 		return redis.NewClient(o), nil

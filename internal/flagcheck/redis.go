@@ -24,14 +24,18 @@ type RedisTarget struct {
 	Failover *redis.FailoverOptions
 	// Cluster is true when ClusterOpts is set.
 	Cluster bool
-	// Desc names the target in messages; a URL's password is hidden.
+	// Desc names the target in messages: secure.RedactURL of the setting
+	// (no password, no query value).
 	Desc string
 }
 
 // ParseRedis reads host:port, a redis:// or rediss:// URL, or a comma list
 // of cluster nodes. cluster forces Redis Cluster for a single address or URL.
 // A URL's query options (protocol, timeouts, pool size, retries, client
-// name...) are go-redis's own; an unknown one is an error.
+// name...) are go-redis's own; an unknown one is an error. No error shows
+// a password or a query value: a URL that does not parse is named by the
+// part that breaks it, an option by its name (several problems are
+// joined, errors.Join, one each); Desc is secure.RedactURL's.
 func ParseRedis(spec string, cluster bool) (RedisTarget, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
@@ -57,38 +61,56 @@ func ParseRedis(spec string, cluster bool) (RedisTarget, error) {
 }
 
 func parseRedisURL(spec string, cluster bool) (RedisTarget, error) {
-	desc := RedactURL(spec)
-	if cluster {
+	if parts := strings.Split(spec, ","); len(parts) > 1 && strings.Contains(strings.Join(parts[1:], ","), "://") {
+		return RedisTarget{}, errors.New("a list of Redis URLs: give one URL (a cluster's or Sentinel's further nodes as &addr=host:port), or a list of host:port")
+	}
+	if err := urlSyntax(spec); err != nil {
+		return RedisTarget{}, err
+	}
+	u, _ := url.Parse(spec) // urlSyntax parsed it
+	c := single
+	switch {
+	case cluster:
+		c = clusterClient
+	case u.Query().Has("master_name"):
+		c = sentinel
+	}
+	if errs := checkURL(u, c); len(errs) > 0 {
+		return RedisTarget{}, errors.Join(errs...)
+	}
+	desc := secure.RedactURL(spec)
+	switch c {
+	case clusterClient:
 		o, err := redis.ParseClusterURL(spec)
 		if err != nil {
-			return RedisTarget{}, fmt.Errorf("cluster URL: %w", err)
+			return RedisTarget{}, refused(err)
 		}
 		return RedisTarget{ClusterOpts: o, Cluster: true, Desc: desc}, nil
-	}
-	if u, err := url.Parse(spec); err == nil && u.Query().Has("master_name") {
+	case sentinel:
 		o, err := redis.ParseFailoverURL(spec)
 		if err != nil {
-			return RedisTarget{}, fmt.Errorf("sentinel URL: %w", err)
+			return RedisTarget{}, refused(err)
 		}
 		return RedisTarget{Failover: o, Desc: desc}, nil
 	}
 	o, err := redis.ParseURL(spec)
 	if err != nil {
-		return RedisTarget{}, fmt.Errorf("URL: %w", err)
+		return RedisTarget{}, refused(err)
 	}
 	return RedisTarget{Single: o, Desc: desc}, nil
 }
 
-// RedactURL hides a password in a URL for messages.
-func RedactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
+// refused words go-redis's refusal of a URL checkURL passed, without its
+// text, which may quote a value: only the names of unexpected options.
+func refused(err error) error {
+	if _, names, ok := strings.Cut(err.Error(), "unexpected option: "); ok {
+		var esc []string
+		for n := range strings.SplitSeq(names, ", ") {
+			esc = append(esc, url.QueryEscape(n))
+		}
+		return fmt.Errorf("the Redis URL: unexpected option: %s", strings.Join(esc, ", "))
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
+	return errors.New("the Redis URL is not accepted by the Redis client (go-redis)")
 }
 
 // Client returns a new client for t: a cluster client in cluster mode, a

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -47,23 +48,14 @@ func CommitGroup(cc *Commit) cliflags.Group {
 }
 
 func (cc *Commit) load(c *cli.Command, bad *cliflags.Problems) {
-	if cc.Every = c.Int(FlagCommitEvery); cc.Every < 0 {
-		bad.Addf("%s %d: must be 0 or more", ref(FlagCommitEvery), cc.Every)
-	}
-	if cc.Interval = c.Duration(fCommitInterval); cc.Interval < 0 {
-		bad.Addf("%s %v: must be 0 or more", ref(fCommitInterval), cc.Interval)
-	}
+	cc.Every = IntIn(c, bad, FlagCommitEvery, flagcheck.In(0, 1_000_000, "0: off"))
+	cc.Interval = DurationIn(c, bad, fCommitInterval, flagcheck.In(0, 24*time.Hour, "0: off"))
 	if cc.Every == 0 && cc.Interval == 0 {
 		bad.Addf("%s and %s are both 0: offsets would be committed only at shutdown; set one",
 			ref(FlagCommitEvery), ref(fCommitInterval))
 	}
-	if cc.MaxBatch = c.Int(fMaxBatch); cc.MaxBatch < 1 {
-		bad.Addf("%s %d: must be 1 or more", ref(fMaxBatch), cc.MaxBatch)
-	}
-	switch cc.MaxUncommitted = c.Int(fMaxUncommitted); {
-	case cc.MaxUncommitted < 0:
-		bad.Addf("%s %d: must be 0 (the default) or more", ref(fMaxUncommitted), cc.MaxUncommitted)
-	case cc.MaxUncommitted > 0 && cc.MaxUncommitted < cc.Every:
+	cc.MaxBatch = IntIn(c, bad, fMaxBatch, flagcheck.In(1, 100_000, ""))
+	if cc.MaxUncommitted = IntIn(c, bad, fMaxUncommitted, flagcheck.In(0, 10_000_000, "0: the default")); cc.MaxUncommitted > 0 && cc.MaxUncommitted < cc.Every {
 		bad.Addf("%s %d is below %s %d: want at least it, or 0 for the default",
 			ref(fMaxUncommitted), cc.MaxUncommitted, ref(FlagCommitEvery), cc.Every)
 	}

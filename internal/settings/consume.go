@@ -83,8 +83,8 @@ func (cs *Consume) load(c *cli.Command, bad *cliflags.Problems) {
 	default:
 		bad.Addf("%s %q: want earliest or latest", ref(fStart), s)
 	}
-	cs.SessionTimeout = positive(bad, c, fSessionTimeout)
-	cs.ShutdownTimeout = positive(bad, c, fShutdownTimeout)
+	cs.SessionTimeout = timeout(bad, c, fSessionTimeout)
+	cs.ShutdownTimeout = timeout(bad, c, fShutdownTimeout)
 	cs.CreateDLQ = c.Bool(fCreateDLQTopic)
 	if c.IsSet(fInstanceID) {
 		if cs.InstanceID = strings.TrimSpace(c.String(fInstanceID)); flagcheck.InstanceID(cs.InstanceID) != "" {

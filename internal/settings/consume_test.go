@@ -18,7 +18,7 @@ func TestConsumeGroup(t *testing.T) {
 			Consume{Protocol: pipeline.Consumer, StartLatest: true, SessionTimeout: 6 * time.Second, ShutdownTimeout: time.Second, InstanceID: "pod-0"}},
 		{[]string{"--group-protocol=848", "--start=middle", "--session-timeout=0s", "--shutdown-timeout=-1s", "--instance-id= "}, []string{
 			`--group-protocol (SHARDPIPE_GROUP_PROTOCOL) "848": want classic or consumer`, `--start (SHARDPIPE_START) "middle": want earliest or latest`,
-			"--session-timeout (SHARDPIPE_SESSION_TIMEOUT) 0s: must be positive", "--shutdown-timeout (SHARDPIPE_SHUTDOWN_TIMEOUT) -1s: must be positive",
+			"--session-timeout (SHARDPIPE_SESSION_TIMEOUT) 0s: want 1ms to 1h", "--shutdown-timeout (SHARDPIPE_SHUTDOWN_TIMEOUT) -1s: want 1ms to 1h",
 			`--instance-id (SHARDPIPE_INSTANCE_ID) " ": `}, Consume{}},
 	}
 	for _, tt := range tests {

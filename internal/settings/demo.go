@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -35,10 +36,8 @@ func DemoGroup(d *Demo) cliflags.Group {
 		if d.Protocol, err = pipeline.ParseProtocol(c.String(fGroupProtocol)); err != nil {
 			bad.Addf("%s %q: want classic or consumer", ref(fGroupProtocol), c.String(fGroupProtocol))
 		}
-		if d.Orders = c.Int(fDemoOrders); d.Orders < 30 {
-			bad.Addf("%s %d: want 30 or more", ref(fDemoOrders), d.Orders)
-		}
-		d.Timeout = positive(bad, c, fDemoTimeout)
+		d.Orders = IntIn(c, bad, fDemoOrders, flagcheck.In(30, 100_000, ""))
+		d.Timeout = timeout(bad, c, fDemoTimeout)
 	},
 		&cli.StringFlag{Name: fGroupProtocol, Value: "classic", Usage: "consumer group protocol: classic or consumer (KIP-848)"},
 		&cli.IntFlag{Name: fDemoOrders, Value: 3000, Usage: "orders in the rebalance scenario"},

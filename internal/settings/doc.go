@@ -28,11 +28,7 @@ const Env cliflags.Env = "SHARDPIPE_"
 // ref names a flag and its variable for messages: "--ttl (SHARDPIPE_TTL)".
 func ref(flag string) string { return Env.Ref(flag) }
 
-// positive reads the duration flag name, which must be positive.
-func positive(bad *cliflags.Problems, c *cli.Command, name string) time.Duration {
-	d := c.Duration(name)
-	if d <= 0 {
-		bad.Addf("%s %v: must be positive", ref(name), d)
-	}
-	return d
+// timeout reads the duration flag name, a timeout (Timeouts).
+func timeout(bad *cliflags.Problems, c *cli.Command, name string) time.Duration {
+	return DurationIn(c, bad, name, Timeouts())
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -29,10 +30,8 @@ const fRedisReplicas = "redis-replicas"
 // wait runs on every primary.
 func DurabilityGroup(dc *admin.DurabilityConfig) cliflags.Group {
 	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
-		dc.Replicas, dc.AllowEviction, dc.AllowNoPersistence = c.Int(fRedisReplicas), c.Bool(FlagAllowEviction), c.Bool(FlagAllowNoPersistence)
-		if dc.Replicas < 0 {
-			bad.Addf("%s %d: must be 0 or more", ref(fRedisReplicas), dc.Replicas)
-		}
+		dc.Replicas = IntIn(c, bad, fRedisReplicas, flagcheck.In(0, 100, ""))
+		dc.AllowEviction, dc.AllowNoPersistence = c.Bool(FlagAllowEviction), c.Bool(FlagAllowNoPersistence)
 	},
 		&cli.IntFlag{Name: fRedisReplicas,
 			Usage: "commit an offset only once this many Redis replicas hold the ledger writes before it (WAITAOF: fsynced there; Redis before 7.2: WAIT, received; on Redis Cluster: replicas of every primary), so a failover loses none; commits wait while fewer replicas answer (0: wait for none)"},

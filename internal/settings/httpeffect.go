@@ -11,7 +11,9 @@ import (
 
 	"github.com/shardpipe/shardpipe/httpeffect"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/secure"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -61,7 +63,7 @@ func (h *HTTP) load(c *cli.Command, bad *cliflags.Problems) {
 	case err != nil:
 		bad.Addf("%s: not a valid URL", ref(fHTTPURL))
 	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-		bad.Addf("%s %q: want an absolute http:// or https:// URL with a host", ref(fHTTPURL), u.Redacted())
+		bad.Addf("%s %q: want an absolute http:// or https:// URL with a host", ref(fHTTPURL), secure.RedactURL(raw))
 	default:
 		h.URL = u
 	}
@@ -70,10 +72,8 @@ func (h *HTTP) load(c *cli.Command, bad *cliflags.Problems) {
 			bad.Addf("%s %q: %v", ref(fHTTPCA), path, err)
 		}
 	}
-	if h.Timeout = c.Duration(fHTTPTimeout); h.Timeout <= 0 || h.Timeout >= GuardLease {
-		bad.Addf("%s %v: want more than 0 and less than the guard lease %v (the call's context ends with the lease)",
-			ref(fHTTPTimeout), h.Timeout, GuardLease)
-	}
+	h.Timeout = DurationIn(c, bad, fHTTPTimeout, flagcheck.In(time.Millisecond, GuardLease-time.Second,
+		"below the guard lease "+GuardLease.String()+": the call's context ends with the lease"))
 }
 
 // Guarded is --effect http: guard mode (a sink.Guard on l's Redis rdb, key

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -51,16 +52,8 @@ func InFlightGroup(ic *InFlight) cliflags.Group {
 }
 
 func (ic *InFlight) load(c *cli.Command, bad *cliflags.Problems) {
-	*ic = InFlight{PerPartition: c.Int(fMaxInFlight), Given: c.IsSet(fMaxInFlight), Total: c.Int(fMaxInFlightTotal), Attempts: c.Int(fEffectAttempts)}
-	if ic.PerPartition < 0 || ic.PerPartition > 4096 {
-		bad.Addf("%s %d: want 0 to 4096", ref(fMaxInFlight), ic.PerPartition)
-	}
-	if ic.Total < 1 {
-		bad.Addf("%s %d: want at least 1", ref(fMaxInFlightTotal), ic.Total)
-	}
-	if ic.Attempts < 1 || ic.Attempts > 100 {
-		bad.Addf("%s %d: want 1 to 100", ref(fEffectAttempts), ic.Attempts)
-	}
+	*ic = InFlight{PerPartition: IntIn(c, bad, fMaxInFlight, flagcheck.In(0, 4096, "0: off")), Given: c.IsSet(fMaxInFlight),
+		Total: IntIn(c, bad, fMaxInFlightTotal, flagcheck.In(1, 65536, "")), Attempts: IntIn(c, bad, fEffectAttempts, flagcheck.In(1, 100, ""))}
 	switch s := c.String(fOnEffectFailure); s {
 	case "dlq":
 	case "stop":

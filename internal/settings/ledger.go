@@ -75,11 +75,7 @@ func (l *Ledger) load(c *cli.Command, bad *cliflags.Problems, cluster bool) {
 	if s.Prefix = c.String(FlagLedgerPrefix); s.Prefix == "" {
 		bad.Addf("%s: empty; ledger keys need a prefix of their own", ref(FlagLedgerPrefix))
 	}
-	if s.TTL = c.Duration(fTTL); s.TTL <= 0 {
-		bad.Addf("%s %v: must be positive", ref(fTTL), s.TTL)
-	} else if s.TTL < time.Millisecond {
-		bad.Addf("%s %v: must be at least 1ms", ref(fTTL), s.TTL)
-	}
+	s.TTL = DurationIn(c, bad, fTTL, flagcheck.In(time.Millisecond, 10*8760*time.Hour, ""))
 	switch ks := c.String(fKeySpace); ks {
 	case "shared":
 	case "per-topic":

@@ -10,7 +10,6 @@ import (
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/flagcheck"
-	"github.com/shardpipe/shardpipe/opshttp"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -58,15 +57,15 @@ type Poison struct {
 }
 
 // FenceKey is the key the durability barrier writes before each wait:
-// under the poison prefix, which PoisonGroup keeps apart from the ledger's.
+// under the poison prefix, which KeysGroup keeps apart from the ledger's.
 func FenceKey(prefix string) string { return prefix + "fence" }
 
 // PoisonGroup is the poison-record flags run and replay share, loaded into
-// p; topics are the consumed topics, which the dead-letter topic must not
-// be, and ledgerPrefix the ledger's, which shardpipe's own keys must not
-// overlap (both loaded by earlier groups).
-func PoisonGroup(p *Poison, topics func() []string, ledgerPrefix *string) cliflags.Group {
-	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) { p.load(c, bad, topics(), *ledgerPrefix) },
+// p; topics are the consumed topics (loaded by an earlier group), which the
+// dead-letter topic must not be. The keys under --dlq-prefix (Keys,
+// ProbeKey) are kept apart from the others by KeysGroup.
+func PoisonGroup(p *Poison, topics func() []string) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) { p.load(c, bad, topics()) },
 		&cli.StringFlag{Name: FlagOnPoison, Value: "dlq",
 			Usage: "a poison record (no usable key, a value the effect cannot read), once its attempts are spent: dlq (write it to the dead-letter topic, once, then commit past it) or stop (exit 1, offset stays before it)"},
 		&cli.StringFlag{Name: fDLQTopic,
@@ -74,7 +73,7 @@ func PoisonGroup(p *Poison, topics func() []string, ledgerPrefix *string) clifla
 		&cli.IntFlag{Name: fPoisonAttempts, Value: 3,
 			Usage: "attempts in all for a poison record, with backoff from 100ms to 2s between them, before --on-poison applies"},
 		&cli.StringFlag{Name: fDLQPrefix, Value: "shardpipe:",
-			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset), the key written before each durability wait (prefix + fence) and the one each readiness probe writes (prefix + health); they must not overlap --ledger-prefix, so no business key can name one"},
+			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset), the key written before each durability wait (prefix + fence) and the one each readiness probe writes (prefix + health); checked at start to stay apart from every other key shardpipe writes (--ledger-prefix's, --totals-hash), so no business key can name one"},
 		&cli.IntFlag{Name: FlagDLQMaxRun, Value: pipeline.DefaultDeadLetterMaxRun,
 			Usage: "--on-poison dlq: stop (exit 1) at the record failed for good that makes more than this many with no success since, over all partitions; a partition with no success yet holds its failures instead of dead-lettering them: so many say the configuration (--key-from, --effect fields, --http-url) is wrong, not the data (0: no bound)"},
 		&cli.FloatFlag{Name: FlagDLQMaxShare, Value: pipeline.DefaultDeadLetterMaxShare,
@@ -83,20 +82,9 @@ func PoisonGroup(p *Poison, topics func() []string, ledgerPrefix *string) clifla
 			Usage: "--on-poison dlq: how many of a partition's last records --dlq-max-share looks at"})
 }
 
-func (p *Poison) load(c *cli.Command, bad *cliflags.Problems, topics []string, ledgerPrefix string) {
-	p.Prefix = c.String(fDLQPrefix)
-	switch {
-	case p.Prefix == "":
+func (p *Poison) load(c *cli.Command, bad *cliflags.Problems, topics []string) {
+	if p.Prefix = c.String(fDLQPrefix); p.Prefix == "" {
 		bad.Addf("%s: empty; dead-letter markers need a prefix of their own", ref(fDLQPrefix))
-	case ledgerPrefix != "" && overlap(p.Prefix+"dlq:", ledgerPrefix):
-		bad.Addf("%s %q: its markers (%sdlq:...) overlap %s %q, so a business key could name a marker; give them distinct prefixes",
-			ref(fDLQPrefix), p.Prefix, p.Prefix, ref(FlagLedgerPrefix), ledgerPrefix)
-	case ledgerPrefix != "" && overlap(FenceKey(p.Prefix), ledgerPrefix):
-		bad.Addf("%s %q: its durability fence key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
-			ref(fDLQPrefix), p.Prefix, FenceKey(p.Prefix), ref(FlagLedgerPrefix), ledgerPrefix)
-	case ledgerPrefix != "" && overlap(opshttp.HealthKey(p.Prefix), ledgerPrefix):
-		bad.Addf("%s %q: the readiness probe's key %s overlaps %s %q, so a business key could name it; give them distinct prefixes",
-			ref(fDLQPrefix), p.Prefix, opshttp.HealthKey(p.Prefix), ref(FlagLedgerPrefix), ledgerPrefix)
 	}
 	switch s := c.String(FlagOnPoison); s {
 	case "dlq":
@@ -113,19 +101,10 @@ func (p *Poison) load(c *cli.Command, bad *cliflags.Problems, topics []string, l
 			bad.Addf("%s %q: also consumed (%s); dead letters would be read back as input", ref(fDLQTopic), p.Topic, ref("topic"))
 		}
 	}
-	p.MaxRun, p.MaxShare, p.Window = c.Int(FlagDLQMaxRun), c.Float(FlagDLQMaxShare), c.Int(fDLQWindow)
-	if p.MaxRun < 0 {
-		bad.Addf("%s %d: want 0 (no bound) or more", ref(FlagDLQMaxRun), p.MaxRun)
-	}
-	if p.MaxShare < 0 || p.MaxShare > 1 {
-		bad.Addf("%s %v: want 0 (no bound) to 1", ref(FlagDLQMaxShare), p.MaxShare)
-	}
-	if p.Window < 1 {
-		bad.Addf("%s %d: want at least 1 record", ref(fDLQWindow), p.Window)
-	}
-	if p.Attempts = c.Int(fPoisonAttempts); p.Attempts < 1 || p.Attempts > 100 {
-		bad.Addf("%s %d: want 1 to 100", ref(fPoisonAttempts), p.Attempts)
-	}
+	p.MaxRun = IntIn(c, bad, FlagDLQMaxRun, flagcheck.In(0, 1_000_000, "0: no bound"))
+	p.MaxShare = FloatIn(c, bad, FlagDLQMaxShare, flagcheck.In(0.0, 1, "0: no bound"))
+	p.Window = IntIn(c, bad, fDLQWindow, flagcheck.In(1, 100_000, "records"))
+	p.Attempts = IntIn(c, bad, fPoisonAttempts, flagcheck.In(1, 100, ""))
 }
 
 // Options returns the pipeline options of p; the dead-letter markers live
@@ -138,6 +117,3 @@ func (p Poison) Options(rdb redis.UniversalClient, ttl time.Duration) []pipeline
 	}
 	return opts
 }
-
-// overlap reports whether one key namespace holds the other.
-func overlap(a, b string) bool { return strings.HasPrefix(a, b) || strings.HasPrefix(b, a) }

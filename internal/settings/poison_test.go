@@ -8,36 +8,29 @@ import (
 
 func TestPoisonGroup(t *testing.T) {
 	tests := []struct {
-		args   []string
-		ledger string // the ledger's prefix
-		want   []string
-		check  func(Poison) bool
+		args  []string
+		want  []string
+		check func(Poison) bool
 	}{
-		{nil, "shardpipe:ledger:", nil, func(p Poison) bool {
+		{nil, nil, func(p Poison) bool {
 			return p.DeadLetter && p.Topic == "" && p.Prefix == "shardpipe:" && p.Attempts == 3 && p.MaxRun == pipeline.DefaultDeadLetterMaxRun &&
 				p.MaxShare == pipeline.DefaultDeadLetterMaxShare && p.Window == pipeline.DefaultDeadLetterWindow
 		}},
-		{[]string{"--on-poison=stop", "--dlq-topic= bad ", "--poison-attempts=100", "--dlq-max-run=0", "--dlq-max-share=0"}, "l:", nil, func(p Poison) bool {
+		{[]string{"--on-poison=stop", "--dlq-topic= bad ", "--poison-attempts=100", "--dlq-max-run=0", "--dlq-max-share=0"}, nil, func(p Poison) bool {
 			return !p.DeadLetter && p.Topic == "bad" && p.Attempts == 100 && p.MaxRun == 0 && p.MaxShare == 0
 		}},
-		{[]string{"--on-poison=skip", "--poison-attempts=0", "--dlq-max-run=-1", "--dlq-max-share=1.5", "--dlq-window=0"}, "l:", []string{
-			`--on-poison (SHARDPIPE_ON_POISON) "skip": want dlq or stop`, "--dlq-max-run (SHARDPIPE_DLQ_MAX_RUN) -1: want 0 (no bound) or more",
-			"--dlq-max-share (SHARDPIPE_DLQ_MAX_SHARE) 1.5: want 0 (no bound) to 1", "--dlq-window (SHARDPIPE_DLQ_WINDOW) 0: want at least 1 record",
+		{[]string{"--on-poison=skip", "--poison-attempts=0", "--dlq-max-run=-1", "--dlq-max-share=1.5", "--dlq-window=0"}, []string{
+			`--on-poison (SHARDPIPE_ON_POISON) "skip": want dlq or stop`, "--dlq-max-run (SHARDPIPE_DLQ_MAX_RUN) -1: want 0 to 1000000 (0: no bound)",
+			"--dlq-max-share (SHARDPIPE_DLQ_MAX_SHARE) 1.5: want 0 to 1 (0: no bound)", "--dlq-window (SHARDPIPE_DLQ_WINDOW) 0: want 1 to 100000 (records)",
 			"--poison-attempts (SHARDPIPE_POISON_ATTEMPTS) 0: want 1 to 100"}, nil},
-		{[]string{"--poison-attempts=101"}, "l:", []string{"want 1 to 100"}, nil},
-		{[]string{"--dlq-topic=orders"}, "l:", []string{`--dlq-topic (SHARDPIPE_DLQ_TOPIC) "orders": also consumed (--topic (SHARDPIPE_TOPIC))`}, nil},
-		{[]string{"--dlq-topic=a/b"}, "l:", []string{`--dlq-topic (SHARDPIPE_DLQ_TOPIC) "a/b": `}, nil},
-		// shardpipe's own keys must stay out of the ledger's key space.
-		{[]string{"--dlq-prefix="}, "l:", []string{"--dlq-prefix (SHARDPIPE_DLQ_PREFIX): empty"}, nil},
-		{[]string{"--dlq-prefix=x:"}, "x:", []string{`"x:": its markers (x:dlq:...) overlap --ledger-prefix (SHARDPIPE_LEDGER_PREFIX) "x:"`}, nil},
-		{[]string{"--dlq-prefix=x:"}, "x:f", []string{"its durability fence key x:fence overlaps"}, nil},
-		{[]string{"--dlq-prefix=x:"}, "x:h", []string{"the readiness probe's key x:health overlaps"}, nil},
-		{[]string{"--dlq-prefix=x:"}, "", nil, nil}, // an empty ledger prefix is the ledger's problem
+		{[]string{"--poison-attempts=101"}, []string{"want 1 to 100"}, nil},
+		{[]string{"--dlq-topic=orders"}, []string{`--dlq-topic (SHARDPIPE_DLQ_TOPIC) "orders": also consumed (--topic (SHARDPIPE_TOPIC))`}, nil},
+		{[]string{"--dlq-topic=a/b"}, []string{`--dlq-topic (SHARDPIPE_DLQ_TOPIC) "a/b": `}, nil},
+		{[]string{"--dlq-prefix="}, []string{"--dlq-prefix (SHARDPIPE_DLQ_PREFIX): empty"}, nil},
 	}
 	for _, tt := range tests {
 		p := Poison{CreateDLQ: true}
-		ledger := tt.ledger
-		bad := load(t, PoisonGroup(&p, func() []string { return []string{"orders"} }, &ledger), tt.args...)
+		bad := load(t, PoisonGroup(&p, func() []string { return []string{"orders"} }), tt.args...)
 		checkProblems(t, tt.args, bad, tt.want...)
 		if tt.check != nil && !tt.check(p) {
 			t.Errorf("%q: loaded %+v", tt.args, p)

@@ -21,7 +21,7 @@ type Probe struct {
 // Groups is the probe's one group, its flags loaded into p.
 func (p *Probe) Groups() []cliflags.Group {
 	return []cliflags.Group{cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
-		p.URL, p.Timeout = c.String("url"), positive(bad, c, fDemoTimeout)
+		p.URL, p.Timeout = c.String("url"), timeout(bad, c, fDemoTimeout)
 	},
 		&cli.StringFlag{Name: "url", Value: "http://127.0.0.1:9464/readyz", Usage: "the probe to ask"},
 		&cli.DurationFlag{Name: fDemoTimeout, Value: 5 * time.Second, Usage: "how long to wait for the answer"})}

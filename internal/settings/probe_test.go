@@ -13,7 +13,7 @@ func TestProbeGroups(t *testing.T) {
 	}{
 		{nil, nil, Probe{URL: "http://127.0.0.1:9464/readyz", Timeout: 5 * time.Second}},
 		{[]string{"--url=http://h:1/healthz", "--timeout=1s"}, nil, Probe{URL: "http://h:1/healthz", Timeout: time.Second}},
-		{[]string{"--timeout=0s"}, []string{"--timeout (SHARDPIPE_TIMEOUT) 0s: must be positive"}, Probe{}},
+		{[]string{"--timeout=0s"}, []string{"--timeout (SHARDPIPE_TIMEOUT) 0s: want 1ms to 1h"}, Probe{}},
 	}
 	for _, tt := range tests {
 		var p Probe

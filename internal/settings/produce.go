@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/internal/orders"
 )
 
@@ -69,30 +70,22 @@ func ProduceGroup(p *Produce) cliflags.Group {
 
 func (p *Produce) load(c *cli.Command, bad *cliflags.Problems) {
 	p.From, p.Summary = c.String(FlagFrom), c.String(FlagSummary)
-	count, dups := c.Int(fCount), c.Float(fDuplicates)
-	if count < 0 {
-		bad.Addf("%s %d: must be 0 or more", ref(fCount), count)
-	}
-	if dups < 0 || dups > 10 || dups != dups {
-		bad.Addf("%s %v: want a ratio from 0 to 10", ref(fDuplicates), dups)
-	}
+	count := IntIn(c, bad, fCount, flagcheck.In(0, 1_000_000_000, ""))
+	dups := FloatIn(c, bad, fDuplicates, flagcheck.In(0.0, 10, "a ratio of --count"))
 	if p.From != "" && (c.IsSet(fCount) || c.IsSet(fDuplicates) || c.IsSet(fSeed)) {
 		bad.Addf("%s: reads orders from a file; drop %s, %s and %s", ref(FlagFrom), ref(fCount), ref(fDuplicates), ref(fSeed))
 	}
-	if p.Rate = c.Int(fRate); p.Rate < 0 {
-		bad.Addf("%s %d: must be 0 (unlimited) or more", ref(fRate), p.Rate)
-	}
-	if n := c.Int(FlagPartitions); n < 0 || n > 100000 {
-		bad.Addf("%s %d: want 0 (the topic must exist) to 100000", ref(FlagPartitions), n)
-	} else {
+	p.Rate = IntIn(c, bad, fRate, flagcheck.In(0, 10_000_000, "0: unlimited"))
+	r := flagcheck.In(0, 100_000, "0: the topic must exist")
+	if n := IntIn(c, bad, FlagPartitions, r); r.Check(n) == "" {
 		p.Partitions = int32(n)
 	}
 	if n := c.Int(fReplication); n == 0 || n < -1 || n > 32767 {
-		bad.Addf("%s %d: want -1 (broker default) or 1 or more", ref(fReplication), n)
+		bad.Addf("%s %d: want -1 (the broker's default) or 1 to 32767", ref(fReplication), n)
 	} else {
 		p.Replication = int16(n)
 	}
-	p.Delivery = positive(bad, c, FlagDelivery)
+	p.Delivery = timeout(bad, c, FlagDelivery)
 	seed := c.Uint64(fSeed)
 	if seed == 0 {
 		seed = rand.Uint64N(1<<31) + 1

@@ -110,9 +110,7 @@ func (r *Replay) loadRun(c *cli.Command, bad *cliflags.Problems, httpEffect bool
 		bad.Addf("%s http: replay does not run guard mode; it takes none or totals", ref(FlagEffect))
 	}
 	r.DryRun, r.Force = c.Bool(FlagDryRun), c.Bool(FlagForce)
-	if r.Rate = c.Float(fRate); r.Rate < 0 {
-		bad.Addf("%s %v: must be 0 (no limit) or more", ref(fRate), r.Rate)
-	}
+	r.Rate = FloatIn(c, bad, fRate, flagcheck.In(0.0, 10_000_000, "0: no limit"))
 	if r.CheckpointPrefix = c.String(fCheckpointPrefix); r.CheckpointPrefix == "" {
 		bad.Addf("%s: empty; replay checkpoints need a prefix of their own", ref(fCheckpointPrefix))
 	}

@@ -43,7 +43,7 @@ func TestReplayGroups(t *testing.T) {
 		{[]string{"--id=", "--from=", "--to=soon", "--partition-ids=x", "--rate=-1", "--checkpoint-prefix="}, true, []string{
 			"--id (SHARDPIPE_ID): empty; name the replay", "--from (SHARDPIPE_FROM): empty; give an offset", `--to (SHARDPIPE_TO) "soon": want an offset`,
 			`--partition-ids (SHARDPIPE_PARTITION_IDS) "x": `, "--effect (SHARDPIPE_EFFECT) http: replay does not run guard mode",
-			"--rate (SHARDPIPE_RATE) -1: must be 0 (no limit) or more", "--checkpoint-prefix (SHARDPIPE_CHECKPOINT_PREFIX): empty"}, Replay{}},
+			"--rate (SHARDPIPE_RATE) -1: want 0 to 10000000 (0: no limit)", "--checkpoint-prefix (SHARDPIPE_CHECKPOINT_PREFIX): empty"}, Replay{}},
 		{[]string{"--id=r", "--from=-5"}, false, []string{`--from (SHARDPIPE_FROM) "-5": `}, Replay{}},
 	}
 	for _, tt := range tests {

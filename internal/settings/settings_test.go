@@ -55,10 +55,10 @@ func TestLedgerGroup(t *testing.T) {
 		}},
 		{[]string{"--effect=http"}, false, nil, func(l Ledger) bool { return l.HTTP && l.Spec.Totals == nil }},
 		{[]string{"--ledger-prefix=", "--ttl=0s", "--key-space=topic", "--key-from=body", "--effect=sum"}, false, []string{
-			"--ledger-prefix (SHARDPIPE_LEDGER_PREFIX): empty", "--ttl (SHARDPIPE_TTL) 0s: must be positive",
+			"--ledger-prefix (SHARDPIPE_LEDGER_PREFIX): empty", "--ttl (SHARDPIPE_TTL) 0s: want 1ms to 87600h",
 			`--key-space (SHARDPIPE_KEY_SPACE) "topic": want shared or per-topic`, `--key-from (SHARDPIPE_KEY_FROM) "body"`,
 			`--effect (SHARDPIPE_EFFECT) "sum": want none, totals or http`}, nil},
-		{[]string{"--ttl=1us"}, false, []string{"--ttl (SHARDPIPE_TTL) 1µs: must be at least 1ms"}, nil},
+		{[]string{"--ttl=1us"}, false, []string{"--ttl (SHARDPIPE_TTL) 1µs: want 1ms to 87600h"}, nil},
 		{[]string{"--effect=totals", "--totals-hash=", "--totals-group-field="}, false, []string{
 			"--totals-hash (SHARDPIPE_TOTALS_HASH): empty; --effect totals needs it", "--totals-group-field (SHARDPIPE_TOTALS_GROUP_FIELD): empty"}, nil},
 		// Redis Cluster: the ledger entry and the totals land in one
@@ -90,7 +90,7 @@ func TestHTTPGroup(t *testing.T) {
 		{nil, true, []string{"--http-url (SHARDPIPE_HTTP_URL): empty"}},
 		{[]string{"--http-url=h:1/x"}, true, []string{"want an absolute http:// or https:// URL with a host"}},
 		{[]string{"--http-url=https://u:secret@/x"}, true, []string{`"https://u:xxxxx@/x": want an absolute`}},
-		{[]string{"--http-url=http://h/", "--http-timeout=30s"}, true, []string{"--http-timeout (SHARDPIPE_HTTP_TIMEOUT) 30s: want more than 0 and less than the guard lease 30s"}},
+		{[]string{"--http-url=http://h/", "--http-timeout=30s"}, true, []string{"--http-timeout (SHARDPIPE_HTTP_TIMEOUT) 30s: want 1ms to 29s (below the guard lease 30s"}},
 		{[]string{"--http-url=http://h/", "--http-ca=does-not-exist.pem"}, true, []string{`--http-ca (SHARDPIPE_HTTP_CA) "does-not-exist.pem"`}},
 	}
 	for _, tt := range tests {
@@ -114,8 +114,8 @@ func TestCommitGroup(t *testing.T) {
 		{[]string{"--commit-every=0", "--max-uncommitted=7"}, nil, Commit{Interval: 5 * time.Second, MaxUncommitted: 7, MaxBatch: 500}},
 		{[]string{"--commit-every=0", "--commit-interval=0s"}, []string{"are both 0: offsets would be committed only at shutdown"}, Commit{MaxBatch: 500}},
 		{[]string{"--commit-every=-1", "--commit-interval=-1s", "--max-batch=0", "--max-uncommitted=-1"}, []string{
-			"--commit-every (SHARDPIPE_COMMIT_EVERY) -1: must be 0 or more", "--commit-interval (SHARDPIPE_COMMIT_INTERVAL) -1s: must be 0 or more",
-			"--max-batch (SHARDPIPE_MAX_BATCH) 0: must be 1 or more", "--max-uncommitted (SHARDPIPE_MAX_UNCOMMITTED) -1: must be 0 (the default) or more"},
+			"--commit-every (SHARDPIPE_COMMIT_EVERY) -1: want 0 to 1000000 (0: off)", "--commit-interval (SHARDPIPE_COMMIT_INTERVAL) -1s: want 0s to 24h (0: off)",
+			"--max-batch (SHARDPIPE_MAX_BATCH) 0: want 1 to 100000", "--max-uncommitted (SHARDPIPE_MAX_UNCOMMITTED) -1: want 0 to 10000000 (0: the default)"},
 			Commit{Every: -1, Interval: -time.Second, MaxUncommitted: -1}},
 		{[]string{"--max-uncommitted=50"}, []string{"--max-uncommitted (SHARDPIPE_MAX_UNCOMMITTED) 50 is below --commit-every (SHARDPIPE_COMMIT_EVERY) 500"},
 			Commit{Every: 500, Interval: 5 * time.Second, MaxUncommitted: 50, MaxBatch: 500}},
@@ -138,7 +138,7 @@ func TestInFlightGroup(t *testing.T) {
 		{nil, nil, InFlight{Total: 1024, Attempts: 5}},
 		{[]string{"--max-in-flight=8", "--on-effect-failure=stop"}, nil, InFlight{PerPartition: 8, Given: true, Total: 1024, Attempts: 5, StopOnFailure: true}},
 		{[]string{"--max-in-flight=4097", "--max-in-flight-total=0", "--effect-attempts=101", "--on-effect-failure=skip"}, []string{
-			"--max-in-flight (SHARDPIPE_MAX_IN_FLIGHT) 4097: want 0 to 4096", "--max-in-flight-total (SHARDPIPE_MAX_IN_FLIGHT_TOTAL) 0: want at least 1",
+			"--max-in-flight (SHARDPIPE_MAX_IN_FLIGHT) 4097: want 0 to 4096", "--max-in-flight-total (SHARDPIPE_MAX_IN_FLIGHT_TOTAL) 0: want 1 to 65536",
 			"--effect-attempts (SHARDPIPE_EFFECT_ATTEMPTS) 101: want 1 to 100", `--on-effect-failure (SHARDPIPE_ON_EFFECT_FAILURE) "skip": want dlq or stop`},
 			InFlight{PerPartition: 4097, Given: true, Attempts: 101}},
 	}
@@ -169,10 +169,10 @@ func TestProduceGroup(t *testing.T) {
 		{[]string{"--from=-", "--summary-json=out.json"}, nil, func(p Produce) bool { return p.From == "-" && p.Summary == "out.json" }},
 		{[]string{"--from=x.jsonl", "--seed=1"}, []string{"--from (SHARDPIPE_FROM): reads orders from a file; drop --count"}, nil},
 		{[]string{"--count=-1", "--duplicates=11", "--rate=-1", "--partitions=100001", "--replication-factor=0", "--delivery-timeout=0s"}, []string{
-			"--count (SHARDPIPE_COUNT) -1: must be 0 or more", "--duplicates (SHARDPIPE_DUPLICATES) 11: want a ratio from 0 to 10",
-			"--rate (SHARDPIPE_RATE) -1: must be 0 (unlimited) or more", "--partitions (SHARDPIPE_PARTITIONS) 100001: want 0 (the topic must exist) to 100000",
-			"--replication-factor (SHARDPIPE_REPLICATION_FACTOR) 0: want -1 (broker default) or 1 or more",
-			"--delivery-timeout (SHARDPIPE_DELIVERY_TIMEOUT) 0s: must be positive"}, nil},
+			"--count (SHARDPIPE_COUNT) -1: want 0 to 1000000000", "--duplicates (SHARDPIPE_DUPLICATES) 11: want 0 to 10 (a ratio of --count)",
+			"--rate (SHARDPIPE_RATE) -1: want 0 to 10000000 (0: unlimited)", "--partitions (SHARDPIPE_PARTITIONS) 100001: want 0 to 100000 (0: the topic must exist)",
+			"--replication-factor (SHARDPIPE_REPLICATION_FACTOR) 0: want -1 (the broker's default) or 1 to 32767",
+			"--delivery-timeout (SHARDPIPE_DELIVERY_TIMEOUT) 0s: want 1ms to 1h"}, nil},
 	}
 	for _, tt := range tests {
 		var p Produce
@@ -191,7 +191,7 @@ func TestDemoGroup(t *testing.T) {
 	}
 	args := []string{"--group-protocol=eager", "--rebalance-orders=29", "--timeout=0s"}
 	checkProblems(t, args, load(t, DemoGroup(&d), args...), `--group-protocol (SHARDPIPE_GROUP_PROTOCOL) "eager": want classic or consumer`,
-		"--rebalance-orders (SHARDPIPE_REBALANCE_ORDERS) 29: want 30 or more", "--timeout (SHARDPIPE_TIMEOUT) 0s: must be positive")
+		"--rebalance-orders (SHARDPIPE_REBALANCE_ORDERS) 29: want 30 to 100000", "--timeout (SHARDPIPE_TIMEOUT) 0s: want 1ms to 1h")
 }
 
 func TestDurabilityGroup(t *testing.T) {
@@ -201,7 +201,7 @@ func TestDurabilityGroup(t *testing.T) {
 		t.Errorf("%q: loaded %+v, problems %q", args, dc, bad)
 	}
 	args = []string{"--redis-replicas=-1"}
-	checkProblems(t, args, load(t, DurabilityGroup(&dc), args...), "--redis-replicas (SHARDPIPE_REDIS_REPLICAS) -1: must be 0 or more")
+	checkProblems(t, args, load(t, DurabilityGroup(&dc), args...), "--redis-replicas (SHARDPIPE_REDIS_REPLICAS) -1: want 0 to 100")
 }
 
 // TestFlagsDefinedOnce: no two groups define one flag name, so each can
