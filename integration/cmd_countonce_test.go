@@ -43,7 +43,9 @@ func TestCmdAppliedOnceAfterReset(t *testing.T) {
 		run := start(t, "run", bin, "run", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--group", group,
 			"--redis", addr, "--ledger-prefix", prefix+"l:", "--dlq-prefix", prefix+"own:", "--commit-interval", "100ms",
 			"--report-interval", "100ms", "--log-format", "json")
-		run.waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "lag") == 0 && num(m, "applied")+num(m, "suppressed") >= orders })
+		run.waitLine(ctx, "progress", func(m map[string]any) bool {
+			return num(m, "lag") == 0 && num(m, "applied")+num(m, "suppressed") >= orders
+		})
 		run.signal(syscall.SIGTERM)
 		s := run.waitLine(ctx, "summary", func(map[string]any) bool { return true })
 		if code := run.wait(ctx); code != 0 {
