@@ -186,8 +186,9 @@ func TestRunProduceStatusOnFakes(t *testing.T) {
 			marks++
 		}
 	}
-	if n := len(mr.Keys()); marks != 3 || n != 1000+1+marks { // ledger keys + the totals hash + the marks
-		t.Fatalf("redis holds %d keys, %d of them commit marks; want 1001 and one mark per partition (3)", n, marks)
+	// ledger keys + the totals hash + the marks + the ledger's manifest
+	if n := len(mr.Keys()); marks != 3 || n != 1000+1+marks+1 {
+		t.Fatalf("redis holds %d keys, %d of them commit marks; want 1005: 1000 ledger keys, the totals hash, one mark per partition (3), the manifest", n, marks)
 	}
 	got, err := mr.HKeys("totals")
 	if err != nil {

@@ -81,6 +81,10 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, 
 		}
 		sc.warnDeadLetterPartitions(ctx, k, topics, sc.connectTimeout, log)
 	}
+	// Last of the checks: a ledger gets its manifest only once the rest passed.
+	if err := sc.checkManifest(ctx, rdb, topics, log); err != nil { // manifest.go
+		return nil, err
+	}
 	sc.durability.Name, sc.durability.FenceKey = sc.redis.Desc, settings.FenceKey(sc.dlqPrefix)
 	return redisDurability(ctx, rdb, sc.durability, sc.connectTimeout, log)
 }

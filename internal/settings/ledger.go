@@ -18,6 +18,7 @@ const (
 	FlagLedgerPrefix = "ledger-prefix"
 	FlagKeyFrom      = "key-from"
 	FlagEffect       = "effect"
+	FlagLedgerChange = "ledger-change"
 )
 
 const (
@@ -37,6 +38,18 @@ type Ledger struct {
 	// HTTP is --effect http: guard mode around an HTTP call (run only; its
 	// settings are an HTTP group's).
 	HTTP bool
+	// Given says which of the settings the ledger's manifest records were
+	// set (flag or variable), not left at their defaults: those are
+	// checked against the manifest, the others taken from it.
+	Given LedgerGiven
+	// Change is --ledger-change: write the given settings into the
+	// ledger's manifest, replacing what it holds.
+	Change bool
+}
+
+// LedgerGiven says which of the manifest's settings were given.
+type LedgerGiven struct {
+	Effect, KeySpace, TotalsHash, TotalsGroupField, TotalsAmountField bool
 }
 
 // KeySpace names l's key space as --key-space does: shared or per-topic.
@@ -64,12 +77,15 @@ func LedgerGroup(l *Ledger, cluster *bool) cliflags.Group {
 			Usage: "effect per business key: none or totals (HINCRBY a hash per group field), which land atomically with the ledger entry; or http (run only: POST to --http-url in guard mode: claim, call, mark done)"},
 		&cli.StringFlag{Name: fTotalsHash, Value: "shardpipe:totals", Usage: "totals: the Redis hash that holds the sums"},
 		&cli.StringFlag{Name: fTotalsGroup, Value: "customer", Usage: "totals: the JSON field whose value names the hash field"},
-		&cli.StringFlag{Name: fTotalsAmount, Value: "amount_cents", Usage: "totals: the JSON integer field added to the sum"})
+		&cli.StringFlag{Name: fTotalsAmount, Value: "amount_cents", Usage: "totals: the JSON integer field added to the sum"},
+		&cli.BoolFlag{Name: FlagLedgerChange,
+			Usage: "write this command's --effect, --key-space and totals settings into the ledger's manifest, replacing what it holds, to change a ledger on purpose: another effect or key space makes every retained record apply again (as on a new ledger), another totals hash starts its sums from zero"})
 }
 
 // load reads the ledger's flags, adding one line per problem to bad.
 func (l *Ledger) load(c *cli.Command, bad *cliflags.Problems, cluster bool) {
-	*l = Ledger{}
+	*l = Ledger{Change: c.Bool(FlagLedgerChange), Given: LedgerGiven{Effect: c.IsSet(FlagEffect), KeySpace: c.IsSet(fKeySpace),
+		TotalsHash: c.IsSet(fTotalsHash), TotalsGroupField: c.IsSet(fTotalsGroup), TotalsAmountField: c.IsSet(fTotalsAmount)}}
 	s := &l.Spec
 	var err error
 	if s.Prefix = c.String(FlagLedgerPrefix); s.Prefix == "" {
