@@ -23,10 +23,11 @@ type Manifest struct {
 	// Effect is what a claim stands for: none, totals, http, or the name
 	// a program gives its own effect.
 	Effect string `json:"effect"`
-	// TotalsHash, TotalsGroupField and TotalsAmountField are the totals
-	// effect's settings; empty for other effects.
-	TotalsHash        string `json:"totals_hash,omitempty"`
-	TotalsGroupField  string `json:"totals_group_field,omitempty"`
+	// TotalsHash is the totals effect's hash; empty for other effects.
+	TotalsHash string `json:"totals_hash,omitempty"`
+	// TotalsGroupField is the totals effect's group field.
+	TotalsGroupField string `json:"totals_group_field,omitempty"`
+	// TotalsAmountField is the totals effect's amount field.
 	TotalsAmountField string `json:"totals_amount_field,omitempty"`
 	// KeySpace is shared (one business key space for every topic) or
 	// per-topic (<prefix><topic>:<key>).
@@ -35,10 +36,10 @@ type Manifest struct {
 	Topics []string `json:"topics,omitempty"`
 	// ClaimFormat is the claims' version (ClaimFormat when written).
 	ClaimFormat int `json:"claim_format"`
-	// CreatedAt and CreatedBy say when and by which program and version
-	// the manifest was written.
+	// CreatedAt is when the manifest was written.
 	CreatedAt time.Time `json:"created_at"`
-	CreatedBy string    `json:"created_by"`
+	// CreatedBy names the program and version that wrote it.
+	CreatedBy string `json:"created_by"`
 }
 
 // ManifestKey is the key of the manifest of the ledger under ledgerPrefix,
@@ -91,7 +92,10 @@ func WriteManifest(ctx context.Context, rdb redis.UniversalClient, key string, m
 // on: its name (effect, totals_hash, totals_group_field,
 // totals_amount_field, key_space), the stored value and the given one.
 type ManifestField struct {
-	Name, Stored, Given string
+	// Name is the setting's name in the manifest's JSON.
+	Name string
+	// Stored is the manifest's value, Given the one compared with it.
+	Stored, Given string
 }
 
 // Differences returns the settings in which given differs from m, the
