@@ -28,7 +28,7 @@ func (d *deadLetters) write(ctx context.Context, m mark, topic string, part int3
 		rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
 	}
 	rec.Headers = append(rec.Headers,
-		kgo.RecordHeader{Key: HeaderError, Value: []byte(cause.Error())},
+		kgo.RecordHeader{Key: HeaderError, Value: []byte(errorText(cause))},
 		kgo.RecordHeader{Key: HeaderSourceTopic, Value: []byte(r.Topic)},
 		kgo.RecordHeader{Key: HeaderSourcePartition, Value: []byte(strconv.Itoa(int(r.Partition)))},
 		kgo.RecordHeader{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},

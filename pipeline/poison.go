@@ -60,7 +60,7 @@ func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutco
 		out, err := w.p.dlq.deliver(w.term, w.owner(), r, cause, attempts)
 		if err == nil {
 			w.p.cfg.logger.Warn("poison record dead-lettered", "partition", w.part.String(), "epoch", w.epoch,
-				"offset", r.Offset, "attempts", attempts, "replay", out == dlqReplayed, "err", cause)
+				"offset", r.Offset, "attempts", attempts, "replay", out == dlqReplayed, "err", errorText(cause))
 			w.p.emit(Event{Kind: DeadLettered, Partition: w.part, Epoch: w.epoch, Offset: r.Offset, Err: cause})
 			return out, nil
 		}
@@ -71,7 +71,7 @@ func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutco
 			return 0, errFenced
 		}
 		if giveUp.stop(err, time.Now()) {
-			return 0, w.recordError(r, attempts, ErrDeadLetter, fmt.Errorf("%w (poison: %v)", err, cause))
+			return 0, w.recordError(r, attempts, ErrDeadLetter, fmt.Errorf("%w (poison: %s)", err, errorText(cause)))
 		}
 		backoff := w.p.cfg.retry.Ceiling(retry)
 		w.warn("dead-letter write failed, retrying; the offset stays uncommitted",
