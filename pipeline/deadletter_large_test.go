@@ -94,7 +94,7 @@ func TestDeadLetterLargeKeyText(t *testing.T) {
 			opts := append([]pipeline.GroupOpt{pipeline.CommitEvery(1), pipeline.Logger(log),
 				pipeline.DeadLetters(env.rc, "t:")}, tc.opts...)
 			r := start(t, env.brokers, tc.sink(t, env, log), opts...)
-			waitCommitted(t, r, 3)
+			commitOrStop(t, r, 3)
 			if err := r.p.Close(r.ctx); err != nil {
 				t.Fatal(err)
 			}

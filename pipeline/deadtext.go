@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"unicode/utf8"
 )
@@ -32,3 +34,11 @@ func clipText(s string, n int) string {
 // errorText is cause's text for a dead letter's header or a log line,
 // within maxErrorText.
 func errorText(cause error) string { return clipText(cause.Error(), maxErrorText) }
+
+// digest describes b by its length and SHA-256, as a placeholder's
+// HeaderSourceKey and HeaderSourceValue do: "700000 bytes, sha256 <64 hex
+// digits>". It costs a SHA-256 pass over b.
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return strconv.Itoa(len(b)) + " bytes, sha256 " + hex.EncodeToString(sum[:])
+}
