@@ -99,7 +99,8 @@ const (
 // uncommitted, so nothing is dropped silently and a partition never stalls
 // forever on one record. These are: a placeholder still larger than the
 // dead-letter topic's max.message.bytes (kerr.MessageTooLarge), kerr.InvalidRecord
-// (a compacted dead-letter topic refuses a record without a key), an authorization
+// (a compacted dead-letter topic refuses a record, or a placeholder,
+// without a key), an authorization
 // failure (TopicAuthorizationFailed, ClusterAuthorizationFailed), a
 // dead-letter topic still unknown a DeadLetterLease after the first try, and a marker
 // key Redis refuses (WRONGTYPE, NOPERM) or that holds something else than a
