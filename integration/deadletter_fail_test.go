@@ -25,14 +25,16 @@ import (
 // wrapping the broker's error, naming the partition and offset, instead of
 // retrying forever; the group's committed offset is the poison record's, so
 // it is replayed, not dropped. Refused: a record larger than the topic's
-// max.message.bytes, and a record without a key on a compacted topic.
+// max.message.bytes whose placeholder is larger too (a larger record alone
+// is replaced by its placeholder: TestCmdDeadLetterLargeKey), and a record
+// without a key on a compacted topic.
 func TestDeadLetterRefused(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, config, value, limit string
 		cause                      error
 	}{
-		{"larger than max.message.bytes", "max.message.bytes", incompressible(8192), "1024", kerr.MessageTooLarge},
+		{"placeholder larger than max.message.bytes too", "max.message.bytes", incompressible(8192), "128", kerr.MessageTooLarge},
 		{"no key on a compacted topic", "cleanup.policy", "{}", "compact", kerr.InvalidRecord},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,38 +78,6 @@ func deadLetterRefused(t *testing.T, config, limit, value string, cause error) {
 		t.Fatalf("%s holds %d records, want none", dlq, n)
 	}
 	t.Logf("stopped: %v", err)
-}
-
-// TestCmdDeadLetterTooLarge runs the binary on the real broker and Redis: a
-// poison record too large for <topic>.dlq ends run with exit 1 and a line
-// naming the partition, offset and cause; the committed offset stays on it.
-func TestCmdDeadLetterTooLarge(t *testing.T) {
-	t.Parallel()
-	const poison = 3
-	brokers, addr := integration.Kafka(t), integration.Redis(t)
-	bin := buildShardpipe(t)
-	topic := integration.CreateTopic(t, brokers, 1)
-	configuredDeadLetterTopic(t, brokers, topic, "max.message.bytes", "1024")
-	group := integration.Group(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	produceWithPoison(ctx, t, brokers, topic, poison, incompressible(8192))
-	rdb := integration.NewRedisClient(t, addr)
-	run := start(t, "run", bin, "run", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--group", group,
-		"--redis", addr, "--ledger-prefix", integration.RedisPrefix(t, rdb),
-		"--poison-attempts", "1", "--commit-every", "100", "--log-format", "json")
-	if code := run.wait(ctx); code != 1 {
-		t.Fatalf("exit %d, want 1:\n%s", code, run.output())
-	}
-	out := run.output()
-	for _, want := range []string{fmt.Sprintf("%s/0 epoch 1 offset %d", topic, poison), "dead letter cannot be written", "MESSAGE_TOO_LARGE"} {
-		if !strings.Contains(out, want) {
-			t.Fatalf("output does not name %q:\n%s", want, out)
-		}
-	}
-	if c := statusJSON(ctx, t, bin, brokers, group, topic).committed()[0]; c != poison {
-		t.Fatalf("committed %d, want %d (just before the poison record)", c, poison)
-	}
 }
 
 // TestDeadLetterScanPastControlRecord runs on the real broker and Redis: a

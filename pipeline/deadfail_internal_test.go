@@ -30,6 +30,9 @@ func TestJudgeDLQ(t *testing.T) {
 	}{
 		{wrap(fmt.Errorf("%w (uncompressed_bytes=9000)", kerr.MessageTooLarge)), dlqStop},
 		{wrap(kerr.RecordListTooLarge), dlqStop},
+		// Too large, then its placeholder failed: the placeholder's error decides.
+		{fmt.Errorf("%v; its placeholder to orders.dlq/0: %w", wrap(kerr.MessageTooLarge), kerr.NotLeaderForPartition), dlqRetry},
+		{fmt.Errorf("%v; its placeholder to orders.dlq/0: %w", wrap(kerr.MessageTooLarge), kerr.MessageTooLarge), dlqStop},
 		{wrap(kerr.InvalidRecord), dlqStop},
 		{wrap(kerr.TopicAuthorizationFailed), dlqStop},
 		{wrap(kerr.ClusterAuthorizationFailed), dlqStop},

@@ -34,9 +34,11 @@ func TestDeadLetterStops(t *testing.T) {
 		cause error                           // wrapped besides ErrDeadLetter; nil: only the text
 		text  string
 	}{
-		{"record larger than the topic takes", func(t *testing.T, env fakeEnv) {
-			createTopic(t, env.brokers, "orders.dlq", map[string]*string{"max.message.bytes": ptr("1024")})
-		}, big, kerr.MessageTooLarge, "MESSAGE_TOO_LARGE"},
+		// Too large for the topic, the record is replaced by a placeholder
+		// of a few hundred bytes: one larger than the topic takes too stops.
+		{"placeholder larger than the topic takes too", func(t *testing.T, env fakeEnv) {
+			createTopic(t, env.brokers, "orders.dlq", map[string]*string{"max.message.bytes": ptr("200")})
+		}, big, kerr.MessageTooLarge, "its placeholder to orders.dlq/0: MESSAGE_TOO_LARGE"},
 		{"topic stays unknown", func(*testing.T, fakeEnv) {}, "{}", nil, "dead-letter topic not found"},
 		{"marker holds garbage", func(t *testing.T, env fakeEnv) {
 			createTopic(t, env.brokers, "orders.dlq", nil)

@@ -21,6 +21,12 @@ const (
 	HeaderSourcePartition = "shardpipe-source-partition" // its partition, decimal
 	HeaderSourceOffset    = "shardpipe-source-offset"    // its offset, decimal
 	HeaderAttempts        = "shardpipe-attempts"         // attempts made, decimal
+
+	// A placeholder, written in place of a dead letter the topic refuses
+	// as too large, carries these besides the five above.
+	HeaderTooLarge    = "shardpipe-too-large"    // the refusal of the dead letter, as text
+	HeaderSourceKey   = "shardpipe-source-key"   // the source key's length and SHA-256: "N bytes, sha256 <hex>"
+	HeaderSourceValue = "shardpipe-source-value" // the source value's length and SHA-256, the same way
 )
 
 // DeadLetters makes poison records go to a dead-letter topic once their
@@ -36,9 +42,19 @@ const (
 // a configuration mistake made unreadable).
 //
 // The dead-letter record has the source record's key, value and headers,
-// plus HeaderError, HeaderSourceTopic, HeaderSourcePartition,
-// HeaderSourceOffset and HeaderAttempts. It goes to partition p mod N of the
-// dead-letter topic (N its partition count) for source partition p, written
+// plus HeaderError (the cause, within 1 KiB, a long key named by a prefix,
+// its length and a short hash), HeaderSourceTopic, HeaderSourcePartition,
+// HeaderSourceOffset and HeaderAttempts. One the topic refuses as too large
+// (kerr.MessageTooLarge, kerr.RecordListTooLarge) is replaced, within the
+// same write, by a placeholder of a few hundred bytes: no key, no value and
+// none of the source record's headers, only those five plus HeaderTooLarge (the
+// refusal), HeaderSourceKey and HeaderSourceValue (length and SHA-256), so
+// the partition moves on and the record can be fetched from its source
+// topic by offset while that retains it. The placeholder counts as the
+// dead letter: its marker, the scan (it has the source headers) and
+// PartitionStats.DeadLettered treat it as one; if the topic refuses even
+// the placeholder, the pipeline stops (below). Either goes to partition p
+// mod N of the dead-letter topic (N its partition count) for source partition p, written
 // synchronously with acks from all in-sync replicas; only then is the
 // source record landed, so its offset can be committed.
 //
@@ -81,10 +97,10 @@ const (
 // *RecordError wrapping ErrDeadLetter, naming the poison record's partition
 // and offset and the cause, after committing what landed before it; the record stays
 // uncommitted, so nothing is dropped silently and a partition never stalls
-// forever on one record. These are: a record larger than the dead-letter
-// topic's max.message.bytes (kerr.MessageTooLarge: give the dead-letter
-// topic at least the source topic's max.message.bytes), kerr.InvalidRecord
-// (a compacted dead-letter topic refuses a record without a key), an authorization
+// forever on one record. These are: a placeholder still larger than the
+// dead-letter topic's max.message.bytes (kerr.MessageTooLarge), kerr.InvalidRecord
+// (a compacted dead-letter topic refuses a record, or a placeholder,
+// without a key), an authorization
 // failure (TopicAuthorizationFailed, ClusterAuthorizationFailed), a
 // dead-letter topic still unknown a DeadLetterLease after the first try, and a marker
 // key Redis refuses (WRONGTYPE, NOPERM) or that holds something else than a
@@ -113,7 +129,8 @@ func (o deadLetterOpt) applyDeadLetter(d *deadLetterConfig) { o(d) }
 
 // DeadLetterTo sends every poison record to topic. Default (and for an
 // empty topic): "<source topic>.dlq" (see DeadLetterTopic). The topic must
-// exist, with at least the source topic's max.message.bytes.
+// exist; give it at least the source topic's max.message.bytes, or larger
+// records land there as placeholders (see DeadLetters).
 func DeadLetterTo(topic string) DeadLetterOpt {
 	return deadLetterOpt(func(d *deadLetterConfig) { d.topic = topic })
 }
@@ -237,8 +254,9 @@ func newDeadLetters(cfg config) (*deadLetters, error) {
 type dlqOutcome uint8
 
 const (
-	dlqWritten  dlqOutcome = iota + 1 // written now
-	dlqReplayed                       // found written before
+	dlqWritten     dlqOutcome = iota + 1 // written now
+	dlqReplayed                          // found written before
+	dlqPlaceholder                       // too large: a placeholder written now in its place (deadLetter reports dlqWritten)
 )
 
 // deliver lands r in its dead-letter topic exactly once, for the term
@@ -298,7 +316,8 @@ func (d *deadLetters) deliver(ctx context.Context, owner string, r *sink.Record,
 		if err := ctx.Err(); err != nil { // fenced while claiming
 			return 0, err
 		}
-		if err := d.write(ctx, mine, topic, part, r, cause, attempts); err != nil {
+		placed, err := d.write(ctx, mine, topic, part, r, cause, attempts)
+		if err != nil {
 			return 0, err
 		}
 		done := mine
@@ -310,6 +329,9 @@ func (d *deadLetters) deliver(ctx context.Context, owner string, r *sink.Record,
 		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.lease)
 		_, _ = d.marks.swap(mctx, key, mine.encode(), done)
 		cancel()
+		if placed {
+			return dlqPlaceholder, nil
+		}
 		return dlqWritten, nil
 	}
 }

@@ -15,10 +15,14 @@ import (
 )
 
 // write produces the dead-letter record, bounded to end within the lease.
-func (d *deadLetters) write(ctx context.Context, m mark, topic string, part int32, r *sink.Record, cause error, attempts int) error {
+// One the topic refuses as too large (tooLarge) is replaced by its
+// placeholder, within the same bound: placed reports that the placeholder
+// landed. An error is the dead letter's, or, when it was too large, the
+// placeholder's (naming the first refusal).
+func (d *deadLetters) write(ctx context.Context, m mark, topic string, part int32, r *sink.Record, cause error, attempts int) (placed bool, err error) {
 	deadline := m.At.Add(time.Duration(float64(m.Until.Sub(m.At)) * 0.8))
 	if time.Until(deadline) <= 0 {
-		return fmt.Errorf("dead-letter %s/%d@%d: lease ran out before the write", r.Topic, r.Partition, r.Offset)
+		return false, fmt.Errorf("dead-letter %s/%d@%d: lease ran out before the write", r.Topic, r.Partition, r.Offset)
 	}
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
@@ -27,16 +31,31 @@ func (d *deadLetters) write(ctx context.Context, m mark, topic string, part int3
 	for _, h := range r.Headers {
 		rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
 	}
-	rec.Headers = append(rec.Headers,
-		kgo.RecordHeader{Key: HeaderError, Value: []byte(cause.Error())},
-		kgo.RecordHeader{Key: HeaderSourceTopic, Value: []byte(r.Topic)},
-		kgo.RecordHeader{Key: HeaderSourcePartition, Value: []byte(strconv.Itoa(int(r.Partition)))},
-		kgo.RecordHeader{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},
-		kgo.RecordHeader{Key: HeaderAttempts, Value: []byte(strconv.Itoa(attempts))})
-	if err := d.cl.ProduceSync(wctx, rec).FirstErr(); err != nil {
-		return fmt.Errorf("dead-letter %s/%d@%d to %s/%d: %w", r.Topic, r.Partition, r.Offset, topic, part, err)
+	rec.Headers = append(rec.Headers, deadLetterHeaders(r, cause, attempts)...)
+	err = d.cl.ProduceSync(wctx, rec).FirstErr()
+	if err == nil {
+		return false, nil
 	}
-	return nil
+	err = fmt.Errorf("dead-letter %s/%d@%d to %s/%d: %w", r.Topic, r.Partition, r.Offset, topic, part, err)
+	if !tooLarge(err) {
+		return false, err
+	}
+	if perr := d.cl.ProduceSync(wctx, placeholder(topic, part, r, cause, attempts, err)).FirstErr(); perr != nil {
+		// The placeholder's error decides what happens next (judgeDLQ):
+		// the first refusal is only named.
+		return false, fmt.Errorf("%s; its placeholder to %s/%d: %w", err, topic, part, perr)
+	}
+	return true, nil
+}
+
+// deadLetterHeaders are the headers every dead-letter record ends with.
+func deadLetterHeaders(r *sink.Record, cause error, attempts int) []kgo.RecordHeader {
+	return []kgo.RecordHeader{
+		{Key: HeaderError, Value: []byte(errorText(cause))},
+		{Key: HeaderSourceTopic, Value: []byte(r.Topic)},
+		{Key: HeaderSourcePartition, Value: []byte(strconv.Itoa(int(r.Partition)))},
+		{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},
+		{Key: HeaderAttempts, Value: []byte(strconv.Itoa(attempts))}}
 }
 
 // partitions returns topic's partition count, cached.

@@ -13,8 +13,8 @@ var (
 	// before it.
 	ErrPoison = errors.New("pipeline: poison record")
 	// ErrDeadLetter is the Err of a *RecordError for a poison record whose
-	// dead-letter write no retry can land: the record is larger than the
-	// dead-letter topic accepts, the broker refuses it (invalid record,
+	// dead-letter write no retry can land: even its placeholder is larger
+	// than the dead-letter topic accepts, the broker refuses it (invalid record,
 	// authorization), the topic stays unknown for a DeadLetterLease, or
 	// Redis refuses or holds garbage at its marker. It stops the pipeline;
 	// what landed before the record is committed, the record itself is not.

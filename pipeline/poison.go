@@ -45,8 +45,9 @@ func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, e
 	return attempts, nil
 }
 
-// deadLetter delivers r to its dead-letter topic, retrying failures (Redis
-// or Kafka down) with a backoff (config.retry) doubling from 100ms to 5s
+// deadLetter delivers r to its dead-letter topic (or, too large for it, a
+// placeholder: reported as dlqWritten), retrying failures (Redis or Kafka
+// down) with a backoff (config.retry) doubling from 100ms to 5s
 // until it lands or the term ends (errFenced once fenced, even
 // mid-delivery). A failure no retry can fix (judgeDLQ) returns a
 // *RecordError wrapping ErrDeadLetter and the cause, and stops the pipeline
@@ -59,8 +60,13 @@ func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutco
 		}
 		out, err := w.p.dlq.deliver(w.term, w.owner(), r, cause, attempts)
 		if err == nil {
-			w.p.cfg.logger.Warn("poison record dead-lettered", "partition", w.part.String(), "epoch", w.epoch,
-				"offset", r.Offset, "attempts", attempts, "replay", out == dlqReplayed, "err", cause)
+			attrs := []any{"partition", w.part.String(), "epoch", w.epoch,
+				"offset", r.Offset, "attempts", attempts, "replay", out == dlqReplayed, "err", errorText(cause)}
+			if out == dlqPlaceholder { // landed as written: the placeholder names the record
+				out = dlqWritten
+				attrs = append(attrs, "placeholder", "too large for the dead-letter topic: a placeholder naming its offset was written in its place")
+			}
+			w.p.cfg.logger.Warn("poison record dead-lettered", attrs...)
 			w.p.emit(Event{Kind: DeadLettered, Partition: w.part, Epoch: w.epoch, Offset: r.Offset, Err: cause})
 			return out, nil
 		}
@@ -71,7 +77,7 @@ func (w *worker) deadLetter(r *sink.Record, cause error, attempts int) (dlqOutco
 			return 0, errFenced
 		}
 		if giveUp.stop(err, time.Now()) {
-			return 0, w.recordError(r, attempts, ErrDeadLetter, fmt.Errorf("%w (poison: %v)", err, cause))
+			return 0, w.recordError(r, attempts, ErrDeadLetter, fmt.Errorf("%w (poison: %s)", err, errorText(cause)))
 		}
 		backoff := w.p.cfg.retry.Ceiling(retry)
 		w.warn("dead-letter write failed, retrying; the offset stays uncommitted",

@@ -63,7 +63,7 @@ func (l *Ledger) Check(ctx context.Context, batch []Record) ([]Result, error) {
 		}
 		n, err := ic.Result()
 		if err != nil {
-			return nil, fmt.Errorf("%w: check %s key %q: %w", ErrUnknown, batch[i].at(), results[i].Key, err)
+			return nil, fmt.Errorf("%w: check %s key %s: %w", ErrUnknown, batch[i].at(), QuoteKey(results[i].Key), err)
 		}
 		if n > 0 {
 			results[i].Outcome = Suppressed

@@ -142,12 +142,12 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 	case err != nil && !uncertain:
 		m.forget = true
 		g.giveBack(ctx, r, key, lk, m.pending)
-		return 0, fmt.Errorf("sink: %s key %q: effect: %w", r.at(), key, err)
+		return 0, fmt.Errorf("sink: %s key %s: effect: %w", r.at(), QuoteKey(key), err)
 	case err != nil:
 		// Not m.ran: whether it landed is unknown, so a retry runs it again
 		// (with the same key) and Finish leaves it to the next owner.
-		return 0, fmt.Errorf("%w at %s key %q: effect ended with its context, so it may or may not have happened: its claim stays pending and a retry calls it again with the same key: %w",
-			ErrUnknown, r.at(), key, err)
+		return 0, fmt.Errorf("%w at %s key %s: effect ended with its context, so it may or may not have happened: its claim stays pending and a retry calls it again with the same key: %w",
+			ErrUnknown, r.at(), QuoteKey(key), err)
 	}
 	m.ran = true
 	if err := faultPoint(ctx, key, afterEffect); err != nil {
@@ -176,7 +176,7 @@ func (g *Guard) finish(ctx context.Context, r *Record, key, lk string, m *memo, 
 			return Applied, nil
 		}
 		if !retry {
-			return 0, fmt.Errorf("%w at %s key %q: the effect ran", ErrLeaseLost, r.at(), key)
+			return 0, fmt.Errorf("%w at %s key %s: the effect ran", ErrLeaseLost, r.at(), QuoteKey(key))
 		}
 		c, err := decodeGuardClaim(cur)
 		if err != nil {
@@ -185,12 +185,12 @@ func (g *Guard) finish(ctx context.Context, r *Record, key, lk string, m *memo, 
 		if c.State == ClaimDone {
 			m.forget = true
 			g.cfg.log.WarnContext(ctx, "sink: the guard lease was lost after the effect ran; another owner ran it too",
-				"record", r.at(), "key", key, "other", fmt.Sprintf("%s/%d@%d", c.Topic, c.Partition, c.Offset))
+				"record", r.at(), "key", QuoteKey(key), "other", fmt.Sprintf("%s/%d@%d", c.Topic, c.Partition, c.Offset))
 			return doneOutcome(c, r), nil
 		}
 		if err := sleep(ctx, g.cfg.retry.Delay(poll)); err != nil {
-			return 0, fmt.Errorf("sink: %s key %q: the effect ran; waiting for %s/%d@%d's claim to mark it done: %w",
-				r.at(), key, c.Topic, c.Partition, c.Offset, err)
+			return 0, fmt.Errorf("sink: %s key %s: the effect ran; waiting for %s/%d@%d's claim to mark it done: %w",
+				r.at(), QuoteKey(key), c.Topic, c.Partition, c.Offset, err)
 		}
 	}
 }
@@ -202,7 +202,7 @@ func (g *Guard) finish(ctx context.Context, r *Record, key, lk string, m *memo, 
 func (g *Guard) writeDone(ctx context.Context, r *Record, key, lk string, m *memo) (cur string, written bool, err error) {
 	done, err := DecodeClaim(m.pending)
 	if err != nil {
-		return "", false, fmt.Errorf("sink: %s key %q: own pending claim: %w", r.at(), key, err)
+		return "", false, fmt.Errorf("sink: %s key %s: own pending claim: %w", r.at(), QuoteKey(key), err)
 	}
 	done.State, done.At = ClaimDone, time.Now().UTC()
 	v, err := g.eval(ctx, r, key, g.done, lk, m.pending, done.Encode(), g.cfg.ttl.Milliseconds(), `"owner":"`+m.owner+`"`)
@@ -252,8 +252,8 @@ func (g *Guard) acquire(ctx context.Context, r *Record, key, lk, pending string)
 			return start, doneOutcome(c, r), nil
 		}
 		if err := sleep(ctx, g.cfg.retry.Delay(poll)); err != nil {
-			return start, 0, fmt.Errorf("sink: %s key %q: waiting for %s/%d@%d's claim: %w",
-				r.at(), key, c.Topic, c.Partition, c.Offset, err)
+			return start, 0, fmt.Errorf("sink: %s key %s: waiting for %s/%d@%d's claim: %w",
+				r.at(), QuoteKey(key), c.Topic, c.Partition, c.Offset, err)
 		}
 	}
 }
@@ -263,7 +263,7 @@ func (g *Guard) acquire(ctx context.Context, r *Record, key, lk, pending string)
 func (g *Guard) giveBack(ctx context.Context, r *Record, key, lk, pending string) {
 	if _, err := g.eval(context.WithoutCancel(ctx), r, key, g.release, lk, pending); err != nil {
 		g.cfg.log.WarnContext(ctx, "sink: release of a pending claim failed; it expires with its lease",
-			"record", r.at(), "key", key, "err", err)
+			"record", r.at(), "key", QuoteKey(key), "err", err)
 	}
 }
 
@@ -286,12 +286,12 @@ func (g *Guard) eval(ctx context.Context, r *Record, key string, s *redis.Script
 		}
 	}
 	if transient(g.c, err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("%w at %s key %q: %w", ErrUnknown, r.at(), key, err)
+		return nil, fmt.Errorf("%w at %s key %s: %w", ErrUnknown, r.at(), QuoteKey(key), err)
 	}
 	if final(err) {
 		err = classify(err)
 	}
-	return nil, fmt.Errorf("sink: %s key %q: %w", r.at(), key, err)
+	return nil, fmt.Errorf("sink: %s key %s: %w", r.at(), QuoteKey(key), err)
 }
 
 // Lookup returns the claim stored for business key, if any (one GET, not

@@ -64,8 +64,8 @@ func (g *Guard) Finish(ctx context.Context, r *Record) (bool, error) {
 			if derr != nil {
 				return false, foreignValue(r.at(), lk, cur)
 			}
-			return false, fmt.Errorf("%w at %s key %q: the effect ran here, and the key holds %s/%d@%d's %s claim now",
-				ErrLeaseLost, r.at(), key, c.Topic, c.Partition, c.Offset, c.State)
+			return false, fmt.Errorf("%w at %s key %s: the effect ran here, and the key holds %s/%d@%d's %s claim now",
+				ErrLeaseLost, r.at(), QuoteKey(key), c.Topic, c.Partition, c.Offset, c.State)
 		case !errors.Is(err, ErrUnknown):
 			return false, err
 		}

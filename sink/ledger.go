@@ -108,8 +108,8 @@ func (l *Ledger) Apply(ctx context.Context, batch []Record) ([]Result, error) {
 			}
 		}
 		if w.err != nil {
-			results[i].Err = fmt.Errorf("sink: %s key %q: same key as offset %d, which failed: %w",
-				batch[i].at(), results[i].Key, batch[w.idx].Offset, w.err)
+			results[i].Err = fmt.Errorf("sink: %s key %s: same key as offset %d, which failed: %w",
+				batch[i].at(), QuoteKey(results[i].Key), batch[w.idx].Offset, w.err)
 		}
 	}
 	return results, nil
@@ -222,14 +222,14 @@ func (l *Ledger) prepare(r *Record, i int, w *write) (string, error) {
 func (l *Ledger) effectArgs(r *Record, key string, w *write) error {
 	keys, args, err := l.cfg.effect.Args(r, key)
 	if err != nil {
-		return fmt.Errorf("%w at %s key %q: %w", ErrBadValue, r.at(), key, err)
+		return fmt.Errorf("%w at %s key %s: %w", ErrBadValue, r.at(), QuoteKey(key), err)
 	}
 	if l.cluster {
 		want := slot(w.key)
 		for _, k := range keys {
 			if slot(k) != want {
-				return fmt.Errorf("%w at %s key %q: %q (slot %d) vs %q (slot %d)",
-					ErrCrossSlot, r.at(), key, k, slot(k), w.key, want)
+				return fmt.Errorf("%w at %s key %s: %s (slot %d) vs %s (slot %d)",
+					ErrCrossSlot, r.at(), QuoteKey(key), QuoteKey(k), slot(k), QuoteKey(w.key), want)
 			}
 		}
 	}
@@ -243,11 +243,11 @@ func lookup(ctx context.Context, c redis.UniversalClient, key string) (Claim, bo
 		return Claim{}, false, nil
 	}
 	if err != nil {
-		return Claim{}, false, fmt.Errorf("sink: lookup %q: %w", key, err)
+		return Claim{}, false, fmt.Errorf("sink: lookup %s: %w", QuoteKey(key), err)
 	}
 	c2, err := DecodeClaim(s)
 	if err != nil {
-		return Claim{}, false, fmt.Errorf("sink: lookup %q: %w", key, err)
+		return Claim{}, false, fmt.Errorf("sink: lookup %s: %w", QuoteKey(key), err)
 	}
 	return c2, true, nil
 }

@@ -124,7 +124,7 @@ func (l *Ledger) settle(batch []Record, w *write, prior string, claimed bool, ce
 		}
 	case final(cerr) && !transient(l.c, cerr):
 		w.done = true
-		w.err = fmt.Errorf("sink: %s ledger key %q: %w", batch[w.idx].at(), w.key, classify(cerr))
+		w.err = fmt.Errorf("sink: %s ledger key %s: %w", batch[w.idx].at(), QuoteKey(w.key), classify(cerr))
 	default: // transient, or the context ended: unknown
 		return cerr
 	}
@@ -173,8 +173,8 @@ func answer(c redis.Cmder) (prior string, claimed bool, err error) {
 // another program, or a Ledger and a Guard sharing one), never a
 // suppression. The record is not applied.
 func foreignValue(at, key, val string) error {
-	return fmt.Errorf("sink: %s ledger key %q holds %.80q, not a claim of this key space: %w: %w",
-		at, key, val, ErrMisconfigured, ErrBadClaim)
+	return fmt.Errorf("sink: %s ledger key %s holds %.80q, not a claim of this key space: %w: %w",
+		at, QuoteKey(key), val, ErrMisconfigured, ErrBadClaim)
 }
 
 // classify wraps a final server reply with the sentinel the caller branches
