@@ -2,24 +2,58 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
+
+// ErrNoKeyer is the error, wrapped, of ByTopic's Key for a record whose
+// topic's Applier is no Keyer: the worker then runs that record, when it
+// has no record key, on its own, as it would under that Applier alone.
+var ErrNoKeyer = errors.New("pipeline: the topic's Applier says no business keys")
 
 // ByTopic applies each batch through the Applier of its records' topic:
 // one ledger (or guard) per topic, each with a key prefix of its own, when
 // topics hold different things under the same business keys (an order and
 // its refund). A batch holds one partition's records, so one topic's; a
 // batch of a topic without an Applier, or of several topics, is an error
-// and nothing of it is applied. It costs one map lookup per batch. It is
-// a Finisher: Finish goes to the batch's topic's Applier when that is one
-// (Guarded), and finishes nothing otherwise.
-func ByTopic(appliers map[string]Applier) Applier { return byTopic(appliers) }
+// and nothing of it is applied. It costs one map lookup per batch; the map
+// is copied, and the appliers' capabilities looked up, once, here.
+//
+// It keeps each topic's capabilities (see Wrap), so a topic's records are
+// ordered and finished as under its Applier alone. It is a Keyer when at
+// least one of the appliers is: Key goes to the record's topic's Keyer,
+// and for a topic whose Applier is none it fails wrapping ErrNoKeyer (the
+// worker runs such a record, when it has no record key, on its own). It is
+// a Finisher when at least one is: Finish goes to the batch's topic's
+// Finisher, and finishes nothing for a topic whose Applier is none. Its
+// effects are external when one topic's are. It has no Unwrap (it wraps
+// several): its own Key and Finish say what each topic's Applier has.
+func ByTopic(appliers map[string]Applier) Applier {
+	ls := make(byTopic, len(appliers))
+	s := &shell{}
+	for t, a := range appliers {
+		if a == nil {
+			continue // as a topic without one
+		}
+		ls[t] = a
+		if _, ok := keyerOf(a); ok {
+			s.key = ls.key
+		}
+		if _, ok := finisherOf(a); ok {
+			s.fin = ls.finish
+		}
+		s.ext = s.ext || external(a)
+	}
+	s.apply = ls.apply
+	return s.assemble()
+}
 
+// byTopic is ByTopic's map, its parts' owner.
 type byTopic map[string]Applier
 
-func (ls byTopic) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
+func (ls byTopic) apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
 	if len(batch) == 0 {
 		return nil, nil
 	}
@@ -30,7 +64,7 @@ func (ls byTopic) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result
 	return l.Apply(ctx, batch)
 }
 
-func (ls byTopic) Finish(ctx context.Context, batch []sink.Record) (int, int, error) {
+func (ls byTopic) finish(ctx context.Context, batch []sink.Record) (int, int, error) {
 	if len(batch) == 0 {
 		return 0, 0, nil
 	}
@@ -38,16 +72,22 @@ func (ls byTopic) Finish(ctx context.Context, batch []sink.Record) (int, int, er
 	if err != nil {
 		return 0, 0, err
 	}
-	return finish(ctx, l, batch)
+	if f, ok := finisherOf(l); ok {
+		return f.Finish(ctx, batch)
+	}
+	return 0, 0, nil
 }
 
-// Key forwards to the record's topic's Applier when it is a Keyer; else
-// the record key.
-func (ls byTopic) Key(r *sink.Record) (string, error) {
-	if k, ok := ls[r.Topic].(Keyer); ok {
-		return k.Key(r)
+func (ls byTopic) key(r *sink.Record) (string, error) {
+	l, ok := ls[r.Topic]
+	if !ok {
+		return "", fmt.Errorf("ledger: no key space for topic %q", r.Topic)
 	}
-	return string(r.Key), nil
+	k, ok := keyerOf(l)
+	if !ok {
+		return "", fmt.Errorf("topic %q: %w", r.Topic, ErrNoKeyer)
+	}
+	return k.Key(r)
 }
 
 // of returns the Applier of batch's topic; a batch holds one topic.

@@ -32,21 +32,13 @@ import (
 // ctx's deadline, in the background of a pipeline that no longer waits,
 // while that is bounded and still useful: Guarded does until the records'
 // pending claims' leases would lapse (sink.Guard.Finish). An Applier that
-// wraps another should forward Finish, or the wrapped one's finishing is
-// lost.
+// wraps another keeps the wrapped one's finishing when it is built with
+// Wrap or has an Unwrap method (see Wrap); otherwise that is lost.
 type Finisher interface {
 	// Finish records the outcome of the effects of batch that ran in this
 	// process, applying none, and returns the records finished, those left
 	// unfinished and an error naming the latter.
 	Finish(ctx context.Context, batch []sink.Record) (finished, left int, err error)
-}
-
-// finish calls a's Finish when a is a Finisher; a wrapper's Finish.
-func finish(ctx context.Context, a Applier, batch []sink.Record) (int, int, error) {
-	if f, ok := a.(Finisher); ok {
-		return f.Finish(ctx, batch)
-	}
-	return 0, 0, nil
 }
 
 // grant lets the worker spend until by, at its exit, finishing its unknown
@@ -56,7 +48,7 @@ func (w *worker) grant(by time.Time) { w.finishBy.Store(by.UnixNano()) }
 // finishUnknown finishes the batch whose outcome was unknown when the term
 // ended, if the sink is a Finisher and the worker was granted time.
 func (w *worker) finishUnknown() {
-	f, ok := w.p.cfg.applier.(Finisher)
+	f, ok := finisherOf(w.p.cfg.applier)
 	by := w.finishBy.Load()
 	if !ok || len(w.unknown) == 0 || by == 0 {
 		return

@@ -18,6 +18,12 @@ import (
 // external effects. Apply returns one result per record, or an error when the
 // batch's effects are unknown (the pipeline then applies it again and does not
 // commit past it).
+//
+// The pipeline also looks for optional interfaces on it: Keyer and
+// Finisher, and whether it is Guarded. It looks at the Applier, then down
+// its Unwrap chain: an Applier that wraps another keeps these when it is
+// built with Wrap, or has a method Unwrap() Applier returning the wrapped
+// one (see Wrap); one that only embeds Applier loses them.
 type Applier interface {
 	// Apply lands the effects of batch, in order, and returns one Result
 	// per record at its index: Applied, Suppressed or Redelivered, or a
@@ -279,6 +285,8 @@ func newConfig[O interface{ apply(*config) }](opts []O, group bool) (config, err
 	}
 	if c.applier == nil {
 		errs = append(errs, errors.New("no sink"))
+	} else {
+		c.applier = resolved(c.applier) // its Unwrap chain's Keyer and Finisher, once
 	}
 	if c.policy.Every < 0 || c.policy.Interval < 0 {
 		errs = append(errs, fmt.Errorf("commit policy %+v: negative", c.policy))

@@ -12,22 +12,25 @@ import (
 // batch waits for its turn, spaced by its size, or until its context ends
 // (the context's error, nothing applied). It costs one mutex per batch;
 // batches should be small against the rate (a tenth of a second's worth,
-// MaxBatch) for the pace to be smooth. perSecond must be positive. It is a
-// Finisher when a is one: Finish goes to a at once, unpaced.
+// MaxBatch) for the pace to be smooth. perSecond must be positive. It is
+// built with Wrap, so it is a Keyer and a Finisher exactly when a is one:
+// Key and Finish go to a at once, unpaced, and over an Applier that is no
+// Keyer MaxInFlight runs keyless records each on its own, as it would
+// over a.
 func Paced(a Applier, perSecond float64) Applier {
-	return &paced{a: a, per: time.Duration(float64(time.Second) / perSecond)}
+	p := &pacer{per: time.Duration(float64(time.Second) / perSecond)}
+	return Wrap(a, p.pace)
 }
 
-// paced is Paced's Applier.
-type paced struct {
-	a   Applier
+// pacer is Paced's Middleware.
+type pacer struct {
 	per time.Duration // time one record is worth
 
 	mu   sync.Mutex
 	next time.Time // when the next batch may start
 }
 
-func (p *paced) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
+func (p *pacer) pace(ctx context.Context, batch []sink.Record, next ApplyFunc) ([]sink.Result, error) {
 	p.mu.Lock()
 	now := time.Now()
 	if p.next.Before(now) {
@@ -45,17 +48,5 @@ func (p *paced) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, 
 			return nil, ctx.Err()
 		}
 	}
-	return p.a.Apply(ctx, batch)
-}
-
-// Key forwards to the paced Applier when it is a Keyer; else the record key.
-func (p *paced) Key(r *sink.Record) (string, error) {
-	if k, ok := p.a.(Keyer); ok {
-		return k.Key(r)
-	}
-	return string(r.Key), nil
-}
-
-func (p *paced) Finish(ctx context.Context, batch []sink.Record) (int, int, error) {
-	return finish(ctx, p.a, batch)
+	return next(ctx, batch)
 }

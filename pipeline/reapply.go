@@ -154,21 +154,3 @@ func (w *worker) reapplyLost(point int64) error {
 	}
 	return nil
 }
-
-// external reports whether a's effects happen outside Redis: Guarded, or a
-// ByTopic or Paced around one.
-func external(a Applier) bool {
-	switch a := a.(type) {
-	case guarded:
-		return true
-	case *paced:
-		return external(a.a)
-	case byTopic:
-		for _, l := range a {
-			if external(l) {
-				return true
-			}
-		}
-	}
-	return false
-}
