@@ -61,9 +61,7 @@ func TestDeadLetterLargeKeyText(t *testing.T) {
 		value string // of the poison record
 		opts  []pipeline.GroupOpt
 		// named: the header names the key by length and hash; allLogs:
-		// every log line is bounded, not just the dead-letter one. Guard
-		// mode's Applier (guarded.go) quotes the key with %q itself, so
-		// there the header holds its clipped start and other lines are long.
+		// every log line is bounded, not just the dead-letter one.
 		named, allLogs bool
 	}{
 		{"ledger, value without amount", func(t *testing.T, env fakeEnv, _ *slog.Logger) pipeline.Applier {
@@ -80,7 +78,7 @@ func TestDeadLetterLargeKeyText(t *testing.T) {
 				}
 				return nil
 			})
-		}, `{}`, []pipeline.GroupOpt{pipeline.MaxInFlight(2), pipeline.EffectAttempts(2)}, false, false},
+		}, `{}`, []pipeline.GroupOpt{pipeline.MaxInFlight(2), pipeline.EffectAttempts(2)}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := dlqEnv(t)

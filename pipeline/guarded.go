@@ -82,7 +82,7 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 				// The effect failed and did not happen: its claim was released.
 				// (Not when the term is ending: a call cut short by the stop
 				// is no attempt to count against the record.)
-				err = fmt.Errorf("%s/%d offset %d key %q: %w: %w", r.Topic, r.Partition, r.Offset, key, ErrEffectFailed, err)
+				err = fmt.Errorf("%s/%d offset %d key %s: %w: %w", r.Topic, r.Partition, r.Offset, sink.QuoteKey(key), ErrEffectFailed, err)
 			}
 			results[i] = sink.Result{Key: key, Outcome: out}
 			if err == nil && (out == sink.Suppressed || out == sink.Redelivered) && traced(r) {

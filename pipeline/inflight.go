@@ -171,8 +171,10 @@ func (w *worker) admit(f *flight) error {
 
 // Keyer is an Applier that says a record's business key, by which
 // MaxInFlight orders records that have no record key: Guarded and
-// sink.Ledger do, and ByTopic and Paced forward it. An error means the record has no usable key (it is run
-// on its own, and the Applier reports it as a poison record).
+// sink.Ledger do, and Wrap (so ByTopic and Paced) forwards it; the worker
+// finds it through an Unwrap chain. An error means the record has no
+// usable key: it is run on its own (and, unless the error is ErrNoKeyer,
+// the Applier reports it as a poison record).
 type Keyer interface {
 	// Key returns r's business key as the Applier's key source reads it.
 	Key(r *sink.Record) (string, error)
@@ -186,7 +188,7 @@ func (w *worker) keyOf(r *sink.Record) string {
 	if r.Key != nil {
 		return "r" + string(r.Key)
 	}
-	if k, ok := w.p.cfg.applier.(Keyer); ok {
+	if k, ok := keyerOf(w.p.cfg.applier); ok {
 		if key, err := k.Key(r); err == nil {
 			return "b" + key
 		}

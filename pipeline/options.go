@@ -285,8 +285,6 @@ func newConfig[O interface{ apply(*config) }](opts []O, group bool) (config, err
 	}
 	if c.applier == nil {
 		errs = append(errs, errors.New("no sink"))
-	} else {
-		c.applier = resolved(c.applier) // its Unwrap chain's Keyer and Finisher, once
 	}
 	if c.policy.Every < 0 || c.policy.Interval < 0 {
 		errs = append(errs, fmt.Errorf("commit policy %+v: negative", c.policy))

@@ -116,17 +116,3 @@ func external(a Applier) bool {
 	}
 	return false
 }
-
-// resolved is a, or Wrap(a, nil) when a's Unwrap chain has a Keyer or a
-// Finisher that a itself is not, so that a type assertion on what it
-// returns sees what keyerOf and finisherOf find on a.
-func resolved(a Applier) Applier {
-	_, isK := a.(Keyer)
-	_, isF := a.(Finisher)
-	_, hasK := keyerOf(a)
-	_, hasF := finisherOf(a)
-	if isK == hasK && isF == hasF {
-		return a
-	}
-	return Wrap(a, nil)
-}
