@@ -31,6 +31,10 @@ var (
 	// ErrExpired: records a re-read would meet are older than the ledger
 	// TTL and their keys are not in the ledger: they would apply again.
 	ErrExpired = errors.New("admin: records older than the ledger TTL lack ledger entries")
+	// ErrLedgerMismatch: the ledger's manifest records other settings than
+	// the ones given (another effect, totals hash or key space). The error
+	// is a *LedgerMismatchError.
+	ErrLedgerMismatch = errors.New("admin: ledger made with other settings")
 )
 
 // CheckError is one problem a check found on a server or topic: what is
