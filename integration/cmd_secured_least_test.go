@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
-// Least privilege of status and replay, as the README's "Secured clusters"
+// Least privilege of status and replay, as docs/security.md
 // states it.
 var (
 	statusTopicOps = []kadm.ACLOperation{kadm.OpDescribe}
@@ -42,7 +42,7 @@ func (g grant) minusOne() (names []string, grants []grant) {
 }
 
 // testLeastPrivilege runs status and replay, each as a principal of its
-// own (an OAUTHBEARER token's subject) holding exactly the README's ACLs:
+// own (an OAUTHBEARER token's subject) holding exactly docs/security.md's ACLs:
 // status reports the group and replay its range, exit 0. Then, for each
 // ACL, a principal holding all the others: the command exits 3 and its
 // output names the refused request's error (TOPIC_AUTHORIZATION_FAILED,

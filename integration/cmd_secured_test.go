@@ -18,7 +18,7 @@ import (
 	"github.com/shardpipe/shardpipe/internal/testcerts"
 )
 
-// Least privilege, as the README's "Secured clusters" states it.
+// Least privilege, as docs/security.md states it.
 var (
 	// runTopicOps and runGroupOps are the Kafka ACLs of run's principal
 	// (and status's: it needs Describe on both).
@@ -29,7 +29,7 @@ var (
 )
 
 // ledgerACL is the Redis ACL rule of run's user with --effect totals, for
-// ledger and totals keys under prefix (the README's rule).
+// ledger and totals keys under prefix (docs/security.md's rule).
 func ledgerACL(prefix string) []string {
 	return []string{"resetkeys", "~" + prefix + "*", "resetchannels", "-@all",
 		"+ping", "+info", "+hello", "+client|setname", "+evalsha", "+eval", "+script|load",

@@ -26,7 +26,7 @@ import (
 )
 
 // privateRedis is a redis-server process of this test alone, with AOF and
-// fsync on every write (the README's production setting).
+// fsync on every write (docs/operating.md's production setting).
 type privateRedis struct {
 	bin, addr, dir string
 	cmd            *exec.Cmd

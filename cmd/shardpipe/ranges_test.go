@@ -21,7 +21,7 @@ const (
 	rangesEnd   = "<!-- end of ranges -->"
 )
 
-// rangeRow is a row of README.md's table of ranges: the intervals of
+// rangeRow is a row of docs/configuration.md's table of ranges: the intervals of
 // values taken, and the flags (each with the command it is of, when only
 // one's) and Redis URL options that take them.
 type rangeRow struct {
@@ -31,10 +31,10 @@ type rangeRow struct {
 	options   []string    // Redis URL query options
 }
 
-// readRanges parses README.md's table of ranges.
+// readRanges parses docs/configuration.md's table of ranges.
 func readRanges(t *testing.T) []rangeRow {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func readRanges(t *testing.T) []rangeRow {
 	rangeSplit := regexp.MustCompile(` or |, `)                     // between intervals
 	i, j := strings.Index(readme, rangesBegin), strings.Index(readme, rangesEnd)
 	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the markers %q ... %q", rangesBegin, rangesEnd)
+		t.Fatalf("docs/configuration.md lacks the markers %q ... %q", rangesBegin, rangesEnd)
 	}
 	var rows []rangeRow
 	for _, line := range strings.Split(readme[i+len(rangesBegin):j], "\n") {
@@ -67,13 +67,13 @@ func readRanges(t *testing.T) []rangeRow {
 			case strings.HasPrefix(name, "?"):
 				r.options = append(r.options, name[1:])
 			default:
-				t.Fatalf("README ranges: %q is neither a flag nor a ?option", name)
+				t.Fatalf("docs/configuration.md ranges: %q is neither a flag nor a ?option", name)
 			}
 		}
 		rows = append(rows, r)
 	}
 	if len(rows) < 5 {
-		t.Fatalf("README ranges: %d rows; the table was not parsed", len(rows))
+		t.Fatalf("docs/configuration.md ranges: %d rows; the table was not parsed", len(rows))
 	}
 	return rows
 }
@@ -96,14 +96,14 @@ func outside(t *testing.T, f cli.Flag, from, to string) []string {
 		lo, err1 := time.ParseDuration(from)
 		hi, err2 := time.ParseDuration(to)
 		if err1 != nil || err2 != nil {
-			t.Fatalf("README ranges: %q to %q are not durations", from, to)
+			t.Fatalf("docs/configuration.md ranges: %q to %q are not durations", from, to)
 		}
 		return []string{(lo - time.Millisecond).String(), (hi + time.Millisecond).String()}
 	case *cli.FloatFlag:
 		lo, err1 := strconv.ParseFloat(from, 64)
 		hi, err2 := strconv.ParseFloat(to, 64)
 		if err1 != nil || err2 != nil {
-			t.Fatalf("README ranges: %q to %q are not numbers", from, to)
+			t.Fatalf("docs/configuration.md ranges: %q to %q are not numbers", from, to)
 		}
 		return []string{fmt.Sprint(lo - 0.001), fmt.Sprint(hi + 0.001), "NaN", "Inf"}
 	}
@@ -113,7 +113,7 @@ func outside(t *testing.T, f cli.Flag, from, to string) []string {
 	}
 	hi, err2 := strconv.ParseUint(to, 10, 64)
 	if err1 != nil || err2 != nil {
-		t.Fatalf("README ranges: %q to %q are not whole numbers", from, to)
+		t.Fatalf("docs/configuration.md ranges: %q to %q are not whole numbers", from, to)
 	}
 	out := []string{strconv.FormatInt(lo-1, 10)}
 	if hi < math.MaxUint64 {
@@ -123,7 +123,7 @@ func outside(t *testing.T, f cli.Flag, from, to string) []string {
 }
 
 // TestREADMERangesAreChecked: every numeric flag of every command, and
-// every numeric Redis URL option, has a row in README.md's table of
+// every numeric Redis URL option, has a row in docs/configuration.md's table of
 // ranges; each end of each range is taken, and each value just outside
 // (NaN and Inf for a fraction) is a problem line naming the flag or the
 // option, before anything connects.
@@ -146,7 +146,7 @@ func TestREADMERangesAreChecked(t *testing.T) {
 				r, ok = documented[name]
 			}
 			if !ok {
-				t.Errorf("%s %s: no row in README.md's ranges", cmd.Name, name)
+				t.Errorf("%s %s: no row in docs/configuration.md's ranges", cmd.Name, name)
 				continue
 			}
 			t.Run(cmd.Name+" "+name, func(t *testing.T) { checkFlagRange(t, cmd.Name, f, r) })
@@ -181,12 +181,12 @@ func checkFlagRange(t *testing.T, command string, f cli.Flag, r rangeRow) {
 	for _, iv := range r.intervals {
 		for _, v := range []string{iv[0], iv[1]} {
 			if names(v) {
-				t.Errorf("%s --%s=%s: refused; README.md says %s", command, name, v, r.text)
+				t.Errorf("%s --%s=%s: refused; docs/configuration.md says %s", command, name, v, r.text)
 			}
 		}
 		for _, v := range outside(t, f, iv[0], iv[1]) {
 			if !slices.Contains(inside, v) && !names(v) {
-				t.Errorf("%s --%s=%s: taken; README.md says %s", command, name, v, r.text)
+				t.Errorf("%s --%s=%s: taken; docs/configuration.md says %s", command, name, v, r.text)
 			}
 		}
 	}
@@ -218,7 +218,7 @@ func checkOptionRange(t *testing.T, o string, r rangeRow) {
 	for _, iv := range r.intervals {
 		for _, v := range []string{iv[0], iv[1]} {
 			if ok, errs := taken(v); !ok {
-				t.Errorf("?%s=%s: refused (%q); README.md says %s", o, v, errs, r.text)
+				t.Errorf("?%s=%s: refused (%q); docs/configuration.md says %s", o, v, errs, r.text)
 			}
 		}
 		var out []string
@@ -232,7 +232,7 @@ func checkOptionRange(t *testing.T, o string, r rangeRow) {
 		}
 		for _, v := range out {
 			if ok, _ := taken(v); ok {
-				t.Errorf("?%s=%s: taken; README.md says %s", o, v, r.text)
+				t.Errorf("?%s=%s: taken; docs/configuration.md says %s", o, v, r.text)
 			}
 		}
 	}

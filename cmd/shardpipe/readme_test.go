@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-var update = flag.Bool("update", false, "rewrite README.md's configuration table from the flags")
+var update = flag.Bool("update", false, "rewrite docs/configuration.md's table of run's flags from the flags")
 
 const (
 	tableBegin = "<!-- run flags: generated from `shardpipe run --help` by cmd/shardpipe/readme_test.go; do not edit -->"
@@ -38,10 +38,10 @@ func configTable() string {
 	return b.String()
 }
 
-// TestREADMEConfigTable keeps README.md's table in step with run's flags.
-// Run with -update to rewrite it.
+// TestREADMEConfigTable keeps docs/configuration.md's table in step with
+// run's flags. Run with -update to rewrite it.
 func TestREADMEConfigTable(t *testing.T) {
-	const path = "../../README.md"
+	const path = "../../docs/configuration.md"
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestREADMEConfigTable(t *testing.T) {
 	readme := string(b)
 	i, j := strings.Index(readme, tableBegin), strings.Index(readme, tableEnd)
 	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the markers %q ... %q", tableBegin, tableEnd)
+		t.Fatalf("docs/configuration.md lacks the markers %q ... %q", tableBegin, tableEnd)
 	}
 	want := tableBegin + "\n" + configTable() + tableEnd
 	got := readme[i : j+len(tableEnd)]
@@ -62,11 +62,11 @@ func TestREADMEConfigTable(t *testing.T) {
 		}
 		return
 	}
-	t.Fatalf("README.md's configuration table is stale; run: go test ./cmd/shardpipe -run TestREADMEConfigTable -update\nwant:\n%s", want)
+	t.Fatalf("docs/configuration.md's table of run's flags is stale; run: go test ./cmd/shardpipe -run TestREADMEConfigTable -update\nwant:\n%s", want)
 }
 
 // TestHelpListsEveryFlag: `shardpipe run --help` shows every flag of the
-// table with its variable, so the README and the help agree.
+// table with its variable, so docs/configuration.md and the help agree.
 func TestHelpListsEveryFlag(t *testing.T) {
 	code, out, _ := call(t, nil, "run", "--help")
 	if code != 0 {
@@ -85,8 +85,8 @@ func TestHelpListsEveryFlag(t *testing.T) {
 }
 
 // TestREADMEQuickStart: the README names the two commands of the quick start
-// and the demo's seed line, and the compose commands it shows use services
-// that exist.
+// and the demo's seed line, and the compose commands docs/getting-started.md
+// shows use services that exist.
 func TestREADMEQuickStart(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -97,16 +97,23 @@ func TestREADMEQuickStart(t *testing.T) {
 		"go run ./cmd/shardpipe demo",
 		"make test",
 		"shard0=250 crash_attempts=37 checkpoint=30 replay=7 applied=1000 suppressed=7",
-		"docker compose --profile produce up producer",
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README.md lacks %q", want)
 		}
 	}
+	b, err = os.ReadFile("../../docs/getting-started.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	guide := string(b)
+	if want := "docker compose --profile produce up producer"; !strings.Contains(guide, want) {
+		t.Errorf("docs/getting-started.md lacks %q", want)
+	}
 	c := readCompose(t)
 	for _, svc := range []string{"shardpipe", "producer", "redis"} {
-		if _, ok := c.Services[svc]; !ok || !strings.Contains(readme, " "+svc+" ") {
-			t.Errorf("README.md and docker-compose.yml disagree on service %q", svc)
+		if _, ok := c.Services[svc]; !ok || !strings.Contains(guide, " "+svc+" ") {
+			t.Errorf("docs/getting-started.md and docker-compose.yml disagree on service %q", svc)
 		}
 	}
 }

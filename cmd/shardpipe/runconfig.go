@@ -26,7 +26,7 @@ type runConfig struct {
 	instanceID      string // "": dynamic membership
 }
 
-// groups are run's flags, in the order of the README's table.
+// groups are run's flags, in the order of docs/configuration.md's table.
 func (rc *runConfig) Groups() []cliflags.Group {
 	gs := []cliflags.Group{kafkaGroup(&rc.kafkaConn),
 		topicsGroup(&rc.topics, "topic to consume; repeat the flag or separate with commas (required)", true),

@@ -105,7 +105,7 @@ func FuzzRunConfig(f *testing.F) {
 // FuzzRunArgs: any run command line (the fuzz input cut at newlines into
 // arguments) goes through run's own checks (cliflags.CheckArgs, then every
 // group, as execute does) to a usage error with one non-empty line per
-// problem, or to a configuration whose numbers are in their ranges (README's
+// problem, or to a configuration whose numbers are in their ranges (docs/configuration.md's
 // table) and whose single-node Redis client (its pools allocated) is built
 // and closed; never to a panic. Nothing connects, the pipeline is not built.
 func FuzzRunArgs(f *testing.F) {

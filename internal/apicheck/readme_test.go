@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-// readmeImports are the packages README snippets may use without importing
+// readmeImports are the packages the docs' snippets may use without importing
 // them: a snippet shows the calls, not the import block.
 var readmeImports = map[string]string{
 	"checkpoint":   "github.com/shardpipe/shardpipe/checkpoint",
@@ -35,38 +35,50 @@ var readmeImports = map[string]string{
 	"time":         "time",
 }
 
-// TestREADMEGoBlocksCompile builds every ```go block of README.md against
-// the module as it is, in a module of its own (as a user would import
-// shardpipe, examples/orderhandler included): a block with declarations as
-// a file, a block of statements as the body of a function of t
-// *testing.T. Missing imports of readmeImports are added and variables a
-// snippet declares but does not use are used, nothing else: a snippet that
-// calls a name the API no longer has fails the test.
+// TestREADMEGoBlocksCompile builds every ```go block of README.md,
+// CONTRIBUTING.md and docs/*.md against the module as it is, in a module of
+// its own (as a user would import shardpipe, examples/orderhandler
+// included): each page's blocks in a package of their own, a block with
+// declarations as a file, a block of statements as the body of a function
+// of t *testing.T. Missing imports of readmeImports are added and variables
+// a snippet declares but does not use are used, nothing else: a snippet
+// that calls a name the API no longer has fails the test.
 func TestREADMEGoBlocksCompile(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the README's snippets with the go command")
+		t.Skip("builds the docs' snippets with the go command")
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := regexp.MustCompile("(?ms)^```go\n(.*?)^```").FindAllSubmatch(readme, -1)
-	if len(blocks) == 0 {
-		t.Fatal("README.md has no ```go block")
-	}
+	blockRe := regexp.MustCompile("(?ms)^```go\n(.*?)^```")
 	dir := t.TempDir()
-	for i, b := range blocks {
-		src, err := snippetFile(string(b[1]))
+	blocks := 0
+	for _, page := range docFiles(t, root) {
+		text, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(page)))
 		if err != nil {
-			t.Fatalf("README.md go block %d: %v\n%s", i+1, err, b[1])
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("block%d.go", i+1)), src, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		found := blockRe.FindAllSubmatch(text, -1)
+		if page == "README.md" && len(found) == 0 {
+			t.Fatal("README.md has no ```go block")
+		}
+		pkg := filepath.Join(dir, strings.NewReplacer("/", "_", ".", "_").Replace(page))
+		if len(found) > 0 {
+			if err := os.Mkdir(pkg, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, b := range found {
+			src, err := snippetFile(string(b[1]))
+			if err != nil {
+				t.Fatalf("%s go block %d: %v\n%s", page, i+1, err, b[1])
+			}
+			if err := os.WriteFile(filepath.Join(pkg, fmt.Sprintf("block%d.go", i+1)), src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		blocks += len(found)
 	}
 	gomod := fmt.Sprintf(`module readmecheck
 
@@ -99,12 +111,12 @@ replace example.com/orderhandler => %s
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("README.md's Go blocks do not compile against the module: %v\n%s", err, out)
+		t.Fatalf("the docs' Go blocks do not compile against the module: %v\n%s", err, out)
 	}
-	t.Logf("%d Go blocks of README.md compile", len(blocks))
+	t.Logf("%d Go blocks of README.md, CONTRIBUTING.md and docs/*.md compile", blocks)
 }
 
-// snippetFile makes a Go file of package readme from a README snippet.
+// snippetFile makes a Go file of package readme from a docs snippet.
 func snippetFile(snippet string) ([]byte, error) {
 	body := snippet
 	statements := !regexp.MustCompile(`(?m)^(import|func|type|var|const)\b`).MatchString(snippet)

@@ -283,7 +283,7 @@ func (r *runner) runArgs() []string {
 		"--redis", r.cfg.redis(), "--ledger-prefix", r.prefix}, effect...)
 	if r.cfg.Cluster != nil {
 		// Commits wait for a replica of every master: a failover loses
-		// nothing (README, Scaling).
+		// nothing (docs/scaling.md).
 		args = append(args, "--redis-replicas", "1")
 	}
 	args = append(args, "--commit-every", "200", "--commit-interval", "1s", "--max-batch", "200",
@@ -349,7 +349,7 @@ func (r *runner) figures() chaoscheck.Faults {
 	return f
 }
 
-// checkRedis insists on the README's production setting for the ledger.
+// checkRedis insists on docs/operating.md's production setting for the ledger.
 func checkRedis(ctx context.Context, addr string) error {
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()

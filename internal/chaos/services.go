@@ -15,8 +15,8 @@ import (
 
 // Services drives scripts/services.sh for the run's own Kafka and Redis: the
 // run kills and restarts them, so they must never be servers other tests
-// use. Redis runs with appendonly yes and appendfsync always, the README's
-// production setting for the ledger.
+// use. Redis runs with appendonly yes and appendfsync always, the
+// production setting for the ledger (docs/operating.md).
 type Services struct {
 	Root           string // repository root (holds scripts/services.sh)
 	Dir            string // SHARDPIPE_SERVICES_DIR: state, data and logs

@@ -86,7 +86,7 @@ backwards (offset_decreases=%d).`, r.Records, r.Assignments, rep.Applied, r.Reco
 	fmt.Fprintln(w)
 	wrap(w, "", `What this shows: offsets are committed only past records whose effects have landed, and the
 ledger keyed by business key turns every replay (after a crash, a rebalance, or a consumer that
-lost its partitions) into a no-op. Run it on real servers with 'shardpipe run'; see README.md.`)
+lost its partitions) into a no-op. Run it on real servers with 'shardpipe run'; see docs/getting-started.md.`)
 }
 
 // wrap prints text as one paragraph, re-flowed to 92 columns after indent.

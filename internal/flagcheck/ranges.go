@@ -27,7 +27,7 @@ func (r Range[T]) Check(v T) string {
 	return "want " + r.String()
 }
 
-// String is the range as the README's table writes it: "1 to 100",
+// String is the range as docs/configuration.md's table writes it: "1 to 100",
 // "1ms to 24h", with its note in parentheses.
 func (r Range[T]) String() string {
 	s := FormatNumber(r.Min) + " to " + FormatNumber(r.Max)

@@ -7,7 +7,7 @@ import (
 )
 
 // TestRange: both ends are inside; NaN and the infinities are outside
-// every float range; the range prints as README's table writes it.
+// every float range; the range prints as docs/configuration.md's table writes it.
 func TestRange(t *testing.T) {
 	ints, durs, floats := In(1, 100, ""), In(time.Millisecond, 24*time.Hour, "0: off"), In(0.0, 1, "0: no bound")
 	tests := []struct {

@@ -43,7 +43,7 @@ type redisOption struct {
 	durs Range[time.Duration]
 }
 
-// The ranges of the URL options (README's table of ranges): pools and
+// The ranges of the URL options (docs/configuration.md's table of ranges): pools and
 // buffers small enough to allocate, counts and durations go-redis cannot
 // overflow, 0 where it means go-redis's default or none.
 const (

@@ -65,16 +65,16 @@ func TestParseRedisOptionRanges(t *testing.T) {
 }
 
 // TestEveryRedisOptionHasARange: each URL option that takes a number or a
-// duration has a row in README.md's table of ranges (whose rows
+// duration has a row in docs/configuration.md's table of ranges (whose rows
 // TestREADMERangesAreChecked checks against ParseRedis).
 func TestEveryRedisOptionHasARange(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range redisOptions() {
 		if (o.kind == kInt || o.kind == kDuration) && !strings.Contains(string(b), "`?"+o.name+"`") {
-			t.Errorf("README.md's table of ranges lacks ?%s", o.name)
+			t.Errorf("docs/configuration.md's table of ranges lacks ?%s", o.name)
 		}
 	}
 }

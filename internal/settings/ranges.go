@@ -18,7 +18,7 @@ func Timeouts() flagcheck.Range[time.Duration] {
 
 // IntIn reads the int flag name and adds a problem line to bad unless r
 // holds its value ("--dlq-window (SHARDPIPE_DLQ_WINDOW) 0: want 1 to
-// 100000"). README's table of ranges lists every range a command checks.
+// 100000"). docs/configuration.md's table of ranges lists every range a command checks.
 func IntIn(c *cli.Command, bad *cliflags.Problems, name string, r flagcheck.Range[int]) int {
 	v := c.Int(name)
 	if msg := r.Check(v); msg != "" {
