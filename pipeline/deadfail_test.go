@@ -8,11 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/checkpoint"
@@ -54,15 +51,7 @@ func TestDeadLetterStops(t *testing.T) {
 		}, "{}", nil, "WRONGTYPE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(c.Close)
-			mr := miniredis.RunT(t)
-			rc := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-			t.Cleanup(func() { _ = rc.Close() })
-			env := fakeEnv{brokers: c.ListenAddrs(), rc: rc, mr: mr}
+			env := dlqEnvOf(t, 1, "orders")
 			tc.setup(t, env)
 			recs := orderRecords()
 			recs[4].Value = []byte(tc.value)

@@ -23,7 +23,14 @@ import (
 // each) and a miniredis.
 func dlqEnv(t *testing.T) fakeEnv {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders", "orders.dlq"))
+	return dlqEnvOf(t, 1, "orders", "orders.dlq")
+}
+
+// dlqEnvOf is a kfake cluster seeded with topics of partitions each, and a
+// miniredis.
+func dlqEnvOf(t *testing.T, partitions int32, topics ...string) fakeEnv {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
 	if err != nil {
 		t.Fatal(err)
 	}

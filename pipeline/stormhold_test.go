@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/internal/watch"
@@ -45,15 +42,7 @@ func TestStormHoldsWithoutSuccess(t *testing.T) {
 			bound: 5, wantDead: 3, committed: 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(tc.partitions, "orders", "orders.dlq"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(c.Close)
-			mr := miniredis.RunT(t)
-			rc := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-			t.Cleanup(func() { _ = rc.Close() })
-			env := fakeEnv{brokers: c.ListenAddrs(), rc: rc, mr: mr}
+			env := dlqEnvOf(t, tc.partitions, "orders", "orders.dlq")
 			var rs []*kgo.Record
 			for p := range tc.partitions {
 				for i := range tc.n {
