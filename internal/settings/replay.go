@@ -85,6 +85,10 @@ func (r *Replay) loadRange(c *cli.Command, bad *cliflags.Problems) {
 			bad.Addf("%s %q: %v", ref(FlagTo), s, err)
 		}
 	}
+	if msg := flagcheck.RangeOrder(c.String(FlagFrom), c.String(FlagTo), r.Now); msg != "" {
+		bad.Addf("%s %q is not before %s %q: %s, so the range is empty (--to is exclusive); swap them, or give a --to after --from",
+			ref(FlagFrom), c.String(FlagFrom), ref(FlagTo), c.String(FlagTo), msg)
+	}
 }
 
 // ReplayRunGroup is how replay runs, loaded into r after the range, its

@@ -45,6 +45,19 @@ func TestReplayGroups(t *testing.T) {
 			`--partition-ids (SHARDPIPE_PARTITION_IDS) "x": `, "--effect (SHARDPIPE_EFFECT) http: replay does not run guard mode",
 			"--rate (SHARDPIPE_RATE) -1: must be 0 (no limit) or more", "--checkpoint-prefix (SHARDPIPE_CHECKPOINT_PREFIX): empty"}, Replay{}},
 		{[]string{"--id=r", "--from=-5"}, false, []string{`--from (SHARDPIPE_FROM) "-5": `}, Replay{}},
+		// A range whose start is not before its end is empty: refused, not
+		// replayed as nothing with every partition done.
+		{[]string{"--id=r", "--from=500", "--to=100"}, false, []string{
+			`--from (SHARDPIPE_FROM) "500" is not before --to (SHARDPIPE_TO) "100": offset 500 is not before offset 100`}, Replay{}},
+		{[]string{"--id=r", "--from=100", "--to=100"}, false, []string{`offset 100 is not before offset 100`}, Replay{}},
+		{[]string{"--id=r", "--from=30m", "--to=2h"}, false, []string{
+			`--from (SHARDPIPE_FROM) "30m" is not before --to (SHARDPIPE_TO) "2h": 2026-11-30T05:30:00Z is not before 2026-11-30T04:00:00Z`}, Replay{}},
+		{[]string{"--id=r", "--from=2026-11-30T05:00:00Z", "--to=2h"}, false, []string{`2026-11-30T05:00:00Z is not before 2026-11-30T04:00:00Z`}, Replay{}},
+		{[]string{"--id=r", "--from=2h", "--to=30m"}, false, nil, Replay{ID: "r", From: pipeline.AtTime(now.Add(-2 * time.Hour)),
+			To: pipeline.AtTime(now.Add(-30 * time.Minute)), Given: "--from 2h --to 30m --partitions (all)", CheckpointPrefix: pipeline.DefaultReplayPrefix}},
+		// An offset and a time compare only on the topic: not refused here.
+		{[]string{"--id=r", "--from=500", "--to=2h"}, false, nil, Replay{ID: "r", From: pipeline.AtOffset(500),
+			To: pipeline.AtTime(now.Add(-2 * time.Hour)), Given: "--from 500 --to 2h --partitions (all)", CheckpointPrefix: pipeline.DefaultReplayPrefix}},
 	}
 	for _, tt := range tests {
 		r := Replay{Now: now}
