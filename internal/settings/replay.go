@@ -11,8 +11,9 @@ import (
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// Flag names of replay that reset-offsets shares.
+// Flag names of replay that reset-offsets shares, and replay's start.
 const (
+	FlagFrom   = "from"
 	FlagTo     = "to"
 	FlagDryRun = "dry-run"
 	FlagForce  = "force"
