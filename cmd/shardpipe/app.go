@@ -44,6 +44,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newApp(stdout, stderr)
 	args, err := cliflags.CheckArgs(root, args)
 	if err == nil {
+		cliflags.CheckEnv(root, args, env, os.Environ(), otherVariables()...)
 		err = root.Run(ctx, args)
 	}
 	if err == nil {
