@@ -44,8 +44,8 @@ func problemLine(err error, brokers []string, timeout time.Duration) string {
 	case errors.Is(err, admin.ErrNoPersistence):
 		return fmt.Sprintf("%s, or pass %s to accept that", err, flagRef(fAllowNoPersistence))
 	case errors.Is(err, admin.ErrGroupMissing):
-		return fmt.Sprintf("kafka: group %q does not exist: check %s (a mistyped name), or pass %s to create it with these offsets",
-			ce.Value, flagRef(fGroup), flagRef(fCreate))
+		return fmt.Sprintf("kafka: group %q does not exist%s: check %s (a mistyped name), or pass %s to create it with these offsets",
+			ce.Value, ce.DidYouMean(), flagRef(fGroup), flagRef(fCreate))
 	case errors.Is(err, admin.ErrTopicMissing) && ce.Setting == "topic":
 		return err.Error() + " (create it, or let 'shardpipe produce --partitions N' create it)"
 	case errors.Is(err, admin.ErrTopicMissing) && ce.Setting == "dead-letter topic":

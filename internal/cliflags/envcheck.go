@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/typo"
 )
 
 // CheckEnv adds a problem to the command args name (args as CheckArgs
@@ -64,7 +66,7 @@ func suggestVariable(name, prefix string, known []string) string {
 			rest = append(rest, r)
 		}
 	}
-	if s := Suggest(strings.TrimPrefix(name, prefix), rest); s != "" {
+	if s := typo.Suggest(strings.TrimPrefix(name, prefix), rest); s != "" {
 		return prefix + s
 	}
 	return ""
