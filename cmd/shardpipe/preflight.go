@@ -52,9 +52,9 @@ func preflight(ctx context.Context, k kafkaConn, topics []string, rdb redis.Univ
 	}
 	var lines []string
 	for _, e := range admin.Problems(kErr) {
-		lines = append(lines, problemLine(e, k.brokers, timeout))
+		lines = append(lines, problemLine(e, k, timeout))
 	}
-	rExit := exitFor(rErr, k.brokers, timeout)
+	rExit := exitFor(rErr, k, timeout)
 	if len(lines) == 0 {
 		return rExit
 	}

@@ -57,7 +57,7 @@ func (rc *resetConfig) Groups() []cliflags.Group {
 }
 
 func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) error {
-	brokers, group, topic, timeout := rc.brokers, rc.group, rc.topic, rc.timeout
+	group, topic, timeout := rc.group, rc.topic, rc.timeout
 	now := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -68,21 +68,21 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) er
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 	if err := admin.CheckTopics(ctx, adm, topic); err != nil {
-		return exitFor(err, brokers, timeout)
+		return exitFor(err, rc.kafkaConn, timeout)
 	}
 	var opts []admin.ResetOpt
 	if rc.Create {
 		opts = append(opts, admin.CreateGroup())
 	}
 	if err := admin.RequireGroup(ctx, adm, group, opts...); err != nil {
-		return exitFor(err, brokers, timeout)
+		return exitFor(err, rc.kafkaConn, timeout)
 	}
 	moves, err := admin.PlanReset(ctx, adm, group, topic, rc.To, rc.Partitions...)
 	if errors.Is(err, pipeline.ErrUnknownPartition) {
 		return usageErr(fmt.Sprintf("%s: %v", flagRef(fPartitionIDs), err))
 	}
 	if err != nil {
-		return exitFor(err, brokers, timeout)
+		return exitFor(err, rc.kafkaConn, timeout)
 	}
 	if err := resetRisk(ctx, c, rc, adm, moves, now); err != nil {
 		return err
@@ -91,7 +91,7 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) er
 		return termui.MovesTable(c.Root().Writer, group, topic, moves, true)
 	}
 	if err := admin.ResetOffsets(ctx, adm, group, topic, moves, opts...); err != nil {
-		return exitFor(err, brokers, timeout)
+		return exitFor(err, rc.kafkaConn, timeout)
 	}
 	return termui.MovesTable(c.Root().Writer, group, topic, moves, false)
 }

@@ -62,7 +62,7 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, 
 	actx, cancel := context.WithTimeout(ctx, sc.connectTimeout)
 	defer cancel()
 	if err := admin.CheckAccess(actx, cl, acc, rdb, sc.redis.Desc); err != nil {
-		return nil, exitFor(err, k.brokers, sc.connectTimeout)
+		return nil, exitFor(err, k, sc.connectTimeout)
 	}
 	if checkDLQ {
 		if err := sc.checkDeadLetterTopics(ctx, k, topics, sc.connectTimeout, log); err != nil {
