@@ -48,7 +48,7 @@ func (sc *sinkConfig) tail(reports string) []cliflags.Group {
 func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, rdb redis.UniversalClient, checkDLQ bool,
 	log *slog.Logger) (pipeline.Barrier, error) {
 	topics := acc.Topics
-	if err := preflight(ctx, k, topics, rdb, sc.redis.Desc, sc.connectTimeout); err != nil {
+	if err := preflight(ctx, k, topics, rdb, sc.redis.Desc, sc.connectTimeout, log); err != nil {
 		return nil, err
 	}
 	if acc.Keys = append(acc.Keys, sc.l.Spec.Prefix+"preflight-probe"); sc.l.Spec.Totals != nil {
