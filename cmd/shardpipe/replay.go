@@ -103,6 +103,11 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	if werr := termui.ReplaySummary(c.Root().Writer, rc.id, rc.topic, rc.dryRun, prog); werr != nil && err == nil {
 		err = fmt.Errorf("write summary: %w", werr)
 	}
+	if rc.dryRun && err == nil {
+		if werr := pinRelative(c.Root().Writer, c, rc); werr != nil {
+			err = fmt.Errorf("write the command line: %w", werr)
+		}
+	}
 	switch {
 	case err == nil:
 		return nil

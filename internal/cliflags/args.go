@@ -88,5 +88,15 @@ func CheckArgs(root *cli.Command, args []string) ([]string, error) {
 	if len(probs) > 0 {
 		sub.Metadata[metaProblems] = probs
 	}
+	sub.Metadata[metaArgs] = out
 	return out, nil
+}
+
+// GivenArgs returns the command line of c, a command made by Command, as
+// CheckArgs passed it on (program, command, flags: the unusable ones
+// dropped); nil when CheckArgs did not check it. For a command to print a
+// line that runs it again, changed.
+func GivenArgs(c *cli.Command) []string {
+	args, _ := c.Metadata[metaArgs].([]string)
+	return args
 }

@@ -22,6 +22,20 @@ func ParseBound(s string, now time.Time) (pipeline.Bound, error) {
 	return pipeline.AtTime(p.at), nil
 }
 
+// Relative reports whether ParseBound reads s as a duration before now
+// (90m), which means another time each time it is read.
+func Relative(s string) bool {
+	s = strings.TrimSpace(s)
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return false
+	}
+	if _, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return false
+	}
+	d, err := time.ParseDuration(s)
+	return err == nil && d > 0
+}
+
 // point is a bound as ParseBound reads it: an offset, or a time.
 type point struct {
 	isOffset bool

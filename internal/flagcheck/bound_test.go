@@ -61,3 +61,12 @@ func TestRangeOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestRelative: only a positive duration is a bound that moves with now.
+func TestRelative(t *testing.T) {
+	for in, want := range map[string]bool{"90m": true, " 3m ": true, "0": false, "500": false, "2026-11-30T04:00:00Z": false, "-5m": false, "x": false, "": false} {
+		if got := Relative(in); got != want {
+			t.Errorf("Relative(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
