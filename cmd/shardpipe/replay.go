@@ -16,6 +16,7 @@ import (
 	"github.com/shardpipe/shardpipe/internal/otelenv"
 	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 func replayCommand() *cli.Command {
@@ -117,6 +118,8 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		return usageErr(err.Error(), "use a new --id for a new range, or give this id's range flags as its first run did")
 	case errors.Is(err, pipeline.ErrPoisonStorm):
 		return poisonStorm(err)
+	case errors.Is(err, sink.ErrBadClaim):
+		return sharedPrefix("replay", err, rc.ledgerConfig)
 	case errors.Is(err, context.Canceled):
 		return failure(fmt.Errorf("replay %q interrupted; what landed is checkpointed: run the same command again to continue", rc.id))
 	}
