@@ -27,10 +27,16 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// TestVersion: version and --version print the same: the version, the Go
+// version and the revision line (a revision, or why there is none).
 func TestVersion(t *testing.T) {
 	code, out, _ := call(t, nil, "version")
-	if code != 0 || !strings.HasPrefix(out, "shardpipe ") || !strings.Contains(out, "go       go1.") {
+	if code != 0 || !strings.HasPrefix(out, "shardpipe ") || !strings.Contains(out, "go       go1.") || !strings.Contains(out, "  revision ") {
 		t.Fatalf("version: exit %d:\n%s", code, out)
+	}
+	code, flag, stderr := call(t, nil, "--version")
+	if code != 0 || flag != out {
+		t.Fatalf("--version: exit %d, stdout:\n%s\nwant what version prints:\n%s\nstderr: %s", code, flag, out, stderr)
 	}
 }
 
