@@ -21,7 +21,7 @@ TEST_FUZZTIME ?= 3s
 FUZZ_TARGETS := ./sink:FuzzKeySource ./sink:FuzzKeySourceRoundTrip ./sink:FuzzTotalsArgs ./sink:FuzzJSONScan \
 	./cmd/shardpipe:FuzzRunConfig ./cmd/shardpipe:FuzzRunArgs ./internal/flagcheck:FuzzParseRedis ./internal/orders:FuzzAppendJSON
 
-.PHONY: test vet test-integration fuzz services-start services-stop services-status lint bench bench-run chaos
+.PHONY: build test vet test-integration fuzz services-start services-stop services-status lint bench bench-run chaos
 
 ## test: start Kafka and Redis (reusing running ones), go vet, go test with integration required, stop what was started; then each fuzz target briefly
 test:
@@ -35,6 +35,18 @@ fuzz:
 		echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
 	done
+
+# Where `make build` writes the binary.
+BIN ?= .cache/bin/shardpipe
+
+## build: the shardpipe binary at BIN, with its VCS revision, modified flag and commit time
+## embedded (-buildvcs=true, over a -buildvcs=false in GOFLAGS; `shardpipe version` prints them).
+## In a linked git worktree Go records none (golang/go#58218): it says so, and so does version.
+build:
+	@if [[ "$$(git rev-parse --path-format=absolute --git-dir 2>/dev/null)" != "$$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" ]]; then \
+		echo "build: a linked git worktree: Go records no VCS information in it (golang/go#58218); build in the main checkout to embed the revision"; \
+	fi
+	$(GO) build -buildvcs=true -o $(BIN) ./cmd/shardpipe
 
 # Modules under examples/ import shardpipe as a user would (their own go.mod).
 EXAMPLES := examples/orderhandler

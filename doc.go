@@ -23,7 +23,7 @@
 //	admin             operational checks and actions: Redis preflight and durability, topic
 //	                  and retention checks, group status and lag, offset resets, replay rules,
 //	                  start-up warnings, why a run holds no partitions; imports pipeline, sink,
-//	                  checkpoint
+//	                  checkpoint, internal/typo
 //	metrics           Prometheus collectors: pipeline stats and lag, latency histograms (a
 //	                  pipeline.Meter), the Kafka client (kprom), the Redis pool, and the /metrics
 //	                  server; imports pipeline
@@ -64,7 +64,9 @@
 //	                  the Kafka client ID shardpipe's clients carry
 //	internal/cliflags commands of urfave/cli built from flag groups defined once: each flag's
 //	                  environment variable, every problem of the command line, the environment
-//	                  and the settings reported at once, "did you mean"; imports no shardpipe package
+//	                  and the settings reported at once, "did you mean"; imports internal/typo only
+//	internal/typo     the names closest to a mistyped one (edit distance), for cliflags and for
+//	                  admin's missing topics and groups; imports no shardpipe package
 //	internal/settings the flag groups whose settings configure the library (the ledger and
 //	                  its effect, --effect http, Redis durability, commit policy, in-flight
 //	                  effects, poison records, run's consuming, replay's range and pace,

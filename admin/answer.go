@@ -14,8 +14,9 @@ import (
 // Redis crash) is waited for within the caller's deadline, as the brokers
 // are, instead of failing the start. It returns f's last error, or, when
 // that is only ctx ending, the one before it (why Redis did not answer:
-// connection refused, say).
-func answered(ctx context.Context, f func() error) error {
+// connection refused, say). onWait, when not nil, is called once with the
+// first error that is asked again.
+func answered(ctx context.Context, f func() error, onWait func(error)) error {
 	var last error
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		err := f()
@@ -28,6 +29,9 @@ func answered(ctx context.Context, f func() error) error {
 				return last
 			}
 			return err
+		}
+		if last == nil && onWait != nil {
+			onWait(err)
 		}
 		last = err
 		t := time.NewTimer(wait)

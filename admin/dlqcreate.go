@@ -43,8 +43,7 @@ func CreateDeadLetterTopics(ctx context.Context, adm *kadm.Client, dlq string, s
 	for _, s := range sources {
 		td, ok := md.Topics[s]
 		if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
-			return nil, &CheckError{Server: "kafka", Setting: "topic", Value: s, Fix: "create it", Err: ErrTopicMissing,
-				msg: fmt.Sprintf("kafka: topic %q does not exist", s)}
+			return nil, missingTopic("topic", s, "create it", topicNames(ctx, adm))
 		}
 		if td.Err != nil {
 			return nil, brokerUnreachable(fmt.Errorf("topic %q: %w", s, td.Err))

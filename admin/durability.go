@@ -149,7 +149,7 @@ func CheckDurability(ctx context.Context, rdb redis.UniversalClient, cfg Durabil
 		err := answered(ctx, func() (err error) {
 			s, err = readSettings(ctx, n)
 			return err
-		})
+		}, nil)
 		if err != nil {
 			return d, unreachable("redis "+addr, "CONFIG GET", err,
 				fmt.Sprintf("redis %s: reading its persistence settings: %v", addr, err))

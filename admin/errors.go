@@ -53,6 +53,10 @@ type CheckError struct {
 	Fix string
 	// Err is the sentinel (ErrEviction, ErrTopicMissing, ...).
 	Err error
+	// Near are, for a topic or group that does not exist, the existing
+	// ones whose names are closest to Value (a typo of one of them, most
+	// likely), closest first; at most three, none when no name is close.
+	Near []string
 
 	msg string
 }

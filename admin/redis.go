@@ -28,12 +28,17 @@ const minRedisMajor, minRedisMinor = 7, 0
 // It returns nil, or the problems joined (errors.Join), one per node and
 // check; a request that failed is an *UnreachableError. It costs a PING,
 // then one INFO per primary (two behind a single-node client), the
-// primaries of a cluster asked concurrently.
-func CheckRedis(ctx context.Context, rdb redis.UniversalClient, name string) error {
+// primaries of a cluster asked concurrently. OnWait, among opts, says when
+// it starts waiting.
+func CheckRedis(ctx context.Context, rdb redis.UniversalClient, name string, opts ...CheckOpt) error {
 	if name == "" {
 		name = clientName(rdb)
 	}
-	if err := answered(ctx, func() error { return rdb.Ping(ctx).Err() }); err != nil {
+	var cfg checkConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := answered(ctx, func() error { return rdb.Ping(ctx).Err() }, cfg.onWait); err != nil {
 		return unreachable("redis "+name, "PING", err, fmt.Sprintf("redis %s: PING failed: %v", name, err))
 	}
 	var (
@@ -58,6 +63,18 @@ func CheckRedis(ctx context.Context, rdb redis.UniversalClient, name string) err
 	}
 	return errors.Join(errs...)
 }
+
+// A CheckOpt changes how CheckRedis (and Preflight) check.
+type CheckOpt func(*checkConfig)
+
+type checkConfig struct{ onWait func(error) }
+
+// OnWait has CheckRedis call f once, with the error, when Redis does not
+// answer the first PING (down, restarting, refusing connections) and it
+// keeps asking until its context ends: for a caller to say that it waits
+// and why, rather than be silent for the whole deadline. f runs on the
+// checking goroutine and should not block.
+func OnWait(f func(err error)) CheckOpt { return func(c *checkConfig) { c.onWait = f } }
 
 // clientName is a client's address for messages.
 func clientName(rdb redis.UniversalClient) string {

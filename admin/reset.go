@@ -90,7 +90,7 @@ func ReadAgain(moves []Move) []pipeline.Range {
 // would undo the move. A group that does not exist has none. It costs a
 // ListGroups request and a describe.
 func RequireNoMembers(ctx context.Context, adm *kadm.Client, group string) error {
-	_, err := checkGroup(ctx, adm, group)
+	_, _, err := checkGroup(ctx, adm, group)
 	return err
 }
 
@@ -105,49 +105,51 @@ type resetConfig struct{ create bool }
 func CreateGroup() ResetOpt { return func(c *resetConfig) { c.create = true } }
 
 // RequireGroup is RequireNoMembers that also refuses, with a *CheckError
-// wrapping ErrGroupMissing, a group that does not exist, unless CreateGroup
-// is given. It costs a ListGroups request and, for a group that exists, a
+// wrapping ErrGroupMissing (its Near naming the existing groups closest to
+// group), a group that does not exist, unless CreateGroup is given. It costs a ListGroups request and, for a group that exists, a
 // describe.
 func RequireGroup(ctx context.Context, adm *kadm.Client, group string, opts ...ResetOpt) error {
 	var cfg resetConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	exists, err := checkGroup(ctx, adm, group)
+	exists, groups, err := checkGroup(ctx, adm, group)
 	if err != nil || exists || cfg.create {
 		return err
 	}
-	return &CheckError{Server: "kafka", Setting: "group", Value: group, Err: ErrGroupMissing,
-		Fix: "check the group's name; to create the group with these offsets, ask for it (CreateGroup)",
-		msg: fmt.Sprintf("group %q does not exist: check its name; offsets are moved only for an existing group unless creating it is asked for", group)}
+	e := &CheckError{Server: "kafka", Setting: "group", Value: group, Err: ErrGroupMissing,
+		Fix: "check the group's name; to create the group with these offsets, ask for it (CreateGroup)", Near: near(group, groups)}
+	e.msg = fmt.Sprintf("group %q does not exist%s: check its name; offsets are moved only for an existing group unless creating it is asked for",
+		group, e.DidYouMean())
+	return e
 }
 
-// checkGroup reports whether group exists, and a *CheckError wrapping
-// ErrGroupActive when it has members.
-func checkGroup(ctx context.Context, adm *kadm.Client, group string) (bool, error) {
+// checkGroup reports whether group exists, with the groups listed, and a
+// *CheckError wrapping ErrGroupActive when it has members.
+func checkGroup(ctx context.Context, adm *kadm.Client, group string) (bool, []string, error) {
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
-		return false, unreachable("kafka", "ListGroups", err, fmt.Sprintf("list groups: %v", err))
+		return false, nil, unreachable("kafka", "ListGroups", err, fmt.Sprintf("list groups: %v", err))
 	}
 	lg, ok := listed[group]
 	if !ok {
-		return false, nil
+		return false, listed.Groups(), nil
 	}
 	st := GroupStatus{Group: group, Type: lg.GroupType}
 	if _, err := describeMembers(ctx, adm, &st); err != nil {
-		return true, unreachable("kafka", "DescribeGroups", err, err.Error())
+		return true, nil, unreachable("kafka", "DescribeGroups", err, err.Error())
 	}
 	if n := len(st.Members); n > 0 {
 		ids := make([]string, 0, n)
 		for _, m := range st.Members {
 			ids = append(ids, m.ID)
 		}
-		return true, &CheckError{Server: "kafka", Setting: "members", Value: strings.Join(ids, ", "), Err: ErrGroupActive,
+		return true, nil, &CheckError{Server: "kafka", Setting: "members", Value: strings.Join(ids, ", "), Err: ErrGroupActive,
 			Fix: "stop every consumer of the group first",
 			msg: fmt.Sprintf("group %q has %d active member(s) (state %s: %s): stop every consumer of the group first; offsets are not moved under a live group",
 				group, n, st.State, strings.Join(ids, ", "))}
 	}
-	return true, nil
+	return true, nil, nil
 }
 
 // ResetOffsets commits moves for group on topic, after RequireGroup once

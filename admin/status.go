@@ -50,7 +50,8 @@ type Member struct {
 // KIP-848 ones, with the group and member epochs), and per partition the
 // committed, last stable and log-end offsets, the lag and the owner. A
 // group that does not exist is a *CheckError wrapping ErrGroupMissing; a
-// topic that does not exist one wrapping ErrTopicMissing each, joined; no
+// topic that does not exist one wrapping ErrTopicMissing each, joined
+// (their Near name the closest existing groups or topics); no
 // answer from the brokers an *UnreachableError. It costs ListGroups, one
 // describe, a Metadata request and GroupLag's requests.
 func DescribeGroup(ctx context.Context, adm *kadm.Client, group string, topics ...string) (GroupStatus, error) {
@@ -65,8 +66,10 @@ func DescribeGroup(ctx context.Context, adm *kadm.Client, group string, topics .
 		if err := CheckGroupAccess(ctx, adm, group); err != nil {
 			return st, err
 		}
-		return st, &CheckError{Server: "kafka", Setting: "group", Value: group, Err: ErrGroupMissing,
-			Fix: "start a consumer of the group", msg: fmt.Sprintf("kafka: group %q does not exist", group)}
+		e := &CheckError{Server: "kafka", Setting: "group", Value: group, Err: ErrGroupMissing,
+			Fix: "start a consumer of the group", Near: near(group, listed.Groups())}
+		e.msg = fmt.Sprintf("kafka: group %q does not exist%s", group, e.DidYouMean())
+		return st, e
 	}
 	st.Type, st.State = lg.GroupType, lg.State
 	if st.Type == "" {
@@ -89,9 +92,12 @@ func DescribeGroup(ctx context.Context, adm *kadm.Client, group string, topics .
 			return st, err
 		}
 		var errs []error
+		var existing []string
+		if len(missing) > 0 {
+			existing = topicNames(ctx, adm)
+		}
 		for _, t := range missing {
-			errs = append(errs, &CheckError{Server: "kafka", Setting: "topic", Value: t, Err: ErrTopicMissing,
-				Fix: "create it", msg: fmt.Sprintf("kafka: topic %q does not exist", t)})
+			errs = append(errs, missingTopic("topic", t, "create it", existing))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return st, err

@@ -42,8 +42,9 @@ func brokerUnreachable(err error) *UnreachableError {
 }
 
 // CheckTopics returns nil when every topic exists; else a *CheckError
-// wrapping ErrTopicMissing per missing topic, joined, or an
-// *UnreachableError. One Metadata request.
+// wrapping ErrTopicMissing per missing topic (its Near naming the existing
+// topics closest to it), joined, or an *UnreachableError. One Metadata
+// request, and one listing every topic when one is missing.
 func CheckTopics(ctx context.Context, adm *kadm.Client, topics ...string) error {
 	return checkTopics(ctx, adm, "topic", topics)
 }
@@ -64,15 +65,27 @@ func checkTopics(ctx context.Context, adm *kadm.Client, what string, topics []st
 		return err
 	}
 	var errs []error
+	var existing []string
+	if len(missing) > 0 {
+		existing = topicNames(ctx, adm)
+	}
 	for _, t := range missing {
 		fix := "create it"
 		if what != "topic" {
 			fix = "create it with as many partitions as its source topic"
 		}
-		errs = append(errs, &CheckError{Server: "kafka", Setting: what, Value: t, Fix: fix, Err: ErrTopicMissing,
-			msg: fmt.Sprintf("kafka: %s %q does not exist", what, t)})
+		errs = append(errs, missingTopic(what, t, fix, existing))
 	}
 	return errors.Join(errs...)
+}
+
+// missingTopic is the *CheckError of topic t (what: "topic" or
+// "dead-letter topic"), which does not exist, naming the existing topics
+// closest to it.
+func missingTopic(what, t, fix string, existing []string) *CheckError {
+	e := &CheckError{Server: "kafka", Setting: what, Value: t, Fix: fix, Err: ErrTopicMissing, Near: near(t, existing)}
+	e.msg = fmt.Sprintf("kafka: %s %q does not exist%s", what, t, e.DidYouMean())
+	return e
 }
 
 // DeadLetterTopics returns the dead-letter topic of each source, once each,

@@ -137,6 +137,12 @@ func (t *Tracker) Folded() int64 { return t.total }
 // before the last commit.
 func (t *Tracker) SinceCommit() int { return t.folded + t.InFlight() }
 
+// LastCommitted is the last offset handed to Committed, or the start
+// given to NewTracker (the committed offset the partition was resumed
+// from) before any: the partition's committed offset as far as the tracker
+// knows. It costs nothing.
+func (t *Tracker) LastCommitted() int64 { return t.committed }
+
 // Committed records that offset, the commit point read before the commit,
 // was committed. LandedSinceCommit then counts the records that landed past
 // a record still unknown (none when records land in order), and

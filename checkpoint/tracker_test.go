@@ -159,3 +159,22 @@ func TestTrackerSinceCommit(t *testing.T) {
 		}
 	}
 }
+
+// TestTrackerLastCommitted: before any commit the tracker knows the start
+// (the offset resumed from) as committed; after, the highest offset
+// handed to Committed.
+func TestTrackerLastCommitted(t *testing.T) {
+	tests := []struct {
+		commits []int64
+		want    int64
+	}{{nil, 20}, {[]int64{25}, 25}, {[]int64{25, 22}, 25}}
+	for _, tt := range tests {
+		tr := NewTracker(Partition{Topic: "t"}, 20)
+		for _, c := range tt.commits {
+			tr.Committed(c)
+		}
+		if got := tr.LastCommitted(); got != tt.want {
+			t.Errorf("after %v: LastCommitted %d, want %d", tt.commits, got, tt.want)
+		}
+	}
+}

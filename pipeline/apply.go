@@ -169,8 +169,16 @@ func (w *worker) warn(msg string, attrs ...any) {
 // warnEvery is the least time between two retry warnings of one partition.
 const warnEvery = 5 * time.Second
 
-// committed returns the offset this term last committed, -1 for none.
-func (w *worker) committed() int64 { return w.lastCommit }
+// committed returns the partition's committed offset, for messages: the
+// one this term last committed, or, before its first commit, the one the
+// term started from (the group's committed offset); -1 before the term's
+// first record.
+func (w *worker) committed() int64 {
+	if w.tr == nil {
+		return w.lastCommit
+	}
+	return w.tr.LastCommitted()
+}
 
 // transient returns the first per-record error that says nothing about the
 // record itself (a Redis error reply such as OOM, or ErrMisconfigured), and

@@ -25,12 +25,20 @@ type KafkaValues struct {
 	SASLPasswordFile, PasswordEnv string
 }
 
+// TLSOn reports whether v turns TLS on: TLS, or any TLS file or server
+// name.
+func (v KafkaValues) TLSOn() bool { return v.tls().On() }
+
+func (v KafkaValues) tls() TLS {
+	return TLS{Enabled: v.TLS, CAFile: v.TLSCA, CertFile: v.TLSCert, KeyFile: v.TLSKey, ServerName: v.TLSServerName}
+}
+
 // Opts checks v, reads its files once and returns the kgo options (none
 // when v asks for nothing). Every problem is a *SettingError naming the
 // setting; several are joined (errors.Join). No error holds a secret.
 func (v KafkaValues) Opts() ([]kgo.Opt, error) {
 	k := Kafka{
-		TLS: TLS{Enabled: v.TLS, CAFile: v.TLSCA, CertFile: v.TLSCert, KeyFile: v.TLSKey, ServerName: v.TLSServerName},
+		TLS: v.tls(),
 		SASL: SASL{Mechanism: v.SASLMechanism, User: v.SASLUser, TokenFile: v.SASLTokenFile,
 			TokenCommand: strings.Fields(v.SASLTokenCommand)},
 	}
@@ -103,6 +111,8 @@ func (e *StepError) Settings(redis bool) []string {
 	switch {
 	case e.Step == StepTLS:
 		return []string{"tls-ca", "tls-cert", "tls-server-name"}
+	case e.Step == StepFirstRequest && !redis:
+		return []string{"tls", "sasl-mechanism"}
 	case (e.Step == StepAuthentication || e.Step == StepMechanism) && redis:
 		return []string{"user", "password-file"}
 	case e.Step == StepAuthentication || e.Step == StepMechanism:

@@ -24,6 +24,11 @@ const (
 	// expired certificate, a listener that does not speak TLS, a client
 	// certificate the server wants or refuses).
 	StepTLS Step = "TLS handshake"
+	// StepFirstRequest: the connection was made (TLS, when on, agreed) but
+	// the server closed it right after the first request: a listener that
+	// wants SASL (or TLS) the client does not give, or a port that is no
+	// Kafka broker's client listener (a KRaft controller's).
+	StepFirstRequest Step = "first request"
 	// StepMechanism: the SASL mechanism is not enabled on the listener.
 	StepMechanism Step = "SASL mechanism"
 	// StepAuthentication: the credentials were refused.
@@ -105,10 +110,11 @@ func Diagnose(err error) *StepError {
 		if strings.Contains(fe.Error(), "using TLS when") { // the client spoke TLS
 			return mk(StepTLS, fe.Error(), "match the client's TLS and SASL settings to the listener's")
 		}
-		// A plaintext client: franz-go guesses TLS or SASL missing; the
-		// port may also be no broker's client listener (a KRaft controller's).
-		return mk(StepTLS, "the server closed the connection right after the first request",
-			"check that the address names a broker's client listener (not a controller's or another service's port), and match the client's TLS and SASL settings to the listener's")
+		// Past the dial (and a TLS handshake, when on): franz-go guesses
+		// TLS or SASL missing; the port may also be no broker's client
+		// listener (a KRaft controller's). No handshake failed.
+		return mk(StepFirstRequest, "the server closed the connection right after the first request",
+			"check that the address names a Kafka broker's client listener, and match the client's TLS and SASL settings to the listener's")
 	}
 	if strings.Contains(msg, "appear to be a tls alert") {
 		return mk(StepTLS, "the listener speaks TLS and the client does not", "turn TLS on (a CA file, or the system roots)")

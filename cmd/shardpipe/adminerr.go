@@ -13,22 +13,22 @@ import (
 )
 
 // problemLine words one error of package admin for the command: a request
-// that timed out says within --connect-timeout, the Kafka brokers are named,
-// and a problem a flag can accept or fix names the flag.
-func problemLine(err error, brokers []string, timeout time.Duration) string {
+// that timed out says within --connect-timeout, the Kafka brokers of k are
+// named, and a problem a flag can accept or fix names the flag.
+func problemLine(err error, k kafkaConn, timeout time.Duration) string {
+	brokers := k.brokers
+	var eof *kgo.ErrFirstReadEOF
+	if errors.As(err, &eof) && !k.sec.TLSOn() && !errors.Is(err, context.DeadlineExceeded) {
+		// franz-go guesses TLS or SASL missing; with no TLS configured, the
+		// common cause is a port that is no broker's client listener.
+		return fmt.Sprintf("kafka %s: the server closed the connection right after the first request, and TLS is off: the address is most likely not a Kafka broker's client listener but a KRaft controller's listener (controller.listener.names) or another service's port; check %s against the brokers' advertised.listeners; if it is a broker's client listener, it wants TLS (--kafka-tls) or SASL (--kafka-sasl-mechanism)",
+			strings.Join(brokers, ","), flagRef(fBrokers))
+	}
 	if l, ok := admin.StepProblem(err, "kafka "+strings.Join(brokers, ","), "--"); ok {
 		return l
 	}
 	var ue *admin.UnreachableError
-	var eof *kgo.ErrFirstReadEOF
-	switch {
-	case errors.As(err, &ue) && strings.HasPrefix(ue.Error(), "kafka: cannot reach a broker: ") && errors.As(ue.Err, &eof) &&
-		!errors.Is(ue.Err, context.DeadlineExceeded):
-		// franz-go guesses TLS or SASL; the common cause without either is
-		// a port that is no broker's client listener (a KRaft controller's).
-		return fmt.Sprintf("kafka %s: the server closed the connection right after the first request: check that %s names a broker's client listener (not a controller's or another service's port), and whether that listener needs TLS or SASL",
-			strings.Join(brokers, ","), flagRef(fBrokers))
-	case ue != nil && ue.Describe(brokers, timeout) != ue.Error():
+	if errors.As(err, &ue) && ue.Describe(brokers, timeout) != ue.Error() {
 		return ue.Describe(brokers, timeout)
 	}
 	var ce *admin.CheckError
@@ -44,8 +44,8 @@ func problemLine(err error, brokers []string, timeout time.Duration) string {
 	case errors.Is(err, admin.ErrNoPersistence):
 		return fmt.Sprintf("%s, or pass %s to accept that", err, flagRef(fAllowNoPersistence))
 	case errors.Is(err, admin.ErrGroupMissing):
-		return fmt.Sprintf("kafka: group %q does not exist: check %s (a mistyped name), or pass %s to create it with these offsets",
-			ce.Value, flagRef(fGroup), flagRef(fCreate))
+		return fmt.Sprintf("kafka: group %q does not exist%s: check %s (a mistyped name), or pass %s to create it with these offsets",
+			ce.Value, ce.DidYouMean(), flagRef(fGroup), flagRef(fCreate))
 	case errors.Is(err, admin.ErrTopicMissing) && ce.Setting == "topic":
 		return err.Error() + " (create it, or let 'shardpipe produce --partitions N' create it)"
 	case errors.Is(err, admin.ErrTopicMissing) && ce.Setting == "dead-letter topic":
@@ -59,11 +59,12 @@ func problemLine(err error, brokers []string, timeout time.Duration) string {
 // problem a flag fixes (a Redis Cluster node given as one node, settings
 // that break the ledger) is a usage error (exit 2), a server that does not
 // answer or a topic or group that does not exist is unavailable (exit 3),
-// anything else a failure (exit 1).
-func exitFor(err error, brokers []string, timeout time.Duration) error {
+// anything else a failure (exit 1). k is the brokers the errors come from
+// (the zero kafkaConn for Redis's).
+func exitFor(err error, k kafkaConn, timeout time.Duration) error {
 	var unav, usage, fail []string
 	for _, e := range admin.Problems(err) {
-		l := problemLine(e, brokers, timeout)
+		l := problemLine(e, k, timeout)
 		switch {
 		case errors.Is(e, admin.ErrClusterNode), errors.Is(e, admin.ErrEviction), errors.Is(e, admin.ErrNoPersistence):
 			usage = append(usage, l)

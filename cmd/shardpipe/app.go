@@ -44,6 +44,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newApp(stdout, stderr)
 	args, err := cliflags.CheckArgs(root, args)
 	if err == nil {
+		cliflags.CheckEnv(root, args, env, os.Environ(), otherVariables()...)
 		err = root.Run(ctx, args)
 	}
 	if err == nil {
@@ -89,9 +90,13 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		Writer:         stdout,
 		ErrWriter:      stderr,
 		HideVersion:    true,
+		Flags:          []cli.Flag{&cli.BoolFlag{Name: fVersion, Local: true, Usage: "print the version (as shardpipe version)"}},
 		OnUsageError:   onUsage,
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		Action: func(_ context.Context, c *cli.Command) error {
+			if c.Bool(fVersion) {
+				return printVersion(c)
+			}
 			if c.Args().Len() > 0 {
 				return usageErr(fmt.Sprintf("unknown command %q: want run, produce, status, replay, reset-offsets, bench, demo or version", c.Args().First()))
 			}

@@ -132,7 +132,7 @@ func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 func benchAction(ctx context.Context, c *cli.Command, bc *benchConfig) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := benchReachable(ctx, bc.kafkaConn, bc.Config); err != nil {
+	if err := benchReachable(ctx, bc.kafkaConn, bc.Config, newLogger(c.Root().ErrWriter, logConfig{format: "text"})); err != nil {
 		return err
 	}
 	rep, err := bench.Run(ctx, bc.Config)

@@ -25,7 +25,7 @@ func redisDurability(ctx context.Context, rdb redis.UniversalClient, dc admin.Du
 	log *slog.Logger) (pipeline.Barrier, error) {
 	b, err := settings.CheckDurability(ctx, rdb, dc, timeout, log)
 	if err != nil {
-		return nil, exitFor(err, nil, timeout)
+		return nil, exitFor(err, kafkaConn{}, timeout)
 	}
 	return b, nil
 }

@@ -270,7 +270,7 @@ func TestProduceFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, stderr := call(t, nil, "produce", "--brokers", broker, "--topic", "f", "--partitions", "2",
-		"--from", good, "--summary-json", "-")
+		"--from-file", good, "--summary-json", "-")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -301,7 +301,7 @@ func TestProduceFromFile(t *testing.T) {
 			if err := os.WriteFile(bad, []byte(tt.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			code, _, stderr := call(t, nil, "produce", "--brokers", broker, "--topic", "f", "--from", bad)
+			code, _, stderr := call(t, nil, "produce", "--brokers", broker, "--topic", "f", "--from-file", bad)
 			if lines := problemLines(stderr); code != tt.code || len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
 				t.Fatalf("exit %d, lines %q; want exit %d and one line containing %q", code, lines, tt.code, tt.want)
 			}

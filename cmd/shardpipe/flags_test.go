@@ -67,17 +67,28 @@ func TestEveryFlagIsAnEnvironmentVariable(t *testing.T) {
 
 // TestOneNameOneMeaning: a flag name that several commands take is the
 // same kind of value in each, so that one exported variable cannot mean a
-// count to one command and a list to another. The exceptions say why they
-// mean the same.
+// count to one command and a list to another, or a file to one command and
+// a start to another (SHARDPIPE_FROM was produce's file and replay's
+// start). A kind is the flag's type and, for a string, whether it names a
+// file (TakesFile, which every flag whose usage says FILE sets). The
+// exceptions say why they mean the same.
 func TestOneNameOneMeaning(t *testing.T) {
 	same := map[string]string{
 		"topic": "the topic to work on; run and status take several",
 		"rate":  "records per second; replay takes fractions",
 	}
-	kinds := map[string]map[string][]string{} // name -> flag type -> commands
+	kinds := map[string]map[string][]string{} // name -> kind -> commands
 	for _, cmd := range newApp(nil, nil).Commands {
 		for _, f := range cmd.Flags {
 			name, kind := f.Names()[0], fmt.Sprintf("%T", f)
+			if sf, ok := f.(*cli.StringFlag); ok {
+				if strings.Contains(sf.Usage, "FILE") && !sf.TakesFile {
+					t.Errorf("%s --%s: its usage names a FILE but it does not set TakesFile", cmd.Name, name)
+				}
+				if sf.TakesFile {
+					kind += " (a file)"
+				}
+			}
 			if kinds[name] == nil {
 				kinds[name] = map[string][]string{}
 			}

@@ -27,10 +27,16 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// TestVersion: version and --version print the same: the version, the Go
+// version and the revision line (a revision, or why there is none).
 func TestVersion(t *testing.T) {
 	code, out, _ := call(t, nil, "version")
-	if code != 0 || !strings.HasPrefix(out, "shardpipe ") || !strings.Contains(out, "go       go1.") {
+	if code != 0 || !strings.HasPrefix(out, "shardpipe ") || !strings.Contains(out, "go       go1.") || !strings.Contains(out, "  revision ") {
 		t.Fatalf("version: exit %d:\n%s", code, out)
+	}
+	code, flag, stderr := call(t, nil, "--version")
+	if code != 0 || flag != out {
+		t.Fatalf("--version: exit %d, stdout:\n%s\nwant what version prints:\n%s\nstderr: %s", code, flag, out, stderr)
 	}
 }
 
@@ -49,8 +55,8 @@ func TestProduceRejectsBadSettings(t *testing.T) {
 		{"rate", []string{"--topic", "o", "--rate", "-3"}, nil, "--rate (SHARDPIPE_RATE) -3: want 0 to 10000000 (0: unlimited)"},
 		{"partitions", []string{"--topic", "o", "--partitions", "-1"}, nil, "--partitions (SHARDPIPE_PARTITIONS) -1"},
 		{"replication", []string{"--topic", "o", "--replication-factor", "0"}, nil, "--replication-factor (SHARDPIPE_REPLICATION_FACTOR) 0"},
-		{"from and count", []string{"--topic", "o", "--from", "-", "--count", "5"}, nil, "--from (SHARDPIPE_FROM): reads orders from a file"},
-		{"from missing file", []string{"--topic", "o", "--from", "does-not-exist.jsonl"}, nil, "--from (SHARDPIPE_FROM): open does-not-exist.jsonl"},
+		{"from and count", []string{"--topic", "o", "--from-file", "-", "--count", "5"}, nil, "--from-file (SHARDPIPE_FROM_FILE): reads orders from a file"},
+		{"from missing file", []string{"--topic", "o", "--from-file", "does-not-exist.jsonl"}, nil, "--from-file (SHARDPIPE_FROM_FILE): open does-not-exist.jsonl"},
 		{"env rate", []string{"--topic", "o"}, map[string]string{"SHARDPIPE_RATE": "fast"}, `environment variable "SHARDPIPE_RATE"`},
 		{"env duplicates", []string{"--topic", "o"}, map[string]string{"SHARDPIPE_DUPLICATES": "11"}, "--duplicates (SHARDPIPE_DUPLICATES) 11"},
 	}

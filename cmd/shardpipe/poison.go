@@ -52,7 +52,7 @@ func (pc poisonConfig) checkDeadLetterTopics(ctx context.Context, k kafkaConn, s
 	defer cancel()
 	return exitFor(k.withAdmin(func(adm *kadm.Client) error {
 		return admin.EnsureDeadLetterTopics(ctx, adm, pc.p.Topic, sources, pc.p.CreateDLQ, log)
-	}), k.brokers, timeout)
+	}), k, timeout)
 }
 
 // poisonStorm words a run or replay stopped by a poison storm

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -37,24 +38,30 @@ func (k kafkaConn) withAdmin(fn func(*kadm.Client) error) error {
 }
 
 // preflight checks within timeout that the brokers answer, every topic
-// exists and Redis can run the ledger (admin.Preflight). It returns an unavailable
-// error with one line per problem, or a usage error when only the settings
-// are wrong for the server (a cluster node given as one node).
-func preflight(ctx context.Context, k kafkaConn, topics []string, rdb redis.UniversalClient, redisDesc string, timeout time.Duration) error {
+// exists and Redis can run the ledger (admin.Preflight); a Redis that does
+// not answer at once is waited for, which is logged to log at the first
+// refused attempt. It returns an unavailable error with one line per
+// problem, or a usage error when only the settings are wrong for the
+// server (a cluster node given as one node).
+func preflight(ctx context.Context, k kafkaConn, topics []string, rdb redis.UniversalClient, redisDesc string, timeout time.Duration,
+	log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	wait := admin.OnWait(func(err error) {
+		log.Warn(fmt.Sprintf("waiting for Redis at %s up to %v: %v", redisDesc, timeout, err))
+	})
 	var kErr, rErr error
 	if err := k.withAdmin(func(adm *kadm.Client) error {
-		kErr, rErr = admin.Preflight(ctx, adm, topics, rdb, redisDesc)
+		kErr, rErr = admin.Preflight(ctx, adm, topics, rdb, redisDesc, wait)
 		return nil
 	}); err != nil {
 		kErr = err
 	}
 	var lines []string
 	for _, e := range admin.Problems(kErr) {
-		lines = append(lines, problemLine(e, k.brokers, timeout))
+		lines = append(lines, problemLine(e, k, timeout))
 	}
-	rExit := exitFor(rErr, k.brokers, timeout)
+	rExit := exitFor(rErr, k, timeout)
 	if len(lines) == 0 {
 		return rExit
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +58,8 @@ func TestPreflightRedisServer(t *testing.T) {
 			}
 			rdb := target.Client()
 			defer rdb.Close()
-			err = preflight(context.Background(), kafkaConn{brokers: []string{broker}}, []string{"orders"}, rdb, target.Desc, 5*time.Second)
+			err = preflight(context.Background(), kafkaConn{brokers: []string{broker}}, []string{"orders"}, rdb, target.Desc, 5*time.Second,
+				slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if tt.code == 0 {
 				if err != nil {
 					t.Fatalf("preflight: %v", err)

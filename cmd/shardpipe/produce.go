@@ -23,7 +23,7 @@ func produceCommand() *cli.Command {
 	return cliflags.Command(env, &cli.Command{
 		Name:  "produce",
 		Usage: "write orders as JSON, keyed by order_id, with Kafka's default partitioner",
-		UsageText: `shardpipe produce --topic orders [--count N --duplicates R --rate N --seed N | --from FILE|-]
+		UsageText: `shardpipe produce --topic orders [--count N --duplicates R --rate N --seed N | --from-file FILE|-]
 
 Examples:
    # 10,000 synthetic orders and 1,000 re-sends of earlier ones; create the topic with 4 partitions
@@ -33,8 +33,8 @@ Examples:
    shardpipe produce --topic orders --count 1000 --summary-json expected.json
 
    # orders from JSON lines, one object per line with an order_id
-   shardpipe produce --topic orders --from orders.jsonl
-   cat orders.jsonl | shardpipe produce --topic orders --from -`,
+   shardpipe produce --topic orders --from-file orders.jsonl
+   cat orders.jsonl | shardpipe produce --topic orders --from-file -`,
 		Description: "Synthetic orders are {order_id, customer, amount_cents, created_at}. --count is the number\n" +
 			"of unique orders; --duplicates adds count x ratio re-sends of earlier orders (same order_id, same\n" +
 			"content). The same --seed gives the same records. Records are keyed by order_id, so the\n" +
@@ -62,7 +62,7 @@ func produceAction(ctx context.Context, c *cli.Command, pc *produceConfig) error
 	stderr := c.Root().ErrWriter
 	next, total, closeSrc, err := produce.Open(pc.From, pc.Gen, c.Root().Reader)
 	if err != nil {
-		return usageErr(fmt.Sprintf("%s: %v", flagRef(settings.FlagFrom), err))
+		return usageErr(fmt.Sprintf("%s: %v", flagRef(settings.FlagFromFile), err))
 	}
 	defer closeSrc()
 	if err := ensureTopic(ctx, pc, stderr); err != nil {

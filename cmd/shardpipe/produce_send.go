@@ -25,10 +25,10 @@ func ensureTopic(ctx context.Context, pc *produceConfig, stderr io.Writer) error
 		e, err = admin.EnsureTopic(ctx, adm, pc.topic, pc.Partitions, pc.Replication)
 		return err
 	})
-	if errors.Is(err, admin.ErrTopicMissing) {
-		return unavailableErr(fmt.Sprintf("kafka: topic %q does not exist; pass %s N to create it", pc.topic, flagRef(fPartitions)))
+	if ce := (*admin.CheckError)(nil); errors.Is(err, admin.ErrTopicMissing) && errors.As(err, &ce) {
+		return unavailableErr(fmt.Sprintf("kafka: topic %q does not exist%s; pass %s N to create it", pc.topic, ce.DidYouMean(), flagRef(fPartitions)))
 	} else if err != nil {
-		return exitFor(err, pc.brokers, pc.connect)
+		return exitFor(err, pc.kafkaConn, pc.connect)
 	}
 	if e.Existing > 0 && pc.Partitions > 0 && int32(e.Existing) != pc.Partitions {
 		fmt.Fprintf(stderr, "produce: topic %s exists with %d partitions (not changed to %d)\n", pc.topic, e.Existing, pc.Partitions)

@@ -16,6 +16,7 @@ import (
 	"github.com/shardpipe/shardpipe/internal/otelenv"
 	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 func replayCommand() *cli.Command {
@@ -103,6 +104,11 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	if werr := termui.ReplaySummary(c.Root().Writer, rc.id, rc.topic, rc.dryRun, prog); werr != nil && err == nil {
 		err = fmt.Errorf("write summary: %w", werr)
 	}
+	if rc.dryRun && err == nil {
+		if werr := pinRelative(c.Root().Writer, c, rc); werr != nil {
+			err = fmt.Errorf("write the command line: %w", werr)
+		}
+	}
 	switch {
 	case err == nil:
 		return nil
@@ -112,6 +118,8 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		return usageErr(err.Error(), "use a new --id for a new range, or give this id's range flags as its first run did")
 	case errors.Is(err, pipeline.ErrPoisonStorm):
 		return poisonStorm(err)
+	case errors.Is(err, sink.ErrBadClaim):
+		return sharedPrefix("replay", err, rc.ledgerConfig)
 	case errors.Is(err, context.Canceled):
 		return failure(fmt.Errorf("replay %q interrupted; what landed is checkpointed: run the same command again to continue", rc.id))
 	}

@@ -22,6 +22,7 @@ func TestReplayRejectsBadSettings(t *testing.T) {
 		{"bad from", replay, []string{"--from", "yesterday"}, nil, `--from (SHARDPIPE_FROM) "yesterday": want an offset`},
 		{"negative offset", replay, []string{"--from", "-3"}, nil, `--from (SHARDPIPE_FROM) "-3": offset -3 is negative`},
 		{"bad to", replay, []string{"--to", "later"}, nil, `--to (SHARDPIPE_TO) "later": want an offset`},
+		{"from after to", replay, []string{"--from", "500", "--to", "100"}, nil, `--from (SHARDPIPE_FROM) "500" is not before --to (SHARDPIPE_TO) "100"`},
 		{"bad partitions", replay, []string{"--partition-ids", "0,x"}, nil, `--partition-ids (SHARDPIPE_PARTITION_IDS) "0,x": "x" is not a partition number`},
 		{"negative rate", replay, []string{"--rate", "-1"}, nil, "--rate (SHARDPIPE_RATE) -1: want 0 to 10000000 (0: no limit)"},
 		{"empty checkpoint prefix", replay, []string{"--checkpoint-prefix", ""}, nil, "--checkpoint-prefix (SHARDPIPE_CHECKPOINT_PREFIX): empty"},

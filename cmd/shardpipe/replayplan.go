@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/admin"
+	"github.com/shardpipe/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
@@ -23,6 +24,13 @@ func storedPlan(ctx context.Context, rc *replayConfig, rdb redis.UniversalClient
 	lctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
 	p, ok, err := admin.ResumePlan(lctx, rdb, rc.checkpointPrefix, rc.id, rc.topic, rc.given)
+	if pm := (*admin.PlanMismatchError)(nil); errors.As(err, &pm) {
+		if flagcheck.SameGiven(pm.Stored.Given, rc.given) { // stored before --partitions was renamed
+			p, ok, err = pm.Stored, true, nil
+		} else {
+			pm.Stored.Given = flagcheck.CurrentGiven(pm.Stored.Given)
+		}
+	}
 	switch {
 	case errors.Is(err, pipeline.ErrPlanChanged): // an *admin.PlanMismatchError naming the id, its stored plan and this run's bounds
 		return nil, usageErr(err.Error(),
@@ -32,6 +40,7 @@ func storedPlan(ctx context.Context, rc *replayConfig, rdb redis.UniversalClient
 	case !ok:
 		return nil, nil
 	}
+	p.Given = flagcheck.CurrentGiven(p.Given)
 	termui.LogResumedPlan(log, rc.id, rc.topic, p)
 	return p.Ranges, nil
 }

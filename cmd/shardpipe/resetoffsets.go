@@ -29,7 +29,8 @@ func resetOffsetsCommand() *cli.Command {
 Examples:
    shardpipe reset-offsets --group shardpipe --topic orders --to 2026-11-30T04:00:00Z --dry-run
    shardpipe reset-offsets --group shardpipe --topic orders --to earliest`,
-		Description: "Refuses (exit 1) while the group has members: stop every consumer first. A group that\n" +
+		Description: "Refuses (exit 1) while the group has members: stop every consumer first (--dry-run plans\n" +
+			"the move of a live group anyway, saying so). A group that\n" +
 			"does not exist (a mistyped name) is refused (exit 3) unless --create. TIME moves each\n" +
 			"partition to the first record at or after it; a DURATION means that long ago; an OFFSET is\n" +
 			"clamped to the partition's log start and end. Prints the before and after table; --dry-run\n" +
@@ -57,7 +58,7 @@ func (rc *resetConfig) Groups() []cliflags.Group {
 }
 
 func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) error {
-	brokers, group, topic, timeout := rc.brokers, rc.group, rc.topic, rc.timeout
+	group, topic, timeout := rc.group, rc.topic, rc.timeout
 	now := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -68,21 +69,26 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) er
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 	if err := admin.CheckTopics(ctx, adm, topic); err != nil {
-		return exitFor(err, brokers, timeout)
+		return exitFor(err, rc.kafkaConn, timeout)
 	}
 	var opts []admin.ResetOpt
 	if rc.Create {
 		opts = append(opts, admin.CreateGroup())
 	}
-	if err := admin.RequireGroup(ctx, adm, group, opts...); err != nil {
-		return exitFor(err, brokers, timeout)
+	var live *admin.CheckError
+	if err := admin.RequireGroup(ctx, adm, group, opts...); rc.DryRun && errors.Is(err, admin.ErrGroupActive) && errors.As(err, &live) {
+		// A plan only: the real run is refused until the group stops.
+		fmt.Fprintf(c.Root().Writer, "note: group %q is live (active members: %s): this plan commits nothing, the real run is refused (exit 1) until every consumer of the group stops, and the offsets it moves from may change before then\n",
+			group, live.Value)
+	} else if err != nil {
+		return exitFor(err, rc.kafkaConn, timeout)
 	}
 	moves, err := admin.PlanReset(ctx, adm, group, topic, rc.To, rc.Partitions...)
 	if errors.Is(err, pipeline.ErrUnknownPartition) {
 		return usageErr(fmt.Sprintf("%s: %v", flagRef(fPartitionIDs), err))
 	}
 	if err != nil {
-		return exitFor(err, brokers, timeout)
+		return exitFor(err, rc.kafkaConn, timeout)
 	}
 	if err := resetRisk(ctx, c, rc, adm, moves, now); err != nil {
 		return err
@@ -91,7 +97,7 @@ func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) er
 		return termui.MovesTable(c.Root().Writer, group, topic, moves, true)
 	}
 	if err := admin.ResetOffsets(ctx, adm, group, topic, moves, opts...); err != nil {
-		return exitFor(err, brokers, timeout)
+		return exitFor(err, rc.kafkaConn, timeout)
 	}
 	return termui.MovesTable(c.Root().Writer, group, topic, moves, false)
 }

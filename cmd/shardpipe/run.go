@@ -87,6 +87,9 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	if err := poisonStorm(err); err != nil {
 		return err
 	}
+	if err := sharedPrefix("run", err, rc.ledgerConfig); err != nil {
+		return err
+	}
 	if err != nil {
 		return failure(fmt.Errorf("run: %w", err))
 	}

@@ -25,8 +25,8 @@ func call(t *testing.T, env map[string]string, args ...string) (int, string, str
 func problemLines(stderr string) []string {
 	var out []string
 	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
-		if strings.HasPrefix(l, "shardpipe: see ") || l == "" {
-			continue
+		if strings.HasPrefix(l, "shardpipe: see ") || !strings.HasPrefix(l, "shardpipe: ") {
+			continue // the usage hint, a log line
 		}
 		out = append(out, l)
 	}

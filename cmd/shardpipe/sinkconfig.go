@@ -59,7 +59,7 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, 
 	log *slog.Logger) (pipeline.Barrier, error) {
 	warnWeakSecurity(log, k, sc.redis)
 	topics := acc.Topics
-	if err := preflight(ctx, k, topics, rdb, sc.redis.Desc, sc.connectTimeout); err != nil {
+	if err := preflight(ctx, k, topics, rdb, sc.redis.Desc, sc.connectTimeout, log); err != nil {
 		return nil, err
 	}
 	if acc.Keys = append(acc.Keys, sc.l.Spec.Prefix+"preflight-probe"); sc.l.Spec.Totals != nil {
@@ -73,7 +73,7 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, 
 	actx, cancel := context.WithTimeout(ctx, sc.connectTimeout)
 	defer cancel()
 	if err := admin.CheckAccess(actx, cl, acc, rdb, sc.redis.Desc); err != nil {
-		return nil, exitFor(err, k.brokers, sc.connectTimeout)
+		return nil, exitFor(err, k, sc.connectTimeout)
 	}
 	if checkDLQ {
 		if err := sc.checkDeadLetterTopics(ctx, k, topics, sc.connectTimeout, log); err != nil {

@@ -83,7 +83,7 @@ func describe(ctx context.Context, k kafkaConn, group string, topics []string, t
 		return st, unavailableErr(lines...)
 	}
 	if err != nil {
-		return st, exitFor(err, k.brokers, timeout)
+		return st, exitFor(err, k, timeout)
 	}
 	return st, nil
 }

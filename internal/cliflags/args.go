@@ -7,6 +7,8 @@ import (
 	"unicode"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/shardpipe/shardpipe/internal/typo"
 )
 
 // CheckArgs checks args (program, command, flags...) before root parses
@@ -26,7 +28,7 @@ func CheckArgs(root *cli.Command, args []string) ([]string, error) {
 			names = append(names, c.Name)
 		}
 		line := fmt.Sprintf("unknown command %q: want %s", args[1], strings.Join(names, ", "))
-		if s := Suggest(args[1], names); s != "" {
+		if s := typo.Suggest(args[1], names); s != "" {
 			line = fmt.Sprintf("unknown command %q; did you mean %s?", args[1], s)
 		}
 		return nil, &UsageError{Lines: []string{line}}
@@ -54,7 +56,7 @@ func CheckArgs(root *cli.Command, args []string) ([]string, error) {
 		i := slices.IndexFunc(sub.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
 		if i < 0 && !slices.Contains(names, name) {
 			line := "flag provided but not defined: -" + name
-			if s := Suggest(name, names); s != "" {
+			if s := typo.Suggest(name, names); s != "" {
 				line += "; did you mean --" + s + "?"
 			}
 			probs = append(probs, flagProblem{line: line})
@@ -86,5 +88,15 @@ func CheckArgs(root *cli.Command, args []string) ([]string, error) {
 	if len(probs) > 0 {
 		sub.Metadata[metaProblems] = probs
 	}
+	sub.Metadata[metaArgs] = out
 	return out, nil
+}
+
+// GivenArgs returns the command line of c, a command made by Command, as
+// CheckArgs passed it on (program, command, flags: the unusable ones
+// dropped); nil when CheckArgs did not check it. For a command to print a
+// line that runs it again, changed.
+func GivenArgs(c *cli.Command) []string {
+	args, _ := c.Metadata[metaArgs].([]string)
+	return args
 }

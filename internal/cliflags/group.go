@@ -52,6 +52,7 @@ func (e *UsageError) Error() string { return strings.Join(e.Lines, "; ") }
 const (
 	metaSources  = "cliflags.sources"
 	metaProblems = "cliflags.problems"
+	metaArgs     = "cliflags.args"
 )
 
 // flagProblem is one unusable flag of a command line or the environment.

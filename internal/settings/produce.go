@@ -15,8 +15,10 @@ import (
 const (
 	FlagPartitions = "partitions"
 	FlagDelivery   = "delivery-timeout"
-	FlagFrom       = "from"
-	FlagSummary    = "summary-json"
+	// FlagFromFile is produce's file of orders; it was --from, which is
+	// replay's start (one variable, SHARDPIPE_FROM, meant both).
+	FlagFromFile = "from-file"
+	FlagSummary  = "summary-json"
 )
 
 const (
@@ -60,7 +62,7 @@ func ProduceGroup(p *Produce) cliflags.Group {
 			Usage: "create the topic with this many partitions when it does not exist (0: it must exist)"},
 		&cli.IntFlag{Name: fReplication, Value: -1, Usage: "replication factor of a created topic (-1: the broker's default)"},
 		&cli.Uint64Flag{Name: fSeed, Value: 0, Usage: "seed of the synthetic orders (0: a random one, printed)"},
-		&cli.StringFlag{Name: FlagFrom, TakesFile: true,
+		&cli.StringFlag{Name: FlagFromFile, TakesFile: true,
 			Usage: "read orders as JSON lines from FILE, or - for stdin, instead of making them"},
 		&cli.StringFlag{Name: FlagSummary, TakesFile: true,
 			Usage: "write the expected result (unique orders, totals per customer) as JSON to FILE, or - for stdout"},
@@ -69,11 +71,11 @@ func ProduceGroup(p *Produce) cliflags.Group {
 }
 
 func (p *Produce) load(c *cli.Command, bad *cliflags.Problems) {
-	p.From, p.Summary = c.String(FlagFrom), c.String(FlagSummary)
+	p.From, p.Summary = c.String(FlagFromFile), c.String(FlagSummary)
 	count := IntIn(c, bad, fCount, flagcheck.In(0, 1_000_000_000, ""))
 	dups := FloatIn(c, bad, fDuplicates, flagcheck.In(0.0, 10, "a ratio of --count"))
 	if p.From != "" && (c.IsSet(fCount) || c.IsSet(fDuplicates) || c.IsSet(fSeed)) {
-		bad.Addf("%s: reads orders from a file; drop %s, %s and %s", ref(FlagFrom), ref(fCount), ref(fDuplicates), ref(fSeed))
+		bad.Addf("%s: reads orders from a file; drop %s, %s and %s", ref(FlagFromFile), ref(fCount), ref(fDuplicates), ref(fSeed))
 	}
 	p.Rate = IntIn(c, bad, fRate, flagcheck.In(0, 10_000_000, "0: unlimited"))
 	r := flagcheck.In(0, 100_000, "0: the topic must exist")

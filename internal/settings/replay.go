@@ -11,8 +11,9 @@ import (
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
-// Flag names of replay that reset-offsets shares.
+// Flag names of replay that reset-offsets shares, and replay's start.
 const (
+	FlagFrom   = "from"
 	FlagTo     = "to"
 	FlagDryRun = "dry-run"
 	FlagForce  = "force"
@@ -84,6 +85,10 @@ func (r *Replay) loadRange(c *cli.Command, bad *cliflags.Problems) {
 		if r.To, err = flagcheck.ParseBound(s, r.Now); err != nil {
 			bad.Addf("%s %q: %v", ref(FlagTo), s, err)
 		}
+	}
+	if msg := flagcheck.RangeOrder(c.String(FlagFrom), c.String(FlagTo), r.Now); msg != "" {
+		bad.Addf("%s %q is not before %s %q: %s, so the range is empty (--to is exclusive); swap them, or give a --to after --from",
+			ref(FlagFrom), c.String(FlagFrom), ref(FlagTo), c.String(FlagTo), msg)
 	}
 }
 

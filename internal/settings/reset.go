@@ -47,7 +47,7 @@ func ResetGroups(r *Reset) []cliflags.Group {
 		cliflags.NewGroup(func(c *cli.Command, _ *cliflags.Problems) {
 			r.DryRun, r.Force, r.Create = c.Bool(FlagDryRun), c.Bool(FlagForce), c.Bool(FlagCreate)
 		},
-			&cli.BoolFlag{Name: FlagDryRun, Usage: "print the before and after table, commit nothing"},
+			&cli.BoolFlag{Name: FlagDryRun, Usage: "print the before and after table, commit nothing; allowed while the group is live, which the output notes"},
 			&cli.BoolFlag{Name: FlagForce,
 				Usage: "move the offsets even when the group would read again records older than --ttl whose keys the ledger lacks: their entries may have expired, so their effects apply again (skips that check)"},
 			&cli.BoolFlag{Name: FlagCreate,

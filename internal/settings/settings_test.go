@@ -166,8 +166,8 @@ func TestProduceGroup(t *testing.T) {
 		{[]string{"--seed=42", "--count=3", "--duplicates=0.5", "--partitions=4", "--replication-factor=3", "--rate=9"}, nil, func(p Produce) bool {
 			return p.Gen.Seed == 42 && p.Gen.Count == 3 && p.Gen.Duplicates == 0.5 && p.Partitions == 4 && p.Replication == 3 && p.Rate == 9
 		}},
-		{[]string{"--from=-", "--summary-json=out.json"}, nil, func(p Produce) bool { return p.From == "-" && p.Summary == "out.json" }},
-		{[]string{"--from=x.jsonl", "--seed=1"}, []string{"--from (SHARDPIPE_FROM): reads orders from a file; drop --count"}, nil},
+		{[]string{"--from-file=-", "--summary-json=out.json"}, nil, func(p Produce) bool { return p.From == "-" && p.Summary == "out.json" }},
+		{[]string{"--from-file=x.jsonl", "--seed=1"}, []string{"--from-file (SHARDPIPE_FROM_FILE): reads orders from a file; drop --count"}, nil},
 		{[]string{"--count=-1", "--duplicates=11", "--rate=-1", "--partitions=100001", "--replication-factor=0", "--delivery-timeout=0s"}, []string{
 			"--count (SHARDPIPE_COUNT) -1: want 0 to 1000000000", "--duplicates (SHARDPIPE_DUPLICATES) 11: want 0 to 10 (a ratio of --count)",
 			"--rate (SHARDPIPE_RATE) -1: want 0 to 10000000 (0: unlimited)", "--partitions (SHARDPIPE_PARTITIONS) 100001: want 0 to 100000 (0: the topic must exist)",
