@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 // TestCmdResetOffsets: reset-offsets refuses while the group has a member
@@ -186,6 +187,25 @@ func TestCmdResetOffsetsTTL(t *testing.T) {
 	if code, out := runCmd(ctx, bin, "reset-offsets", "--brokers", strings.Join(e.brokers, ","), "--group", group,
 		"--topic", e.topic, "--redis", "127.0.0.1:1", "--ttl", "150m", "--to", "30"); code != 0 {
 		t.Fatalf("reset over recent records: exit %d\n%s", code, out)
+	}
+	commit(end)
+
+	// A per-topic ledger, as its manifest says: without --key-space the
+	// check asks for its keys (<prefix><topic>:<key>), and finds them.
+	manifest := sink.ManifestKey("shardpipe:", e.ledger())
+	if _, err := sink.WriteManifest(ctx, e.rdb, manifest, sink.Manifest{Effect: "none", KeySpace: "per-topic"}, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range e.orders[:20] {
+		if err := e.rdb.Set(ctx, e.ledger()+e.topic+":"+o.id, "{}", time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out := reset("--to", "earliest"); code != 0 || committed() != 0 {
+		t.Fatalf("reset over old records a per-topic ledger holds: exit %d, committed %d; want 0 and 0\n%s", code, committed(), out)
+	}
+	if err := e.rdb.Del(ctx, manifest).Err(); err != nil {
+		t.Fatal(err)
 	}
 	commit(end)
 

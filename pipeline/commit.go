@@ -40,8 +40,10 @@ func (w *worker) commit() error {
 	if err == nil && w.lost(point) {
 		err = errLost // found by another partition's wait: apply again first
 	}
-	if err == nil {
-		err = w.raiseMark(ctx, point) // CountOnce: counted now, whatever the reply
+	if err == nil && !w.fenced.Load() {
+		// CountOnce: counted now, whatever the reply; a fenced term's commit
+		// is refused below and must not count what the next owner will.
+		err = w.raiseMark(ctx, point)
 	}
 	if err == nil {
 		err = w.p.store.CommitAt(ctx, w.part, w.epoch, point, leaderEpoch)

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -47,9 +49,16 @@ func (w *worker) loadMark() error {
 			w.mark = off
 			return nil
 		}
+		if errors.Is(err, sink.ErrMisconfigured) {
+			return fmt.Errorf("%s epoch %d: %w", w.part, w.epoch, err) // no retry fixes it
+		}
 		w.warn("reading the group's commit mark failed, retrying before applying anything", "err", err)
-		if err := w.sleep(w.p.cfg.retry.Ceiling(retry)); err != nil {
+		if err := w.sleepOrStop(w.p.cfg.retry.Ceiling(retry)); err != nil {
 			return err
+		}
+		if givingUp(w.mode.Load()) {
+			w.mark = math.MaxInt64 // stopping unread: credit no Redelivered record rather than one twice
+			return nil
 		}
 	}
 }

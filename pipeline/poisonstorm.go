@@ -45,7 +45,8 @@ const (
 // start from once it is fixed. A replay's partition that reads its range to
 // the end holding records stops the same way. A term that ends holding
 // records leaves them to the partition's next owner. It costs the held
-// records' memory, at most n.
+// records' memory, at most n. With n = 0 (no bound) nothing is held: a
+// failure is dead-lettered at once.
 func DeadLetterMaxRun(n int) DeadLetterOpt {
 	return deadLetterOpt(func(d *deadLetterConfig) { d.maxRun, d.maxRunSet = n, true })
 }
@@ -115,6 +116,7 @@ type stormGate struct {
 	first     int64        // offset of the run's first record
 	held      []heldRecord // by offset; only while !succeeded
 	succeeded bool         // a record of the partition succeeded in this term
+	stormed   bool         // the term stops on a storm: nothing held is released
 	ring      []bool       // the window's records: dead letter or not; nil without a share bound
 	next      int
 	seen      int // records in ring, up to its length

@@ -24,6 +24,7 @@ func (w *worker) failedForGood(r *sink.Record, cause error, attempts int) error 
 	g.run++
 	n := int(w.p.failing.Add(1))
 	if d.maxRun > 0 && n > d.maxRun {
+		g.stormed = true // no later success of this term releases what is held
 		first := g.first
 		if len(g.held) > 0 {
 			first = min(first, g.held[0].r.Offset)
@@ -32,7 +33,9 @@ func (w *worker) failedForGood(r *sink.Record, cause error, attempts int) error 
 			InWindow: g.count, Window: d.window, MaxShare: d.maxShare, First: first, NoSuccess: !g.succeeded, Cause: cause})
 	}
 	h := heldRecord{r: *r, cause: cause, attempts: attempts}
-	if g.succeeded {
+	if g.succeeded || d.maxRun == 0 {
+		// After a success, or with no bound to stop a storm at (holding
+		// would then keep the whole topic in memory): dead-lettered now.
 		return w.deadLetterHeld(h)
 	}
 	g.hold(h)
@@ -48,6 +51,9 @@ func (w *worker) failedForGood(r *sink.Record, cause error, attempts int) error 
 // through the share bound, and the partition's run of failures ends.
 func (w *worker) succeeded() error {
 	g := &w.storms
+	if g.stormed {
+		return nil // stopping on a storm: what is held stays unlanded (dropHeld)
+	}
 	g.succeeded = true
 	if len(g.held) > 0 {
 		if err := w.releaseHeld(); err != nil {

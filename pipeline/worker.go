@@ -155,8 +155,8 @@ func (w *worker) run() {
 	// The effects that ran in a batch left unknown are marked done now,
 	// or the next owner runs them again: after the final commit, within
 	// the time granted.
+	w.dropHeld() // first: finishUnknown may wait, and others count what is held
 	w.finishUnknown()
-	w.dropHeld()
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errFenced) && !errors.Is(err, errStopped) {
 		w.p.fail(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 // fCreate lets reset-offsets create a group that does not exist.
@@ -125,6 +126,12 @@ func resetRisk(ctx context.Context, c *cli.Command, rc *resetConfig, adm *kadm.C
 				lc.redis.Desc, err, lc.ttl))
 		}
 		keysOnly := lc
+		// The key space is the ledger's, from its manifest when it has one
+		// and --key-space was not given (the ledger issue's manifest).
+		if m, ok, err := sink.ReadManifest(ctx, rdb, sink.ManifestKey(settings.DefaultOwnPrefix, lc.l.Spec.Prefix)); err == nil && ok &&
+			!lc.l.Given.KeySpace {
+			keysOnly.l.Spec.PerTopic = m.KeySpace == "per-topic"
+		}
 		keysOnly.l.Spec.Totals = nil // only the keys are asked about
 		return keysOnly.spec(log).Ledger(rdb, rc.topic)
 	}, "pass --force to move the offsets anyway (they apply again), or move them to a later --to")

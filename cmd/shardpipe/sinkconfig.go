@@ -62,6 +62,11 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, 
 	if err := preflight(ctx, k, topics, rdb, sc.redis.Desc, sc.connectTimeout, log); err != nil {
 		return nil, err
 	}
+	// Before the access checks, so that they check what the manifest gives.
+	writeManifest, err := sc.checkManifest(ctx, rdb, topics, checkDLQ, log) // manifest.go
+	if err != nil {
+		return nil, err
+	}
 	if acc.Keys = append(acc.Keys, sc.l.Spec.Prefix+"preflight-probe"); sc.l.Spec.Totals != nil {
 		acc.Keys = append(acc.Keys, sc.l.Spec.Totals.Hash)
 	}
@@ -81,8 +86,7 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, 
 		}
 		sc.warnDeadLetterPartitions(ctx, k, topics, sc.connectTimeout, log)
 	}
-	// Last of the checks: a ledger gets its manifest only once the rest passed.
-	if err := sc.checkManifest(ctx, rdb, topics, log); err != nil { // manifest.go
+	if err := writeManifest(); err != nil {
 		return nil, err
 	}
 	sc.durability.Name, sc.durability.FenceKey = sc.redis.Desc, settings.FenceKey(sc.dlqPrefix)

@@ -15,6 +15,11 @@ import (
 
 // Flag names of poison records that other messages name (a poison storm's,
 // a missing dead-letter topic's).
+// DefaultOwnPrefix is --dlq-prefix's default: the prefix of shardpipe's own
+// Redis keys (dead-letter markers, fence, probe, commit marks, ledger
+// manifests). Commands without the flag (reset-offsets) look there.
+const DefaultOwnPrefix = "shardpipe:"
+
 const (
 	FlagOnPoison    = "on-poison"
 	FlagDLQMaxRun   = "dlq-max-run" // the poison storm bounds (pipeline.DeadLetterMaxRun, DeadLetterMaxShare)
@@ -72,7 +77,7 @@ func PoisonGroup(p *Poison, topics func() []string) cliflags.Group {
 			Usage: "dead-letter topic for every consumed topic (empty: <topic>.dlq for each); it must exist (run: unless --create-dlq-topic creates it)"},
 		&cli.IntFlag{Name: fPoisonAttempts, Value: 3,
 			Usage: "attempts in all for a poison record, with backoff from 100ms to 2s between them, before --on-poison applies"},
-		&cli.StringFlag{Name: fDLQPrefix, Value: "shardpipe:",
+		&cli.StringFlag{Name: fDLQPrefix, Value: DefaultOwnPrefix,
 			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset), the key written before each durability wait (prefix + fence) and the one each readiness probe writes (prefix + health); checked at start to stay apart from every other key shardpipe writes (--ledger-prefix's, --totals-hash), so no business key can name one"},
 		&cli.IntFlag{Name: FlagDLQMaxRun, Value: pipeline.DefaultDeadLetterMaxRun,
 			Usage: "--on-poison dlq: stop (exit 1) at the record failed for good that makes more than this many with no success since, over all partitions; a partition with no success yet holds its failures instead of dead-lettering them: so many say the configuration (--key-from, --effect fields, --http-url) is wrong, not the data (0: no bound)"},
