@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"syscall"
@@ -17,7 +18,7 @@ import (
 // Redis: a run applies 200 orders (summary applied 200); reset-offsets
 // moves the group back to the start; the next run reads the 200 again and
 // reports them suppressed, applied 0: each order counts as applied once
-// over the group's life.
+// over the group's life. status --redis shows the ledger's manifest.
 func TestCmdAppliedOnceAfterReset(t *testing.T) {
 	t.Parallel()
 	const orders = 200
@@ -55,6 +56,17 @@ func TestCmdAppliedOnceAfterReset(t *testing.T) {
 	}
 	if s := pass(); num(s, "applied") != orders {
 		t.Fatalf("first run: summary %v, want applied %d", s, orders)
+	}
+	// status shows the ledger's manifest the first run wrote.
+	code, out := runCmd(ctx, bin, "status", "--brokers", strings.Join(brokers, ","), "--group", group, "--topic", topic,
+		"--redis", addr, "--ledger-prefix", prefix+"l:", "--dlq-prefix", prefix+"own:", "--json")
+	var st struct {
+		Manifest *struct {
+			Effect string `json:"effect"`
+		} `json:"ledger_manifest"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Manifest == nil || st.Manifest.Effect != "none" {
+		t.Fatalf("status --redis --json: exit %d (%v), want the ledger manifest with effect none\n%s", code, err, out)
 	}
 	if code, out := runCmd(ctx, bin, "reset-offsets", "--brokers", strings.Join(brokers, ","), "--group", group,
 		"--topic", topic, "--to", "earliest", "--redis", addr, "--ledger-prefix", prefix+"l:"); code != 0 {

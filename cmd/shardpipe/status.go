@@ -12,6 +12,7 @@ import (
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/termui"
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 func statusCommand() *cli.Command {
@@ -28,6 +29,7 @@ Examples:
 			"log end (high watermark), or the first record of a transaction still open. Classic groups: the owner comes from DescribeGroups, which does not report the\n" +
 			"generation. Consumer-protocol (KIP-848) groups: owner and member epochs come from\n" +
 			"ConsumerGroupDescribe. Without --topic, the topics the group has committed offsets for.\n" +
+			"With --redis it also shows the ledger's manifest (--ledger-prefix): what its claims stand for.\n" +
 			"Exits 3 when the group or a topic does not exist.",
 	}, statusAction)
 }
@@ -39,14 +41,16 @@ type statusConfig struct {
 	group   string
 	json    bool
 	timeout time.Duration
+	ledger  statusLedger // statusledger.go
 }
 
 func (sc *statusConfig) Groups() []cliflags.Group {
-	return []cliflags.Group{kafkaGroup(&sc.kafkaConn),
+	gs := []cliflags.Group{kafkaGroup(&sc.kafkaConn),
 		topicsGroup(&sc.topics, "topic to show; repeat or separate with commas (default: every topic the group committed)", false),
 		consumerGroup(&sc.group),
 		cliflags.NewGroup(func(c *cli.Command, _ *cliflags.Problems) { sc.json = c.Bool(fJSON) }, &cli.BoolFlag{Name: fJSON, Usage: "print JSON instead of a table"}),
 		connectGroup(&sc.timeout, waitBrokers)}
+	return append(gs, statusLedgerGroup(&sc.ledger)...)
 }
 
 func statusAction(ctx context.Context, c *cli.Command, sc *statusConfig) error {
@@ -56,10 +60,16 @@ func statusAction(ctx context.Context, c *cli.Command, sc *statusConfig) error {
 	if err != nil {
 		return err
 	}
+	m, err := sc.ledger.manifest(ctx)
+	if err != nil {
+		return err
+	}
 	if sc.json {
-		err = termui.StatusJSON(c.Root().Writer, st)
+		err = termui.StatusJSON(c.Root().Writer, statusWithLedger{GroupStatus: st, Manifest: m})
 	} else if err = termui.StatusTable(c.Root().Writer, st); err != nil {
 		err = fmt.Errorf("write status: %w", err)
+	} else if sc.ledger.given {
+		err = printManifest(c.Root().Writer, sc.ledger.prefix, m)
 	}
 	if err != nil {
 		return failure(err)
@@ -86,4 +96,11 @@ func describe(ctx context.Context, k kafkaConn, group string, topics []string, t
 		return st, exitFor(err, k, timeout)
 	}
 	return st, nil
+}
+
+// statusWithLedger is status --json's document: the group's status and,
+// with --redis, the ledger's manifest.
+type statusWithLedger struct {
+	admin.GroupStatus
+	Manifest *sink.Manifest `json:"ledger_manifest,omitempty"`
 }

@@ -20,6 +20,9 @@ import (
 // manifests). Commands without the flag (reset-offsets) look there.
 const DefaultOwnPrefix = "shardpipe:"
 
+// FlagDLQPrefix is the flag of the prefix of shardpipe's own keys.
+const FlagDLQPrefix = "dlq-prefix"
+
 const (
 	FlagOnPoison    = "on-poison"
 	FlagDLQMaxRun   = "dlq-max-run" // the poison storm bounds (pipeline.DeadLetterMaxRun, DeadLetterMaxShare)
@@ -29,7 +32,7 @@ const (
 const (
 	fDLQTopic       = "dlq-topic"
 	fPoisonAttempts = "poison-attempts"
-	fDLQPrefix      = "dlq-prefix"
+	fDLQPrefix      = FlagDLQPrefix
 	fDLQWindow      = "dlq-window"
 )
 

@@ -14,8 +14,9 @@ import (
 )
 
 // StatusJSON writes a group's status as indented JSON and a newline (the
-// fields of admin.GroupStatus); its error says which step failed.
-func StatusJSON(out io.Writer, st admin.GroupStatus) error {
+// fields of admin.GroupStatus, or of a document embedding it); its error
+// says which step failed.
+func StatusJSON(out io.Writer, st any) error {
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return fmt.Errorf("status as JSON: %w", err)
