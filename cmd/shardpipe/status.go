@@ -69,7 +69,7 @@ func statusAction(ctx context.Context, c *cli.Command, sc *statusConfig) error {
 	} else if err = termui.StatusTable(c.Root().Writer, st); err != nil {
 		err = fmt.Errorf("write status: %w", err)
 	} else if sc.ledger.given {
-		err = printManifest(c.Root().Writer, sc.ledger.prefix, m)
+		err = termui.ManifestLine(c.Root().Writer, sc.ledger.prefix, m)
 	}
 	if err != nil {
 		return failure(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/urfave/cli/v3"
 
@@ -45,19 +44,4 @@ func (sl statusLedger) manifest(ctx context.Context) (*sink.Manifest, error) {
 		return nil, nil
 	}
 	return &m, nil
-}
-
-// printManifest writes m as status's table does, one line.
-func printManifest(w io.Writer, prefix string, m *sink.Manifest) error {
-	if m == nil {
-		_, err := fmt.Fprintf(w, "ledger %q: no manifest (no run or replay wrote one yet)\n", prefix)
-		return err
-	}
-	totals := ""
-	if m.Effect == "totals" {
-		totals = fmt.Sprintf(" (hash %q, group %q, amount %q)", m.TotalsHash, m.TotalsGroupField, m.TotalsAmountField)
-	}
-	_, err := fmt.Fprintf(w, "ledger %q: effect %s%s, key space %s, claim format %d, made %s by %s\n", prefix, m.Effect, totals,
-		m.KeySpace, m.ClaimFormat, m.CreatedAt.Format("2006-01-02T15:04:05Z"), m.CreatedBy)
-	return err
 }

@@ -33,3 +33,12 @@ func clientID(version, host string) string {
 	}
 	return "shardpipe/" + version + "@" + strings.ReplaceAll(host, " ", "_")
 }
+
+// Version is the main module's version, "devel" for a build outside a
+// module version.
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

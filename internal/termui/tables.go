@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 // StatusJSON writes a group's status as indented JSON and a newline (the
@@ -158,4 +159,20 @@ func LogResumedPlan(log *slog.Logger, id, topic string, p pipeline.StoredPlan) {
 	for _, rg := range p.Ranges {
 		log.Info("stored replay range", "partition", rg.Partition, "from", rg.From, "to", rg.To)
 	}
+}
+
+// ManifestLine writes the manifest m of the ledger under prefix as one
+// line of status's table; nil: it has none.
+func ManifestLine(w io.Writer, prefix string, m *sink.Manifest) error {
+	if m == nil {
+		_, err := fmt.Fprintf(w, "ledger %q: no manifest (no run or replay wrote one yet)\n", prefix)
+		return err
+	}
+	totals := ""
+	if m.Effect == "totals" {
+		totals = fmt.Sprintf(" (hash %q, group %q, amount %q)", m.TotalsHash, m.TotalsGroupField, m.TotalsAmountField)
+	}
+	_, err := fmt.Fprintf(w, "ledger %q: effect %s%s, key space %s, claim format %d, made %s by %s\n", prefix, m.Effect, totals,
+		m.KeySpace, m.ClaimFormat, m.CreatedAt.Format("2006-01-02T15:04:05Z"), m.CreatedBy)
+	return err
 }
