@@ -49,8 +49,9 @@ func stopAndRestart(t *testing.T, bin string, brokers []string, addr string, sig
 	topic := integration.CreateTopic(t, brokers, 4)
 	integration.CreateDeadLetterTopic(t, brokers, topic, 4)
 	rdb := integration.NewRedisClient(t, addr)
-	prefix := integration.RedisPrefix(t, rdb)
-	group, hash := integration.Group(t), prefix+"totals"
+	base := integration.RedisPrefix(t, rdb)
+	// The totals hash outside the ledger's key space: no business key can name it.
+	prefix, group, hash := base+"l:", integration.Group(t), base+"totals"
 	b := strings.Join(brokers, ",")
 	runArgs := []string{"run", "--brokers", b, "--topic", topic, "--group", group, "--redis", addr,
 		"--ledger-prefix", prefix, "--effect", "totals", "--totals-hash", hash,

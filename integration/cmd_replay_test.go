@@ -182,7 +182,7 @@ func replayTimeRanges(t *testing.T, bin string) {
 	}
 	for i, tc := range tests {
 		ledger := e.prefix + "t" + string(rune('a'+i)) + ":"
-		args := append(tc.args, "--ledger-prefix", ledger, "--totals-hash", ledger+"totals")
+		args := append(tc.args, "--ledger-prefix", ledger, "--totals-hash", e.prefix+"t"+string(rune('a'+i))+"-totals")
 		code, counts, out := e.replay(ctx, "time-"+string(rune('a'+i)), args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d\n%s", tc.name, code, out)

@@ -111,7 +111,7 @@ func TestCmdSecured(t *testing.T) {
 	redisTLS := []string{"--redis", "rediss://" + raddr, "--redis-tls-ca", k.ca.CertFile, "--redis-user", "ledger",
 		"--redis-password-file", redisFile}
 	runArgs := func(kafka, rds []string, extra ...string) []string {
-		a := append([]string{"run", "--topic", topic, "--group", group, "--ledger-prefix", prefix + "ledger:",
+		a := append([]string{"run", "--topic", topic, "--group", group, "--ledger-prefix", prefix + "ledger:", "--dlq-prefix", prefix + "sp:",
 			"--effect", "totals", "--totals-hash", prefix + "totals", "--on-poison", "stop", "--commit-interval", "200ms",
 			"--report-interval", "100ms", "--session-timeout", "6s", "--connect-timeout", "10s", "--log-format", "json",
 			"--log-level", "debug"}, kafka...)

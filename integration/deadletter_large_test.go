@@ -50,7 +50,7 @@ func TestCmdDeadLetterLargeKey(t *testing.T) {
 	}
 	prefix := integration.RedisPrefix(t, integration.NewRedisClient(t, addr))
 	run := start(t, "run", bin, "run", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--group", group,
-		"--redis", addr, "--ledger-prefix", prefix, "--effect", "totals", "--totals-hash", prefix+"totals",
+		"--redis", addr, "--ledger-prefix", prefix+"l:", "--effect", "totals", "--totals-hash", prefix+"totals",
 		"--poison-attempts", "1", "--commit-every", "1", "--report-interval", "200ms", "--log-format", "json")
 	d := run.waitLine(ctx, "poison record dead-lettered", func(map[string]any) bool { return true })
 	if num(d, "offset") != poison || d["placeholder"] == nil {

@@ -28,7 +28,7 @@ type failingApplier struct {
 
 func (a *failingApplier) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, error) {
 	res, err := a.Applier.Apply(ctx, b)
-	if err != nil {
+	if batchErr(res, err) != nil {
 		a.failed.Add(1)
 		select {
 		case a.signal <- struct{}{}:
@@ -238,4 +238,19 @@ func TestSinkGuardLeaseRenewedRealRedis(t *testing.T) {
 		t.Error("the effect's context did not end within three leases")
 	}
 	t.Logf("other owner polled %d times while the effect ran", polls.n.Load())
+}
+
+// batchErr is a batch's failure: Apply's error, or the first record's
+// error in its results (Guarded reports a record whose outcome is unknown
+// there, with the records before it landed).
+func batchErr(res []sink.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			return r.Err
+		}
+	}
+	return nil
 }

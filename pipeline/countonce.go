@@ -27,9 +27,11 @@ type CommitMarker interface {
 // reset-offsets moved back) whose claim names it (Redelivered) is not
 // counted again, only Suppressed. A record whose key had to be applied
 // again (its claim expired) is counted: its effect ran again. It costs one
-// Raise per commit (a failed one fails the commit, retried as any) and one
-// Highest per term. Without it, Applied counts on the commit's success and
-// after reset-offsets counts again. Replays do not use it.
+// Raise per commit and one Highest per term (retried until it answers or
+// the term ends); a Raise that fails holds no commit back (its records
+// are then counted on the commit's success, as without it). Without it,
+// Applied counts on the commit's success and after reset-offsets counts
+// again. Replays do not use it.
 func CountOnce(m CommitMarker) GroupOpt { return groupOpt(func(c *config) { c.marks = m }) }
 
 // loadMark reads the group's commit mark of the partition at the term's
@@ -74,7 +76,12 @@ func (w *worker) raiseMark(ctx context.Context, point int64) error {
 		return nil
 	}
 	if err := m.Raise(ctx, w.p.cfg.group, w.part.Topic, w.part.Partition, point); err != nil {
-		return fmt.Errorf("%s epoch %d: commit of offset %d held back: %w", w.part, w.epoch, point, err)
+		// Counting never holds a commit back (Redis may be down while the
+		// effects before point have landed): these records are counted on
+		// the commit's success instead, as without CountOnce.
+		w.warn("raising the group's commit mark failed; committing anyway (a reset-offsets back over these records may count them again)",
+			"offset", point, "err", err)
+		return nil
 	}
 	w.countCommitted(point)
 	return nil

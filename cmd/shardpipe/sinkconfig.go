@@ -11,6 +11,7 @@ import (
 	"github.com/shardpipe/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/pipeline"
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 // sinkConfig is what run and replay share: the ledger and its Redis, what
@@ -62,11 +63,8 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, 
 	if err := preflight(ctx, k, topics, rdb, sc.redis.Desc, sc.connectTimeout, log); err != nil {
 		return nil, err
 	}
-	// Before the access checks, so that they check what the manifest gives.
-	writeManifest, err := sc.checkManifest(ctx, rdb, topics, checkDLQ, log) // manifest.go
-	if err != nil {
-		return nil, err
-	}
+	// The ledger's manifest is among the keys the access check asks for.
+	acc.Keys = append(acc.Keys, sink.ManifestKey(sc.p.Prefix, sc.l.Spec.Prefix))
 	if acc.Keys = append(acc.Keys, sc.l.Spec.Prefix+"preflight-probe"); sc.l.Spec.Totals != nil {
 		acc.Keys = append(acc.Keys, sc.l.Spec.Totals.Hash)
 	}
@@ -79,6 +77,12 @@ func (sc *sinkConfig) start(ctx context.Context, k kafkaConn, acc admin.Access, 
 	defer cancel()
 	if err := admin.CheckAccess(actx, cl, acc, rdb, sc.redis.Desc); err != nil {
 		return nil, exitFor(err, k, sc.connectTimeout)
+	}
+	// A totals hash the manifest gives (not given here) was not asked for
+	// above; its first write says so if the ACL lacks it.
+	writeManifest, err := sc.checkManifest(ctx, rdb, topics, checkDLQ, log) // manifest.go
+	if err != nil {
+		return nil, err
 	}
 	if checkDLQ {
 		if err := sc.checkDeadLetterTopics(ctx, k, topics, sc.connectTimeout, log); err != nil {
