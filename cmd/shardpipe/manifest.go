@@ -47,7 +47,7 @@ func (sc *sinkConfig) checkManifest(ctx context.Context, rdb redis.UniversalClie
 		return usageErr(append(problems, fmt.Sprintf("the ledger's manifest (%s, written %s by %s) says what its claims stand for: give its settings or leave them out (run and replay take the manifest's), use a separate %s for another ledger, or pass %s to change this one on purpose (another effect or key space applies every retained record again; another totals hash starts from zero)",
 			key, stored.CreatedAt.Format("2006-01-02T15:04:05Z"), stored.CreatedBy, flagRef(fLedgerPrefix), flagRef(settings.FlagLedgerChange)))...)
 	}
-	sc.ledgerConfig.httpEffect = sc.l.HTTP
+	sc.ledgerConfig.httpEffect, sc.ledgerConfig.sqlEffect, sc.ledgerConfig.guardEffect = sc.l.HTTP, sc.l.SQL, sc.l.GuardEffect()
 	log.Info("ledger manifest", "key", key, "effect", stored.Effect, "key_space", stored.KeySpace, "totals_hash", stored.TotalsHash,
 		"taken", strings.Join(taken, " "), "created_by", stored.CreatedBy)
 	return nil
