@@ -26,7 +26,6 @@ import (
 type pgFixture struct {
 	pool          *pgxpool.Pool
 	orders, inbox string
-	prefix        string
 	eff           *pgeffect.Effect
 	works         atomic.Int32
 }
