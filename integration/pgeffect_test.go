@@ -30,15 +30,26 @@ type pgFixture struct {
 	works         atomic.Int32
 }
 
-func newPgFixture(t *testing.T) *pgFixture {
+func newPgFixture(t *testing.T, opts ...pgeffect.Opt) *pgFixture {
+	t.Helper()
+	return newPgFixtureOn(t, nil, opts...)
+}
+
+// newPgFixtureOn is newPgFixture with the effect on wrap(pool) when wrap
+// is not nil.
+func newPgFixtureOn(t *testing.T, wrap func(*pgxpool.Pool) pgeffect.DB, opts ...pgeffect.Opt) *pgFixture {
 	t.Helper()
 	ctx := context.Background()
 	pool := integration.NewPostgresPool(t, integration.Postgres(t))
+	var db pgeffect.DB = pool
+	if wrap != nil {
+		db = wrap(pool)
+	}
 	f := &pgFixture{pool: pool, orders: integration.PostgresTable(t, pool), inbox: integration.PostgresTable(t, pool)}
 	if _, err := pool.Exec(ctx, "CREATE TABLE "+f.orders+" (order_id text NOT NULL, customer text NOT NULL, amount_cents bigint NOT NULL CHECK (amount_cents > 0))"); err != nil {
 		t.Fatal(err)
 	}
-	eff, err := pgeffect.New(pool, f.inbox, func(ctx context.Context, tx pgx.Tx, key string, r *sink.Record) error {
+	eff, err := pgeffect.New(db, f.inbox, func(ctx context.Context, tx pgx.Tx, key string, r *sink.Record) error {
 		f.works.Add(1)
 		var o struct {
 			Customer    string `json:"customer"`
@@ -49,7 +60,7 @@ func newPgFixture(t *testing.T) *pgFixture {
 		}
 		_, err := tx.Exec(ctx, "INSERT INTO "+f.orders+" VALUES ($1, $2, $3)", key, o.Customer, o.AmountCents)
 		return err
-	})
+	}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,5 +217,86 @@ func TestPgEffectCheckViolationIsRecordsOwn(t *testing.T) {
 	}
 	if f.inInbox(t, fmt.Sprintf("o%d", bad)) {
 		t.Error("the rejected record's key is in the inbox: its transaction did not roll back whole")
+	}
+}
+
+// lostCommitDB is a pool whose transactions' COMMIT lands but answers an
+// error while lose is set: a connection lost after the server committed.
+type lostCommitDB struct {
+	*pgxpool.Pool
+	lose *atomic.Bool
+}
+
+func (d lostCommitDB) Begin(ctx context.Context) (pgx.Tx, error) {
+	tx, err := d.Pool.Begin(ctx)
+	return lostCommitTx{Tx: tx, lose: d.lose}, err
+}
+
+type lostCommitTx struct {
+	pgx.Tx
+	lose *atomic.Bool
+}
+
+func (tx lostCommitTx) Commit(ctx context.Context) error {
+	if err := tx.Tx.Commit(ctx); err != nil {
+		return err
+	}
+	if tx.lose.CompareAndSwap(true, false) {
+		return errors.New("injected: the connection broke before COMMIT's answer arrived")
+	}
+	return nil
+}
+
+// TestPgEffectCommitOutcomeLost: a COMMIT that landed but whose answer was
+// lost is an error, so the pipeline applies the record again; the retry
+// finds the key in the inbox and does not run the Work again.
+func TestPgEffectCommitOutcomeLost(t *testing.T) {
+	t.Parallel()
+	var lose atomic.Bool
+	lose.Store(true)
+	f := newPgFixtureOn(t, func(p *pgxpool.Pool) pgeffect.DB { return lostCommitDB{Pool: p, lose: &lose} })
+	rdb := integration.NewRedisClient(t, integration.Redis(t))
+	g, err := sink.NewGuard(rdb, sink.WithPrefix(integration.RedisPrefix(t, rdb)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := pipeline.Guarded(g, f.eff.Do)
+	batch := []sink.Record{sinkOrder(0, 0, 1, "o-lost", "c", 5)}
+	rs, err := ap.Apply(context.Background(), batch)
+	if err != nil || rs[0].Err == nil {
+		t.Fatalf("first Apply = %v, %v; want the record's commit error", rs, err)
+	}
+	rs, err = ap.Apply(context.Background(), batch) // the pipeline's retry
+	if err != nil || rs[0].Err != nil || rs[0].Outcome != sink.Applied {
+		t.Fatalf("retry = %+v, %v; want applied", rs, err)
+	}
+	if works, rows := f.works.Load(), f.rows(t, "o-lost"); works != 1 || rows != 1 {
+		t.Fatalf("the Work ran %d times and left %d rows; want 1 and 1", works, rows)
+	}
+}
+
+// TestPgEffectPerTopicInbox: with pgeffect.PerTopic one key from two
+// topics applies once per topic (inbox key topic:key); without it, once.
+func TestPgEffectPerTopicInbox(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		opts []pgeffect.Opt
+		rows int
+	}{{"shared", nil, 1}, {"per-topic", []pgeffect.Opt{pgeffect.PerTopic()}, 2}} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newPgFixture(t, tt.opts...)
+			ctx := context.Background()
+			for _, topic := range []string{"a", "b"} {
+				r := sinkOrder(0, 0, 1, "k", "c", 5)
+				r.Topic = topic
+				if err := f.eff.Do(ctx, "k", &r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := f.rows(t, "k"); n != tt.rows {
+				t.Fatalf("%d rows for key k from two topics, want %d", n, tt.rows)
+			}
+		})
 	}
 }
