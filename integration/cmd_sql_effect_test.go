@@ -32,10 +32,10 @@ func sqlTarget(t *testing.T, raw string) (dbURL, password string) {
 
 // TestCmdRunSQLEffect runs `shardpipe run --effect sql` on the real Kafka,
 // Redis and PostgreSQL: 50 orders plus 10 re-sends, one order failing the
-// table's CHECK and one lacking a field the statement names. Each good
-// order is a row once in a table without a unique constraint, its key in
-// the inbox; the two bad ones are dead-lettered, each naming its cause,
-// while the others land.
+// table's CHECK, one lacking a field the statement names and one whose
+// amount does not parse as a bigint. Each good order is a row once in a
+// table without a unique constraint, its key in the inbox; the three bad
+// ones are dead-lettered, each naming its cause, while the others land.
 func TestCmdRunSQLEffect(t *testing.T) {
 	t.Parallel()
 	const orders, resends = 50, 10
@@ -62,7 +62,8 @@ func TestCmdRunSQLEffect(t *testing.T) {
 	}
 	recs = append(recs,
 		&kgo.Record{Key: []byte("order-negative"), Value: []byte(`{"order_id":"order-negative","customer":"c1","amount_cents":-5}`)},
-		&kgo.Record{Key: []byte("order-nocustomer"), Value: []byte(`{"order_id":"order-nocustomer","amount_cents":5}`)})
+		&kgo.Record{Key: []byte("order-nocustomer"), Value: []byte(`{"order_id":"order-nocustomer","amount_cents":5}`)},
+		&kgo.Record{Key: []byte("order-notanumber"), Value: []byte(`{"order_id":"order-notanumber","customer":"c1","amount_cents":"five"}`)})
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestCmdRunSQLEffect(t *testing.T) {
 		"--sql-exec", "INSERT INTO "+table+" (order_id, customer, amount_cents) VALUES (@order_id, @customer, @amount_cents)",
 		"--sql-inbox-table", inbox, "--poison-attempts", "1", "--commit-interval", "200ms", "--report-interval", "100ms", "--log-format", "json")
 	run.waitLine(ctx, "progress", func(m map[string]any) bool {
-		return num(m, "lag") == 0 && num(m, "dead_lettered") == 2 && num(m, "applied") == orders
+		return num(m, "lag") == 0 && num(m, "dead_lettered") == 3 && num(m, "applied") == orders
 	})
 	run.signal(syscall.SIGTERM)
 	if code := run.wait(ctx); code != 0 {
@@ -91,7 +92,7 @@ func TestCmdRunSQLEffect(t *testing.T) {
 	}
 	dl := integration.NewKafkaClient(t, brokers, kgo.ConsumeTopics(dlq), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	causes := map[string]string{}
-	for len(causes) < 2 && ctx.Err() == nil {
+	for len(causes) < 3 && ctx.Err() == nil {
 		fs := dl.PollFetches(ctx)
 		fs.EachRecord(func(r *kgo.Record) {
 			for _, h := range r.Headers {
@@ -101,7 +102,8 @@ func TestCmdRunSQLEffect(t *testing.T) {
 			}
 		})
 	}
-	for key, want := range map[string]string{"order-negative": "violates check constraint", "order-nocustomer": `field "customer" (the statement's @customer) is missing`} {
+	for key, want := range map[string]string{"order-negative": "violates check constraint", "order-nocustomer": `field "customer" (the statement's @customer) is missing`,
+		"order-notanumber": `invalid input syntax for type bigint: "five"`} {
 		if !strings.Contains(causes[key], want) {
 			t.Errorf("dead letter of %s: %s %q; want it to name %q", key, pipeline.HeaderError, causes[key], want)
 		}
