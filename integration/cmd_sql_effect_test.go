@@ -91,21 +91,27 @@ func TestCmdRunSQLEffect(t *testing.T) {
 		t.Errorf("table holds %d rows of %d orders, the inbox %d keys; want %d of each", rows, distinct, inboxed, orders)
 	}
 	dl := integration.NewKafkaClient(t, brokers, kgo.ConsumeTopics(dlq), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	causes := map[string]string{}
+	causes, attempts := map[string]string{}, map[string]string{}
 	for len(causes) < 3 && ctx.Err() == nil {
 		fs := dl.PollFetches(ctx)
 		fs.EachRecord(func(r *kgo.Record) {
 			for _, h := range r.Headers {
-				if h.Key == pipeline.HeaderError {
+				switch h.Key {
+				case pipeline.HeaderError:
 					causes[string(r.Key)] = string(h.Value)
+				case pipeline.HeaderAttempts:
+					attempts[string(r.Key)] = string(h.Value)
 				}
 			}
 		})
 	}
+	// Each is dead-lettered after one attempt: the record's own fault (the
+	// server refused its data, or a field is missing with
+	// --poison-attempts 1), not a failure to retry --effect-attempts times.
 	for key, want := range map[string]string{"order-negative": "violates check constraint", "order-nocustomer": `field "customer" (the statement's @customer) is missing`,
 		"order-notanumber": `invalid input syntax for type bigint: "five"`} {
-		if !strings.Contains(causes[key], want) {
-			t.Errorf("dead letter of %s: %s %q; want it to name %q", key, pipeline.HeaderError, causes[key], want)
+		if !strings.Contains(causes[key], want) || attempts[key] != "1" {
+			t.Errorf("dead letter of %s: %s %q after %s attempts; want it to name %q after 1", key, pipeline.HeaderError, causes[key], attempts[key], want)
 		}
 	}
 }
