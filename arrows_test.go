@@ -24,11 +24,12 @@ func TestImportArrows(t *testing.T) {
 	}{
 		{"checkpoint", append([]string{module + "pipeline", module + "internal/faults/guardfault", module + "sink", module + "admin", module + "metrics", module + "httpeffect"}, banned...)},
 		{"sink", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics", module + "httpeffect"}, banned...)},
-		{"pipeline", append([]string{module + "admin", module + "metrics", module + "opshttp", module + "httpeffect"}, banned...)},
+		{"pipeline", append([]string{module + "admin", module + "metrics", module + "opshttp", module + "httpeffect", module + "pgeffect"}, banned...)},
 		{"admin", append([]string{module + "metrics", module + "httpeffect"}, banned...)},
 		{"metrics", append([]string{module + "admin", module + "opshttp", module + "httpeffect"}, banned...)},
 		{"opshttp", append([]string{module + "admin", module + "httpeffect"}, banned...)},
 		{"httpeffect", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics"}, banned...)},
+		{"pgeffect", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics", module + "httpeffect"}, banned...)},
 		// The flag groups configure the library; the command composes them.
 		{"internal/settings", banned},
 		{"internal/chaoscheck", []string{module}},

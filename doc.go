@@ -30,11 +30,13 @@
 //	opshttp           the operator's HTTP endpoints: /healthz, /readyz and the /status page;
 //	                  imports pipeline, metrics and secure
 //	httpeffect        an HTTP POST as guard mode's external effect; imports sink and secure
+//	pgeffect          a PostgreSQL transaction with an inbox row as guard mode's external
+//	                  effect (exactly once in the database); imports sink and pgx
 //	cmd/shardpipe     the command: its subcommands' texts, flags and config (composing the
 //	                  groups of internal/settings), rendering, exit codes and wiring of the
 //	                  packages above; imports any of them and internal/...; under 2,500
 //	                  non-test lines (TestCmdStaysSmall)
-//	integration       the test kit on real Kafka and Redis: servers, names, cleanup, and the
+//	integration       the test kit on real Kafka, Redis and PostgreSQL: servers, names, cleanup, and the
 //	                  scenarios of integration/scenario run for a test; imports it, pipeline,
 //	                  sink, checkpoint, secure, internal/...
 //	integration/scenario
@@ -106,7 +108,7 @@
 //
 // Rules: checkpoint and sink import neither pipeline nor each other;
 // pipeline, checkpoint and sink import none of admin, metrics, opshttp,
-// httpeffect; no library package (checkpoint, sink, pipeline, admin,
-// metrics, opshttp, httpeffect) imports kfake, miniredis,
+// httpeffect, pgeffect; no library package (checkpoint, sink, pipeline, admin,
+// metrics, opshttp, httpeffect, pgeffect) imports kfake, miniredis,
 // internal/embedded, integration or cmd.
 package shardpipe

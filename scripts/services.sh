@@ -6,8 +6,10 @@
 #   scripts/services.sh start redis-cluster   three Redis masters with one replica each (or the nodes of it
 #                                             that are not running), on free ports; see services-cluster.sh
 #   scripts/services.sh start kafka-cluster   three Kafka nodes (KRaft, RF 3, min.insync.replicas=2), likewise
+#   scripts/services.sh start postgres        PostgreSQL on a free-standing data directory (apt-get installs it
+#                                             when missing); see services-postgres.sh. Not started without its name
 #   scripts/services.sh stop [kafka|redis]    stop what this script started (pid files only, never by name);
-#                                             with no name, the clusters too
+#                                             with no name, the clusters and postgres too
 #   scripts/services.sh stop redis-cluster|kafka-cluster [N]   stop a cluster, or its node N, gracefully
 #   scripts/services.sh kill kafka|redis      SIGKILL one server by its pid file (a crash, for fault tests)
 #   scripts/services.sh kill redis-cluster|kafka-cluster N     SIGKILL node N of a cluster
@@ -69,6 +71,8 @@ REDIS_LOG="$REDIS_STATE/redis.log"
 
 # shellcheck source=scripts/services-cluster.sh
 source "$ROOT/scripts/services-cluster.sh"
+# shellcheck source=scripts/services-postgres.sh
+source "$ROOT/scripts/services-postgres.sh"
 
 log() { printf 'services: %s\n' "$*" >&2; }
 die() { printf 'services: error: %s\n' "$*" >&2; exit 1; }
@@ -89,6 +93,7 @@ alive() {
 	case "$1" in
 	"$KAFKA_PID") want="$KAFKA_STATE/server.properties" ;;
 	"$REDIS_PID") want=":$REDIS_PORT" ;;
+	"$PG_PID") want="-p $PG_PORT" ;;
 	*) return 0 ;;
 	esac
 	[[ -r "/proc/$pid/cmdline" ]] || return 0 # no procfs: trust the pid file
@@ -502,7 +507,8 @@ cmd_kill() {
 	case "${1:-}" in
 	kafka) file="$KAFKA_PID" ;;
 	redis) file="$REDIS_PID" ;;
-	*) die "kill: name kafka or redis" ;;
+	postgres) file="$PG_PID" ;;
+	*) die "kill: name kafka, redis or postgres" ;;
 	esac
 	alive "$file" || die "kill: $1 is not running (no live pid in $file)"
 	pid="$(cat "$file")"
@@ -519,7 +525,8 @@ cmd_stop() {
 	case "${1:-}" in
 	redis-cluster) stop_redis_cluster "${2:-}"; return ;;
 	kafka-cluster) stop_kafka_cluster "${2:-}"; return ;;
-	"") stop_redis_cluster; stop_kafka_cluster ;;
+	postgres) stop_postgres; return ;;
+	"") stop_redis_cluster; stop_kafka_cluster; stop_postgres ;;
 	esac
 	if want "${1:-}" kafka; then stop_pidfile kafka "$KAFKA_PID"; fi
 	if want "${1:-}" redis; then stop_pidfile redis "$REDIS_PID"; fi
@@ -529,6 +536,11 @@ cmd_status() {
 	local rc=0
 	case "${1:-}" in
 	redis-cluster | kafka-cluster) status_cluster "$1"; return ;;
+	postgres)
+		if alive "$PG_PID"; then echo "postgres: running (pid $(cat "$PG_PID")) on $HOST:$PG_PORT"; return 0; fi
+		echo "postgres: stopped"
+		return 1
+		;;
 	esac
 	if want "${1:-}" kafka; then
 		if alive "$KAFKA_PID"; then
@@ -559,10 +571,11 @@ cmd_env() {
 		echo "export KAFKA_BROKERS REDIS_ADDR"
 	fi
 	env_clusters
+	env_postgres
 }
 
 usage() {
-	echo "usage: $0 start|stop|status [kafka|redis|redis-cluster|kafka-cluster]|kill kafka|redis|kill redis-cluster|kafka-cluster N|stop redis-cluster|kafka-cluster [N]|fetch kafka|valkey|env" >&2
+	echo "usage: $0 start|stop|status [kafka|redis|postgres|redis-cluster|kafka-cluster]|kill kafka|redis|postgres|kill redis-cluster|kafka-cluster N|stop redis-cluster|kafka-cluster [N]|fetch kafka|valkey|env" >&2
 	exit 2
 }
 node_ok() { # node_ok CLUSTER N: N names one of the cluster's nodes
@@ -575,7 +588,7 @@ fetch:*) usage ;;
 kill:redis-cluster | kill:kafka-cluster) node_ok "$2" "${3:-}" || usage ;;
 stop:redis-cluster | stop:kafka-cluster) [[ -z "${3:-}" ]] || node_ok "$2" "$3" || usage ;;
 start:redis-cluster | start:kafka-cluster | status:redis-cluster | status:kafka-cluster) ;;
-*:kafka | *:redis | *:) ;;
+*:kafka | *:redis | *:postgres | *:) ;;
 *) usage ;;
 esac
 case "${1:-}" in
@@ -591,6 +604,7 @@ fetch)
 start)
 	case "${2:-}" in
 	redis-cluster) mkdir -p "$STATE"; start_redis_cluster ;;
+	postgres) mkdir -p "$STATE"; start_postgres ;;
 	kafka-cluster) mkdir -p "$STATE"; command -v go >/dev/null 2>&1 || die "go not found (the readiness check is a Go program)"; start_kafka_cluster ;;
 	*) cmd_start "${2:-}" ;;
 	esac

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# with-services.sh CMD [ARGS...]: run CMD with real Kafka and Redis.
+# with-services.sh CMD [ARGS...]: run CMD with real Kafka, Redis and PostgreSQL.
 #
 # Starts the services with scripts/services.sh (reusing any already running),
-# exports KAFKA_BROKERS and REDIS_ADDR, runs CMD, then stops only the services
+# exports KAFKA_BROKERS, REDIS_ADDR and POSTGRES_URL, runs CMD, then stops only the services
 # that were not running before, and exits with CMD's status. Runs sharing one
 # services directory take turns (flock).
 set -euo pipefail
@@ -24,7 +24,7 @@ if command -v flock >/dev/null 2>&1; then
 fi
 
 started=() kept=()
-for s in kafka redis; do
+for s in kafka redis postgres; do
 	if "$services" status "$s" >/dev/null; then
 		kept+=("$s")
 	else
@@ -47,5 +47,6 @@ if ((${#kept[@]} > 0)); then
 fi
 
 "$services" start 9>&- # the servers must not inherit the lock
+"$services" start postgres 9>&- # the SQL effect's integration tests
 eval "$("$services" env)"
 "$@"

@@ -24,12 +24,15 @@ type ledgerConfig struct {
 	l          settings.Ledger
 	ttl        time.Duration
 	httpEffect bool // --effect http (run only; its settings are runConfig.http)
+	sqlEffect  bool // --effect sql (run only; its settings are runConfig.sql)
+	// guardEffect is "http" or "sql" for a guard-mode effect, else "".
+	guardEffect string
 }
 
 // ledgerGroups are the ledger's Redis (redisGroup) and the ledger's flags.
 func ledgerGroups(lc *ledgerConfig) []cliflags.Group {
 	return []cliflags.Group{redisGroup(&lc.redis), cliflags.Then(settings.LedgerGroup(&lc.l, &lc.redis.Cluster), func() {
-		lc.ttl, lc.httpEffect = lc.l.Spec.TTL, lc.l.HTTP
+		lc.ttl, lc.httpEffect, lc.sqlEffect, lc.guardEffect = lc.l.Spec.TTL, lc.l.HTTP, lc.l.SQL, lc.l.GuardEffect()
 	})}
 }
 

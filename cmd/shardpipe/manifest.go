@@ -30,6 +30,6 @@ func (sc *sinkConfig) checkManifest(ctx context.Context, rdb redis.UniversalClie
 	if err != nil {
 		return nil, exit(err)
 	}
-	sc.ledgerConfig.httpEffect = sc.l.HTTP
+	sc.ledgerConfig.httpEffect, sc.ledgerConfig.sqlEffect, sc.ledgerConfig.guardEffect = sc.l.HTTP, sc.l.SQL, sc.l.GuardEffect()
 	return func() error { return exit(w()) }, nil
 }

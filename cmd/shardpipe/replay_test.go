@@ -26,7 +26,7 @@ func TestReplayRejectsBadSettings(t *testing.T) {
 		{"bad partitions", replay, []string{"--partition-ids", "0,x"}, nil, `--partition-ids (SHARDPIPE_PARTITION_IDS) "0,x": "x" is not a partition number`},
 		{"negative rate", replay, []string{"--rate", "-1"}, nil, "--rate (SHARDPIPE_RATE) -1: want 0 to 10000000 (0: no limit)"},
 		{"empty checkpoint prefix", replay, []string{"--checkpoint-prefix", ""}, nil, "--checkpoint-prefix (SHARDPIPE_CHECKPOINT_PREFIX): empty"},
-		{"bad effect", replay, []string{"--effect", "sum"}, nil, `--effect (SHARDPIPE_EFFECT) "sum": want none, totals or http`},
+		{"bad effect", replay, []string{"--effect", "sum"}, nil, `--effect (SHARDPIPE_EFFECT) "sum": want none, totals, http or sql`},
 		{"http effect", replay, []string{"--effect", "http"}, nil, "--effect (SHARDPIPE_EFFECT) http: replay does not run guard mode; it takes none or totals"},
 		{"env from", replay, nil, map[string]string{"SHARDPIPE_FROM": "soon"}, `--from (SHARDPIPE_FROM) "soon"`},
 		{"replay argument", replay, []string{"extra"}, nil, `replay takes no arguments, got ["extra"]`},

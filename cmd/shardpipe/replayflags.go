@@ -37,7 +37,7 @@ func (rc *replayConfig) Groups() []cliflags.Group {
 		cliflags.Then(settings.PartitionsGroup(&rc.r.Partitions, "partitions to replay, comma-separated (default: all)"), func() { rc.partitions = rc.r.Partitions }),
 	}
 	gs = append(gs, rc.groups(func() []string { return []string{rc.topic} })...)
-	gs = append(gs, cliflags.Then(settings.ReplayRunGroup(&rc.r, &rc.httpEffect), func() {
+	gs = append(gs, cliflags.Then(settings.ReplayRunGroup(&rc.r, &rc.guardEffect), func() {
 		rc.given, rc.dryRun, rc.force, rc.rate, rc.checkpointPrefix = rc.r.Given, rc.r.DryRun, rc.r.Force, rc.r.Rate, rc.r.CheckpointPrefix
 	}), settings.MetricsGroup(&rc.metricsAddr, "serve Prometheus metrics (the same series as run's, per partition of the replay) at http://ADDR/metrics, e.g. :9465 (empty: off)"))
 	return append(gs, rc.tail("when stderr is not a terminal: how often to log a progress line",

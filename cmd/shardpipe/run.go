@@ -15,6 +15,7 @@ import (
 	"github.com/shardpipe/shardpipe/internal/otelenv"
 	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/opshttp"
+	"github.com/shardpipe/shardpipe/pgeffect"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -68,7 +69,14 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 		return interruptedOr(ctx, log, err)
 	}
 	checkRetention(ctx, rc, log)
-	p, err := newPipeline(rc, rdb, log, barrier, append(ops.Options(), tr.Options()...)...)
+	pool, sqlEff, err := openSQL(ctx, rc, log)
+	if err != nil {
+		return interruptedOr(ctx, log, err)
+	}
+	if pool != nil {
+		defer pool.Close()
+	}
+	p, err := newPipeline(rc, rdb, log, barrier, sqlEff, append(ops.Options(), tr.Options()...)...)
 	if err != nil {
 		return failure(err)
 	}
@@ -96,15 +104,18 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	return nil
 }
 
-// newPipeline builds the sink (the ledger, or guard mode for --effect http)
-// and the pipeline from rc. barrier, when not nil, runs before every commit
+// newPipeline builds the sink (the ledger, or guard mode for --effect http
+// and, around sqlEff, --effect sql) and the pipeline from rc. barrier, when not nil, runs before every commit
 // (redisDurability); extra are added (opshttp.Ops.Options).
-func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier, extra ...pipeline.Opt) (*pipeline.Pipeline, error) {
+func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier, sqlEff *pgeffect.Effect, extra ...pipeline.Opt) (*pipeline.Pipeline, error) {
 	var ledger pipeline.Applier
 	var err error
-	if rc.httpEffect {
+	switch {
+	case rc.httpEffect:
 		ledger, err = newHTTPGuarded(rc.ledgerConfig, rc.http, rc.topics, rdb, log)
-	} else {
+	case rc.sqlEffect:
+		ledger, err = rc.sql.Guarded(rc.l, sqlEff, rdb, rc.topics, log)
+	default:
 		ledger, err = newApplier(rc.ledgerConfig, rc.topics, rdb, log)
 	}
 	if err != nil {

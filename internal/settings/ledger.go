@@ -38,6 +38,10 @@ type Ledger struct {
 	// HTTP is --effect http: guard mode around an HTTP call (run only; its
 	// settings are an HTTP group's).
 	HTTP bool
+	// SQL is --effect sql: guard mode around a PostgreSQL transaction that
+	// records the key in an inbox table (run only; its settings are an SQL
+	// group's).
+	SQL bool
 	// Given says which of the settings the ledger's manifest records were
 	// set (flag or variable), not left at their defaults: those are
 	// checked against the manifest, the others taken from it.
@@ -50,6 +54,18 @@ type Ledger struct {
 // LedgerGiven says which of the manifest's settings were given.
 type LedgerGiven struct {
 	Effect, KeySpace, TotalsHash, TotalsGroupField, TotalsAmountField bool
+}
+
+// GuardEffect names l's guard-mode effect, "http" or "sql", and is ""
+// for the ledger's own effects (none, totals).
+func (l Ledger) GuardEffect() string {
+	switch {
+	case l.HTTP:
+		return "http"
+	case l.SQL:
+		return "sql"
+	}
+	return ""
 }
 
 // KeySpace names l's key space as --key-space does: shared or per-topic.
@@ -74,7 +90,7 @@ func LedgerGroup(l *Ledger, cluster *bool) cliflags.Group {
 		&cli.StringFlag{Name: fKeySpace, Value: "shared",
 			Usage: "shared: one business key space for every topic (ledger key <ledger-prefix><key>), so a key applied from one topic is suppressed in the others, as for re-sends spread over topics; per-topic: each topic's keys apart (<ledger-prefix><topic>:<key>). replay needs the value run used; changing it on an existing ledger applies every retained record again"},
 		&cli.StringFlag{Name: FlagEffect, Value: "none",
-			Usage: "effect per business key: none or totals (HINCRBY a hash per group field), which land atomically with the ledger entry; or http (run only: POST to --http-url in guard mode: claim, call, mark done)"},
+			Usage: "effect per business key: none or totals (HINCRBY a hash per group field), which land atomically with the ledger entry; or http (run only: POST to --http-url in guard mode: claim, call, mark done), or sql (run only: guard mode around one PostgreSQL transaction per record that inserts the key into --sql-inbox-table and runs --sql-exec only for a new key)"},
 		&cli.StringFlag{Name: fTotalsHash, Value: "shardpipe:totals", Usage: "totals: the Redis hash that holds the sums"},
 		&cli.StringFlag{Name: fTotalsGroup, Value: "customer", Usage: "totals: the JSON field whose value names the hash field"},
 		&cli.StringFlag{Name: fTotalsAmount, Value: "amount_cents", Usage: "totals: the JSON integer field added to the sum"},
@@ -120,8 +136,10 @@ func (l *Ledger) load(c *cli.Command, bad *cliflags.Problems, cluster bool) {
 		s.Totals = &t
 	case "http":
 		l.HTTP = true
+	case "sql":
+		l.SQL = true
 	default:
-		bad.Addf("%s %q: want none, totals or http", ref(FlagEffect), e)
+		bad.Addf("%s %q: want none, totals, http or sql", ref(FlagEffect), e)
 	}
 }
 

@@ -15,6 +15,8 @@ func (l Ledger) Manifest(topics []string, version string) sink.Manifest {
 	switch {
 	case l.HTTP:
 		m.Effect = "http"
+	case l.SQL:
+		m.Effect = "sql"
 	case l.Spec.Totals != nil:
 		t := l.Spec.Totals
 		m.Effect, m.TotalsHash, m.TotalsGroupField, m.TotalsAmountField = "totals", t.Hash, t.GroupField, t.AmountField
@@ -49,8 +51,8 @@ func flagOf(name string) string {
 // Reconcile checks l against stored, the ledger's manifest: a setting
 // given (flag or variable) that differs is a problem line naming the
 // stored and the given value; one not given takes the manifest's (l is
-// changed). An http ledger's effect is not taken: it needs --http-url, so
-// it must be given. It returns the problems and the settings taken.
+// changed). An http or sql ledger's effect is not taken: it needs --http-url or
+// --sql-url, so it must be given. It returns the problems and the settings taken.
 func (l *Ledger) Reconcile(stored sink.Manifest) (problems, taken []string) {
 	given := l.Manifest(nil, "")
 	for _, d := range stored.Differences(given) {

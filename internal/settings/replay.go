@@ -93,10 +93,10 @@ func (r *Replay) loadRange(c *cli.Command, bad *cliflags.Problems) {
 }
 
 // ReplayRunGroup is how replay runs, loaded into r after the range, its
-// partitions and the ledger: httpEffect is the ledger's --effect http,
-// which replay refuses.
-func ReplayRunGroup(r *Replay, httpEffect *bool) cliflags.Group {
-	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) { r.loadRun(c, bad, *httpEffect) },
+// partitions and the ledger: guardEffect is the ledger's guard-mode
+// effect (Ledger.GuardEffect: http or sql), which replay refuses.
+func ReplayRunGroup(r *Replay, guardEffect *string) cliflags.Group {
+	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) { r.loadRun(c, bad, *guardEffect) },
 		&cli.BoolFlag{Name: FlagDryRun,
 			Usage: "read the range and the ledger only (EXISTS), write nothing, and print per partition how many records would be applied and suppressed"},
 		&cli.FloatFlag{Name: fRate,
@@ -109,10 +109,10 @@ func ReplayRunGroup(r *Replay, httpEffect *bool) cliflags.Group {
 
 // loadRun reads how replay runs, and the settings that need the range and
 // the ledger.
-func (r *Replay) loadRun(c *cli.Command, bad *cliflags.Problems, httpEffect bool) {
+func (r *Replay) loadRun(c *cli.Command, bad *cliflags.Problems, guardEffect string) {
 	r.Given = flagcheck.GivenRange(c.String(FlagFrom), c.String(FlagTo), r.Partitions)
-	if httpEffect {
-		bad.Addf("%s http: replay does not run guard mode; it takes none or totals", ref(FlagEffect))
+	if guardEffect != "" {
+		bad.Addf("%s %s: replay does not run guard mode; it takes none or totals", ref(FlagEffect), guardEffect)
 	}
 	r.DryRun, r.Force = c.Bool(FlagDryRun), c.Bool(FlagForce)
 	r.Rate = FloatIn(c, bad, fRate, flagcheck.In(0.0, 10_000_000, "0: no limit"))

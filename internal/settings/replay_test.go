@@ -31,7 +31,7 @@ var now = time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
 func TestReplayGroups(t *testing.T) {
 	tests := []struct {
 		args []string
-		http bool // --effect http
+		http bool // --effect http (the guard effect "http")
 		want []string
 		r    Replay // what loads, Now aside
 	}{
@@ -61,8 +61,11 @@ func TestReplayGroups(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := Replay{Now: now}
-		http := tt.http
-		bad := load(t, group(ReplayRangeGroup(&r), PartitionsGroup(&r.Partitions, "p"), ReplayRunGroup(&r, &http)), tt.args...)
+		guard := ""
+		if tt.http {
+			guard = "http"
+		}
+		bad := load(t, group(ReplayRangeGroup(&r), PartitionsGroup(&r.Partitions, "p"), ReplayRunGroup(&r, &guard)), tt.args...)
 		checkProblems(t, tt.args, bad, tt.want...)
 		if len(tt.want) > 0 {
 			continue

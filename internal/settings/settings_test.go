@@ -57,7 +57,7 @@ func TestLedgerGroup(t *testing.T) {
 		{[]string{"--ledger-prefix=", "--ttl=0s", "--key-space=topic", "--key-from=body", "--effect=sum"}, false, []string{
 			"--ledger-prefix (SHARDPIPE_LEDGER_PREFIX): empty", "--ttl (SHARDPIPE_TTL) 0s: want 1ms to 87600h",
 			`--key-space (SHARDPIPE_KEY_SPACE) "topic": want shared or per-topic`, `--key-from (SHARDPIPE_KEY_FROM) "body"`,
-			`--effect (SHARDPIPE_EFFECT) "sum": want none, totals or http`}, nil},
+			`--effect (SHARDPIPE_EFFECT) "sum": want none, totals, http or sql`}, nil},
 		{[]string{"--ttl=1us"}, false, []string{"--ttl (SHARDPIPE_TTL) 1µs: want 1ms to 87600h"}, nil},
 		{[]string{"--effect=totals", "--totals-hash=", "--totals-group-field="}, false, []string{
 			"--totals-hash (SHARDPIPE_TOTALS_HASH): empty; --effect totals needs it", "--totals-group-field (SHARDPIPE_TOTALS_GROUP_FIELD): empty"}, nil},

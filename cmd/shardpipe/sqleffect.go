@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/shardpipe/shardpipe/internal/settings"
+	"github.com/shardpipe/shardpipe/pgeffect"
+)
+
+// openSQL is --effect sql's start-up (settings.SQL.Open within
+// --connect-timeout): the pool and the effect, or an exit error (2: the
+// statement or inbox table refused; 3: PostgreSQL unreachable or the
+// credentials refused). Without --effect sql it returns nils.
+func openSQL(ctx context.Context, rc *runConfig, log *slog.Logger) (*pgxpool.Pool, *pgeffect.Effect, error) {
+	if !rc.sqlEffect {
+		return nil, nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
+	defer cancel()
+	pool, eff, err := rc.sql.Open(ctx, rc.l.Spec.PerTopic)
+	var se *settings.SQLStartError
+	switch {
+	case errors.As(err, &se) && se.Usage:
+		return nil, nil, usageErr(se.Error())
+	case err != nil:
+		return nil, nil, unavailableErr(err.Error())
+	}
+	log.Info("sql effect ready", "database", rc.sql.Desc, "inbox", rc.sql.Inbox, "named_args", rc.sql.Statement.Names())
+	return pool, eff, nil
+}

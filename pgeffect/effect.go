@@ -1,0 +1,120 @@
+package pgeffect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/shardpipe/shardpipe/sink"
+)
+
+// Work is one record's writes, run in the transaction that records key in
+// the inbox, only when the inbox did not hold key yet. It must do all its
+// writes through tx and must not commit or roll it back.
+type Work func(ctx context.Context, tx pgx.Tx, key string, r *sink.Record) error
+
+// DB is what an Effect needs of its database: a *pgxpool.Pool (safe for
+// concurrent records) or a single *pgx.Conn (one record at a time).
+type DB interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// Effect is the inbox transaction around a Work; see the package doc. It
+// is safe for concurrent use when its DB is.
+type Effect struct {
+	db       DB
+	table    string // quoted
+	insert   string
+	work     Work
+	perTopic bool
+}
+
+// Opt is an option of New.
+type Opt func(*Effect)
+
+// PerTopic keeps each topic's keys apart in the inbox (the inbox key is
+// topic:key), as the ledger's per-topic key space does; without it one key
+// applied from any topic is done for all.
+func PerTopic() Opt { return func(e *Effect) { e.perTopic = true } }
+
+// New returns an Effect writing through db, with its inbox in table
+// (table or schema.table; DefaultInbox when empty). It does no I/O: call
+// EnsureInbox to create the table.
+func New(db DB, table string, work Work, opts ...Opt) (*Effect, error) {
+	if db == nil || work == nil {
+		return nil, errors.New("pgeffect: New: nil db or work")
+	}
+	if table == "" {
+		table = DefaultInbox
+	}
+	q, err := quoteTable(table)
+	if err != nil {
+		return nil, err
+	}
+	e := &Effect{db: db, table: q, work: work,
+		insert: "INSERT INTO " + q + " (key, topic, kafka_partition, kafka_offset) VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO NOTHING RETURNING key"}
+	for _, o := range opts {
+		o(e)
+	}
+	return e, nil
+}
+
+// Do is the effect of record r with business key key (a
+// pipeline.ExternalEffect): one transaction that inserts the key into the
+// inbox and, when it was new, runs the Work, then commits. A key the inbox
+// holds already returns nil at once: the Work committed before. It costs
+// four round trips plus the Work's when the key is new, three when not.
+//
+// A failure before COMMIT rolls back and nothing happened: a transient one
+// wraps sink.ErrNotApplied (the guard releases the claim and the pipeline
+// retries), the record's own (see the package doc) sink.ErrRejected. A
+// failed COMMIT's outcome is unknown: the error says so and a retry is safe,
+// since a commit that did land left the key in the inbox.
+func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
+	ik := key
+	if e.perTopic {
+		ik = r.Topic + ":" + key
+	}
+	tx, err := e.db.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgeffect: %s key %s: begin: %w: %w", at(r), sink.QuoteKey(key), sink.ErrNotApplied, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op; else the rollback itself
+	var got string
+	switch err := tx.QueryRow(ctx, e.insert, ik, r.Topic, r.Partition, r.Offset).Scan(&got); {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil // in the inbox: the Work committed before
+	case err != nil:
+		return fmt.Errorf("pgeffect: %s key %s: inbox insert into %s: %w: %w", at(r), sink.QuoteKey(key), e.table, sink.ErrNotApplied, err)
+	}
+	if err := e.work(ctx, tx, key, r); err != nil {
+		return fmt.Errorf("pgeffect: %s key %s: work (rolled back): %w", at(r), sink.QuoteKey(key), classify(err))
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("pgeffect: %s key %s: commit failed, so it may or may not have landed (a retry finds the key in the inbox if it did): %w",
+			at(r), sink.QuoteKey(key), err)
+	}
+	return nil
+}
+
+// classify wraps err in sink.ErrRejected when PostgreSQL reports it as the
+// record's own fault (SQLSTATE class 22 or 23), and in sink.ErrNotApplied
+// otherwise: the transaction rolled back, so nothing happened either way.
+func classify(err error) error {
+	if errors.Is(err, sink.ErrRejected) || errors.Is(err, sink.ErrBadValue) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23")) {
+		return fmt.Errorf("%w: %w", sink.ErrRejected, err)
+	}
+	return fmt.Errorf("%w: %w", sink.ErrNotApplied, err)
+}
+
+// at names r by topic, partition and offset.
+func at(r *sink.Record) string { return fmt.Sprintf("%s/%d@%d", r.Topic, r.Partition, r.Offset) }
