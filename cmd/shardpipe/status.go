@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -41,7 +42,7 @@ type statusConfig struct {
 	group   string
 	json    bool
 	timeout time.Duration
-	ledger  statusLedger // statusledger.go
+	ledger  settings.StatusLedger
 }
 
 func (sc *statusConfig) Groups() []cliflags.Group {
@@ -50,7 +51,7 @@ func (sc *statusConfig) Groups() []cliflags.Group {
 		consumerGroup(&sc.group),
 		cliflags.NewGroup(func(c *cli.Command, _ *cliflags.Problems) { sc.json = c.Bool(fJSON) }, &cli.BoolFlag{Name: fJSON, Usage: "print JSON instead of a table"}),
 		connectGroup(&sc.timeout, waitBrokers)}
-	return append(gs, statusLedgerGroup(&sc.ledger)...)
+	return append(gs, redisGroup(&sc.ledger.Redis), settings.StatusLedgerGroup(&sc.ledger, fRedis))
 }
 
 func statusAction(ctx context.Context, c *cli.Command, sc *statusConfig) error {
@@ -60,16 +61,16 @@ func statusAction(ctx context.Context, c *cli.Command, sc *statusConfig) error {
 	if err != nil {
 		return err
 	}
-	m, err := sc.ledger.manifest(ctx)
+	m, err := sc.ledger.Manifest(ctx)
 	if err != nil {
-		return err
+		return unavailableErr(err.Error())
 	}
 	if sc.json {
 		err = termui.StatusJSON(c.Root().Writer, statusWithLedger{GroupStatus: st, Manifest: m})
 	} else if err = termui.StatusTable(c.Root().Writer, st); err != nil {
 		err = fmt.Errorf("write status: %w", err)
-	} else if sc.ledger.given {
-		err = termui.ManifestLine(c.Root().Writer, sc.ledger.prefix, m)
+	} else if sc.ledger.Given {
+		err = termui.ManifestLine(c.Root().Writer, sc.ledger.Prefix, m)
 	}
 	if err != nil {
 		return failure(err)
