@@ -18,7 +18,8 @@ import (
 	"github.com/shardpipe/shardpipe/sink"
 )
 
-// TestPrepareRefuses runs Prepare on the real servers: a missing topic
+// TestPrepareRefuses runs Prepare on the real servers: a Setup without
+// its clients is an error, not a panic; a missing topic
 // (ErrTopicMissing) and a ledger whose manifest records another effect
 // (ErrLedgerMismatch) are refused with no options to start a pipeline
 // with, and the refusal writes no manifest and leaves a stored one as it
@@ -30,6 +31,9 @@ func TestPrepareRefuses(t *testing.T) {
 	rdb := integration.NewRedisClient(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if got, err := admin.Prepare(ctx, admin.Setup{Topics: []string{topic}}); err == nil || len(got.Options) != 0 {
+		t.Fatalf("Prepare without clients = %d options, %v; want an error naming what is missing", len(got.Options), err)
+	}
 	totals := sink.Manifest{Effect: "totals", TotalsHash: "h", TotalsGroupField: "customer", TotalsAmountField: "amount_cents", KeySpace: "shared"}
 	none := sink.Manifest{Effect: "none", KeySpace: "shared"}
 	for _, tc := range []struct {
