@@ -101,7 +101,7 @@ BENCHBIN := .cache/bin/shardpipe
 bench:
 	$(GO) build -o $(BENCHBIN) ./cmd/shardpipe
 	scripts/with-services.sh $(MAKE) --no-print-directory bench-run
-	@echo "bench: JSON report in .cache/bench.json"
+	@echo "bench: JSON report in .cache/bench.json, its chart in .cache/bench.svg"
 
 # bench-run expects KAFKA_BROKERS and REDIS_ADDR in the environment (see `make bench`).
 bench-run:

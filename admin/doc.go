@@ -2,6 +2,8 @@
 // library, so that a program embedding pipeline.New gets the safety that
 // `shardpipe run`, `replay`, `status` and `reset-offsets` give:
 //
+//   - Prepare: the checks run makes before it starts, in one call, and the
+//     pipeline options they yield (the commit barrier, CountOnce marks);
 //   - Redis preflight: CheckRedis (reachable, version 7.0+, not a cluster
 //     node behind a single-node client) and CheckDurability (eviction
 //     policy, persistence, the WAITAOF probe, and the pipeline.Barrier every

@@ -314,19 +314,21 @@ install_redis() {
 
 # install_test_tools installs the tools some tests run, when missing and
 # apt-get and root are at hand: promtool (Debian's prometheus package; the
-# metrics naming test) and chromium (the status page test). Without them
+# metrics naming test), chromium (the status page test) and dot (graphviz;
+# the test that docs/datapath.svg is rendered from its source). Without them
 # those tests skip, or fail under SHARDPIPE_REQUIRE_INTEGRATION=1. Debian's
 # prometheus package may start its system service; we leave it alone.
 install_test_tools() {
 	local pkgs=()
 	command -v promtool >/dev/null 2>&1 || pkgs+=(prometheus)
 	command -v chromium >/dev/null 2>&1 || pkgs+=(chromium)
+	command -v dot >/dev/null 2>&1 || pkgs+=(graphviz)
 	((${#pkgs[@]} > 0)) || return 0
 	if ! command -v apt-get >/dev/null 2>&1 || [[ "$(id -u)" != 0 ]]; then
 		log "not installing ${pkgs[*]} (needs apt-get as root); the tests that need them will skip"
 		return 0
 	fi
-	log "installing ${pkgs[*]} with apt-get (promtool and chromium, for tests)"
+	log "installing ${pkgs[*]} with apt-get (promtool, chromium and dot, for tests)"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq >&2 || die "apt-get update failed"
 	apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >&2 || die "apt-get install ${pkgs[*]} failed"

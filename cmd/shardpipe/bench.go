@@ -89,7 +89,7 @@ func (bc *benchConfig) Groups() []cliflags.Group {
 		&cli.DurationFlag{Name: fLatencyDuration, Value: 5 * time.Second, Usage: "latency: how long each round offers load"},
 		&cli.DurationFlag{Name: fLatencyCommit, Value: 100 * time.Millisecond, Usage: "latency: the pipeline's --commit-interval"},
 		&cli.BoolFlag{Name: fJSON, Usage: "print JSON instead of a table"},
-		&cli.StringFlag{Name: fJSONFile, Usage: "also write the JSON report to this file"},
+		&cli.StringFlag{Name: fJSONFile, Usage: "also write the JSON report to this file, and a chart of the modes against their ceilings beside it (SVG, .svg in place of .json)"},
 		&cli.StringFlag{Name: fProfileDir, Usage: "write CPU and allocation profiles of each mode's first round here"})}
 }
 

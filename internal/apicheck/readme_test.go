@@ -18,9 +18,12 @@ import (
 // readmeImports are the packages the docs' snippets may use without importing
 // them: a snippet shows the calls, not the import block.
 var readmeImports = map[string]string{
+	"admin":        "github.com/shardpipe/shardpipe/admin",
 	"checkpoint":   "github.com/shardpipe/shardpipe/checkpoint",
 	"context":      "context",
 	"embedded":     "github.com/shardpipe/shardpipe/integration/embedded",
+	"errors":       "errors",
+	"fmt":          "fmt",
 	"http":         "net/http",
 	"integration":  "github.com/shardpipe/shardpipe/integration",
 	"kgo":          "github.com/twmb/franz-go/pkg/kgo",

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,7 +9,8 @@ import (
 )
 
 // Output writes rep to out, as JSON when asJSON is set or else as the table
-// (WriteTable), and also as JSON to file when it is not "".
+// (WriteTable), and also, when file is not "", as JSON to file and as a
+// chart (WriteChart) beside it, at ChartPath(file).
 func Output(rep Report, out io.Writer, asJSON bool, file string) error {
 	js, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -17,6 +19,13 @@ func Output(rep Report, out io.Writer, asJSON bool, file string) error {
 	js = append(js, '\n')
 	if file != "" {
 		if err := os.WriteFile(file, js, 0o644); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		var chart bytes.Buffer
+		if err := WriteChart(&chart, rep); err != nil {
+			return fmt.Errorf("bench: draw the chart: %w", err)
+		}
+		if err := os.WriteFile(ChartPath(file), chart.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
 	}
