@@ -163,7 +163,7 @@ build_go() {
 
 # fetch_kafka_tools: kafka-tools (the /opt/kafka/bin commands) and its runtime jars, once.
 fetch_kafka_tools() {
-	local home="$ROOT/.cache/kafka-tools-$KAFKA_VERSION"
+	local home="$ROOT/.cache/kafkatools-$KAFKA_VERSION" # not kafka-*: tests glob that for the broker's jars
 	if [[ ! -f "$home/.complete" ]]; then
 		log "fetching org.apache.kafka:kafka-tools:$KAFKA_VERSION from Maven Central (once)"
 		rm -rf "$home.tmp"
@@ -234,7 +234,7 @@ build_compose() {
 		rm -rf "$src"
 		cp -r "$dir" "$src"
 		chmod -R u+w "$src"
-		(cd "$src" && GOFLAGS=-mod=mod go build -o "$COMPOSE_BIN.tmp" ./cmd) || die "building Compose failed"
+		(cd "$src" && GOFLAGS=-mod=mod go build -ldflags "-X github.com/docker/compose/v2/internal.Version=$COMPOSE_VERSION" -o "$COMPOSE_BIN.tmp" ./cmd) || die "building Compose failed"
 		mv "$COMPOSE_BIN.tmp" "$COMPOSE_BIN"
 		rm -rf "$src"
 	fi
