@@ -197,7 +197,7 @@ build_kafka() {
 	local broker tools ctx="$CACHE/ctx-kafka" d="$ROOT/scripts/docker" hash
 	broker="$("$ROOT/scripts/services.sh" fetch kafka)"
 	tools="$(fetch_kafka_tools)"
-	hash="$( (ls "$broker/lib" "$tools/lib"; cat "$d/kafka.Dockerfile" "$d/kafka-run.sh" "$d/kafka-tool.sh" "$d/log4j2.properties") | sha256sum | cut -c1-16)"
+	hash="$( (ls "$broker/lib"; ls "$tools/lib"; cat "$d/kafka.Dockerfile" "$d/kafka-run.sh" "$d/kafka-tool.sh" "$d/log4j2.properties") | sha256sum | cut -c1-16)"
 	image_current "$KAFKA_IMAGE" "$hash" && return 0
 	rm -rf "$ctx"
 	mkdir -p "$ctx/libs"
