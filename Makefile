@@ -21,7 +21,7 @@ TEST_FUZZTIME ?= 3s
 FUZZ_TARGETS := ./sink:FuzzKeySource ./sink:FuzzKeySourceRoundTrip ./sink:FuzzTotalsArgs ./sink:FuzzJSONScan \
 	./cmd/shardpipe:FuzzRunConfig ./cmd/shardpipe:FuzzRunArgs ./internal/flagcheck:FuzzParseRedis ./internal/orders:FuzzAppendJSON
 
-.PHONY: build test vet test-integration fuzz services-start services-stop services-status lint bench bench-run chaos
+.PHONY: build test vet test-integration fuzz services-start services-stop services-status lint bench bench-run chaos test-docker
 
 ## test: start Kafka, Redis and PostgreSQL (reusing running ones), go vet, go test with integration required, stop what was started; then each fuzz target briefly
 test:
@@ -69,12 +69,19 @@ services-stop:
 services-status:
 	scripts/services.sh status
 
-## lint: gofmt, go vet, staticcheck
+## lint: gofmt (not .cache/: scripts/docker.sh keeps a Docker engine's data there), go vet, staticcheck
 lint:
-	@unformatted="$$(gofmt -l .)"; \
+	@unformatted="$$(find . -path ./.cache -prune -o -name '*.go' -print | xargs gofmt -l)"; \
 	if [[ -n "$$unformatted" ]]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+
+## test-docker: the users' docker-compose.yml on a local Docker engine (images built locally by
+## scripts/docker.sh, host networking) checked exact by internal/chaoscheck, then examples/orderhandler
+## on the integration kit's testcontainers-go containers; one summary line (scripts/test-docker.sh).
+## Needs root (it starts dockerd when none answers and stops it after). Part of `make chaos`.
+test-docker:
+	scripts/docker.sh run scripts/test-docker.sh
 
 ## chaos: the full fault suite (internal/cmd/chaos) on a Kafka and a Redis of its own, on free ports:
 ## 100,000 orders, both group protocols, seeded kills, zombies, Redis and broker restarts; the
@@ -91,6 +98,7 @@ ifeq ($(CLUSTER),1)
 		$(GO) test -count=1 -v -timeout 30m -run '$(CLUSTER_TESTS)' ./integration/
 else
 	$(GO) run ./internal/cmd/chaos $(CHAOSFLAGS)
+	$(MAKE) --no-print-directory test-docker
 endif
 
 # BENCHARGS: flags for `shardpipe bench`, e.g. BENCHARGS='--records 100000 --rounds 1' for a quick run.

@@ -2,14 +2,14 @@ package integration
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/testcontainers/testcontainers-go"
-	"github.com/testcontainers/testcontainers-go/wait"
 )
 
 // Images used when no endpoints are given and a Docker engine answers. The
@@ -19,25 +19,50 @@ const (
 	DefaultRedisImage = "redis:7.4"
 )
 
-// Containers are shared by every test in one test binary and started at most
-// once; the testcontainers reaper (Ryuk) removes them when the binary exits.
-var (
-	dockerOnce sync.Once
-	dockerErr  error
+// DockerLabel is set (to "kit") on every container the kit starts, so a
+// run with the reaper (Ryuk) disabled can remove them by it afterwards.
+const DockerLabel = "shardpipe.integration"
 
-	kafkaOnce    sync.Once
-	kafkaBrokers []string
-	kafkaErr     error
+// lazy is a value started at most once per test binary.
+type lazy[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
 
-	redisOnce sync.Once
-	redisAddr string
-	redisErr  error
-)
+func (l *lazy[T]) get(start func() (T, error)) (T, error) {
+	l.once.Do(func() { l.v, l.err = start() })
+	return l.v, l.err
+}
 
-// dockerAvailable reports, once per binary, whether a Docker engine answers.
-func dockerAvailable() error {
-	dockerOnce.Do(func() {
-		dockerErr = func() (err error) {
+// dockerKit is the kit's one piece of package state: whether an engine
+// answers, and the Kafka and Redis containers shared by every test in one
+// test binary. The testcontainers reaper (Ryuk) removes them when the binary
+// exits; with TESTCONTAINERS_RYUK_DISABLED=true remove them by DockerLabel.
+type dockerKit struct {
+	engine lazy[struct{}]
+	kafka  lazy[[]string]
+	redis  lazy[string]
+}
+
+var containers dockerKit
+
+// hostNetwork reports whether EnvDockerNetwork asks for host networking.
+func hostNetwork() (bool, error) {
+	switch v := os.Getenv(EnvDockerNetwork); v {
+	case "":
+		return false, nil
+	case "host":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: the only value is host", EnvDockerNetwork, v)
+	}
+}
+
+// available reports, once per binary, whether a Docker engine answers.
+func (k *dockerKit) available() error {
+	_, err := k.engine.get(func() (struct{}, error) {
+		err := func() (err error) {
 			defer func() { // older testcontainers cores panic without Docker; be safe
 				if r := recover(); r != nil {
 					err = fmt.Errorf("%v", r)
@@ -51,11 +76,12 @@ func dockerAvailable() error {
 			defer cancel()
 			return provider.Health(ctx) // Health closes the provider
 		}()
-		if dockerErr != nil {
-			dockerErr = fmt.Errorf("no Docker engine answers (%v)", dockerErr)
+		if err != nil {
+			return struct{}{}, fmt.Errorf("no Docker engine answers (%w)", err)
 		}
+		return struct{}{}, nil
 	})
-	return dockerErr
+	return err
 }
 
 func image(env, def string) string {
@@ -65,104 +91,48 @@ func image(env, def string) string {
 	return def
 }
 
-// kafkaStarter is where the container's command waits for the script that
-// knows the host port Docker mapped (the advertised listener must name it).
-const kafkaStarter = "/tmp/shardpipe-start.sh"
-
-func dockerKafka() ([]string, error) {
-	if err := dockerAvailable(); err != nil {
-		return nil, err
+// freePort is a TCP port on 127.0.0.1 that nothing listened on a moment ago
+// (for a container on the host's network).
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port on 127.0.0.1: %w", err)
 	}
-	kafkaOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		c, err := testcontainers.Run(ctx, image(EnvKafkaImage, DefaultKafkaImage),
-			testcontainers.WithExposedPorts("9092/tcp"),
-			testcontainers.WithEnv(map[string]string{
-				"KAFKA_NODE_ID":                                          "1",
-				"KAFKA_PROCESS_ROLES":                                    "broker,controller",
-				"KAFKA_CONTROLLER_QUORUM_VOTERS":                         "1@localhost:9093",
-				"KAFKA_LISTENERS":                                        "PLAINTEXT://0.0.0.0:9092,BROKER://0.0.0.0:9094,CONTROLLER://0.0.0.0:9093",
-				"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP":                   "PLAINTEXT:PLAINTEXT,BROKER:PLAINTEXT,CONTROLLER:PLAINTEXT",
-				"KAFKA_INTER_BROKER_LISTENER_NAME":                       "BROKER",
-				"KAFKA_CONTROLLER_LISTENER_NAMES":                        "CONTROLLER",
-				"KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR":                 "1",
-				"KAFKA_OFFSETS_TOPIC_NUM_PARTITIONS":                     "4",
-				"KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR":         "1",
-				"KAFKA_TRANSACTION_STATE_LOG_MIN_ISR":                    "1",
-				"KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR": "1",
-				"KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR":            "1",
-				"KAFKA_NUM_PARTITIONS":                                   "4",
-				"KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS":                 "0",
-				"KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS":                     "500",
-				"KAFKA_GROUP_CONSUMER_SESSION_TIMEOUT_MS":                "6000",
-				"KAFKA_GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS":            "1000",
-				"KAFKA_GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS":             "500",
-				"KAFKA_GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS":         "100",
-				"KAFKA_GROUP_CONSUMER_ASSIGNMENT_INTERVAL_MS":            "0",
-				"KAFKA_HEAP_OPTS":                                        "-Xms128m -Xmx512m",
-			}),
-			testcontainers.WithEntrypoint("sh"),
-			testcontainers.WithCmd("-c", "while [ ! -f "+kafkaStarter+" ]; do sleep 0.1; done; exec sh "+kafkaStarter),
-			testcontainers.WithLifecycleHooks(testcontainers.ContainerLifecycleHooks{
-				PostStarts: []testcontainers.ContainerHook{
-					func(ctx context.Context, c testcontainers.Container) error {
-						endpoint, err := c.PortEndpoint(ctx, "9092/tcp", "")
-						if err != nil {
-							return err
-						}
-						script := "export KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://" + endpoint + ",BROKER://localhost:9094\n" +
-							"exec /etc/kafka/docker/run\n"
-						return c.CopyToContainer(ctx, []byte(script), kafkaStarter, 0o755)
-					},
-				},
-			}),
-			testcontainers.WithWaitStrategyAndDeadline(3*time.Minute, wait.ForLog("Kafka Server started")),
-		)
-		if err != nil {
-			kafkaErr = fmt.Errorf("starting a Kafka container: %w", err)
-			if c != nil {
-				_ = c.Terminate(context.Background())
-			}
-			return
-		}
-		endpoint, err := c.PortEndpoint(ctx, "9092/tcp", "")
-		if err != nil {
-			kafkaErr = err
-			return
-		}
-		kafkaBrokers = []string{endpoint}
-	})
-	if kafkaErr != nil {
-		return nil, errors.New("a Docker engine answers but " + kafkaErr.Error())
-	}
-	return kafkaBrokers, nil
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func dockerRedis() (string, error) {
-	if err := dockerAvailable(); err != nil {
-		return "", err
-	}
-	redisOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		c, err := testcontainers.Run(ctx, image(EnvRedisImage, DefaultRedisImage),
-			testcontainers.WithExposedPorts("6379/tcp"),
-			testcontainers.WithCmd("redis-server", "--appendonly", "yes", "--save", ""),
-			testcontainers.WithWaitStrategyAndDeadline(2*time.Minute,
-				wait.ForLog("Ready to accept connections"), wait.ForListeningPort("6379/tcp")),
-		)
-		if err != nil {
-			redisErr = fmt.Errorf("starting a Redis container: %w", err)
-			if c != nil {
-				_ = c.Terminate(context.Background())
-			}
-			return
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			l.Close()
 		}
-		redisAddr, redisErr = c.PortEndpoint(ctx, "6379/tcp", "")
-	})
-	if redisErr != nil {
-		return "", errors.New("a Docker engine answers but " + redisErr.Error())
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding %d free ports on 127.0.0.1: %w", n, err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	return redisAddr, nil
+	return ports, nil
+}
+
+var hostMode = testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) { hc.NetworkMode = "host" })
+
+var kitLabel = testcontainers.WithLabels(map[string]string{DockerLabel: "kit"})
+
+// run starts one container and, when it fails to start, removes what started.
+func run(ctx context.Context, what, img string, opts ...testcontainers.ContainerCustomizer) (testcontainers.Container, error) {
+	c, err := testcontainers.Run(ctx, img, append(opts, kitLabel)...)
+	if err != nil {
+		if c != nil {
+			_ = c.Terminate(context.Background())
+		}
+		return nil, fmt.Errorf("a Docker engine answers but starting a %s container (%s) failed: %w", what, img, err)
+	}
+	return c, nil
 }

@@ -14,6 +14,9 @@ const (
 	EnvRequire      = "SHARDPIPE_REQUIRE_INTEGRATION" // "1": a missing real server fails the test
 	EnvKafkaImage   = "SHARDPIPE_KAFKA_IMAGE"         // Docker image override (default DefaultKafkaImage)
 	EnvRedisImage   = "SHARDPIPE_REDIS_IMAGE"         // Docker image override (default DefaultRedisImage)
+	// EnvDockerNetwork "host" (a test-only setting): the kit's containers use the
+	// host's network and listen on 127.0.0.1 ports, no port mapping.
+	EnvDockerNetwork = "SHARDPIPE_DOCKER_NETWORK"
 )
 
 // HowTo says how to give the tests real servers; skip messages include it.
@@ -51,7 +54,7 @@ func Kafka(t testing.TB, opts ...Option) []string {
 	if v := strings.TrimSpace(os.Getenv(EnvKafkaBrokers)); v != "" {
 		return strings.Split(v, ",")
 	}
-	brokers, err := dockerKafka()
+	brokers, err := containers.Kafka()
 	if err == nil {
 		return brokers
 	}
@@ -75,7 +78,7 @@ func Redis(t testing.TB, opts ...Option) string {
 	if v := strings.TrimSpace(os.Getenv(EnvRedisAddr)); v != "" {
 		return v
 	}
-	addr, err := dockerRedis()
+	addr, err := containers.Redis()
 	if err == nil {
 		return addr
 	}

@@ -189,16 +189,31 @@ func contains(xs []string, x string) bool {
 }
 
 // TestDockerfile checks the image is multi-stage, static and small, from
-// pinned bases, and builds this command.
+// pinned bases, and builds this command. A base given as a build argument
+// (${GO_IMAGE}) is judged by its default, the public image users get.
 func TestDockerfile(t *testing.T) {
 	b, err := os.ReadFile("../../Dockerfile")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var froms []string
+	args := map[string]string{} // ARG NAME=default before the first FROM
 	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && strings.EqualFold(f[0], "FROM") {
-			froms = append(froms, f[1])
+		f := strings.Fields(l)
+		if len(f) >= 2 && strings.EqualFold(f[0], "ARG") && len(froms) == 0 {
+			if name, def, ok := strings.Cut(f[1], "="); ok {
+				args[name] = def
+			}
+		}
+		if len(f) >= 2 && strings.EqualFold(f[0], "FROM") {
+			img := f[1]
+			if name, ok := strings.CutPrefix(img, "${"); ok {
+				name = strings.TrimSuffix(name, "}")
+				if img = args[name]; img == "" {
+					t.Errorf("FROM ${%s}: the build argument needs a default before the first FROM", name)
+				}
+			}
+			froms = append(froms, img)
 		}
 	}
 	if len(froms) < 2 {
