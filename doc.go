@@ -103,6 +103,9 @@
 //	internal/cmd/chaos, internal/cmd/chaoscheck, internal/cmd/kafkaready, internal/cmd/receiver
 //	                  small commands of the fault suite and the services script; receiver is
 //	                  also the HTTP receiver process of the integration tests of --effect http
+//	internal/cmd/composecheck
+//	                  make test-docker's check of the compose stack (produce, drain, stop, kill):
+//	                  judged by internal/chaoscheck
 //	internal/recvtest the in-process HTTP receiver of the HTTP effect's unit tests (httpeffect's
 //	                  and internal/settings'); imports no shardpipe package
 //
