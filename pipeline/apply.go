@@ -169,16 +169,9 @@ func (w *worker) warn(msg string, attrs ...any) {
 // warnEvery is the least time between two retry warnings of one partition.
 const warnEvery = 5 * time.Second
 
-// committed returns the partition's committed offset, for messages: the
-// one this term last committed, or, before its first commit, the one the
-// term started from (the group's committed offset); -1 before the term's
-// first record.
-func (w *worker) committed() int64 {
-	if w.tr == nil {
-		return w.lastCommit
-	}
-	return w.tr.LastCommitted()
-}
+// committed returns the partition's committed offset, for messages
+// (engine.committedOffset).
+func (w *worker) committed() int64 { return w.e.committedOffset() }
 
 // transient returns the first per-record error that says nothing about the
 // record itself (a Redis error reply such as OOM, or ErrMisconfigured), and
@@ -207,13 +200,13 @@ func (e *refused) Unwrap() error { return e.err }
 // landBefore lands the records of batch before the refused one, up to the
 // first that has an error of its own, and returns the refusal: the final
 // commit then covers every record whose effect is known to have landed.
-func (w *worker) landBefore(batch []sink.Record, results []sink.Result, ref *refused) error {
+func (w *worker) landBefore(batch []sink.Record, results []sink.Result, ref *refused, lossAt uint64) error {
 	n := 0
 	for n < ref.at && results[n].Err == nil {
 		n++
 	}
 	if n > 0 {
-		if err := w.land(batch[:n], results[:n], 1); err != nil {
+		if err := w.land(batch[:n], results[:n], 1, lossAt); err != nil {
 			return errors.Join(ref, err)
 		}
 	}
@@ -235,18 +228,19 @@ func badRecord(err error) bool {
 	return errors.Is(err, sink.ErrNoKey) || errors.Is(err, sink.ErrBadValue) || errors.Is(err, sink.ErrCrossSlot)
 }
 
-// land marks known effects landed and counts them. A poison record (its
-// attempts spent) takes the storm path (failedForGood: held until a later
-// record succeeds, then dead-lettered), or stops the partition, unlanded,
-// when no DeadLetters are configured. A success first releases the
-// partition's held records.
-func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) error {
+// land marks known effects landed and counts them; the records first
+// started when the loss count was lossAt (reapply.go). A poison record
+// (its attempts spent) takes the storm path (failedForGood: held until a
+// later record succeeds, then dead-lettered), or stops the partition,
+// unlanded, when no DeadLetters are configured. A success first releases
+// the partition's held records.
+func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int, lossAt uint64) error {
 	var claimed, suppressed, redelivered int64
 	var bad error
 	seen := 0 // records met, whose spans end below
 	defer func() { w.endSpans(batch[:seen], results) }()
+	now := time.Now()
 	for i, res := range results {
-		off := batch[i].Offset
 		seen = i + 1
 		if res.Err != nil {
 			if refused := refusedEffect(res.Err); w.p.dlq == nil || refused && w.p.cfg.stopOnEffectFailure {
@@ -281,17 +275,11 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 		default:
 			suppressed++
 		}
-		if w.credited(off, res) {
-			w.uncounted = append(w.uncounted, off)
-		}
-		if err := w.tr.Land(off); err != nil {
+		if err := w.e.landed(&batch[i], res, lossAt, now); err != nil {
 			return err
 		}
 	}
-	if w.tr.LandedSinceCommit() > 0 && w.since.IsZero() {
-		w.since = time.Now()
-	}
-	n, point := int64(len(batch)), w.tr.CommitPoint()
+	n, point := int64(len(batch)), w.e.tr.CommitPoint()
 	w.p.stats.update(w.part, func(s *PartitionStats) {
 		s.Landed = point
 		s.Attempts += n
@@ -303,23 +291,12 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int) 
 }
 
 // countCommitted moves the records below point that credit this pass from
-// uncounted into PartitionStats.Applied: a commit moved past them. With
-// MaxInFlight, records land out of order, so uncounted is not sorted.
+// the engine's uncounted into PartitionStats.Applied: a commit moved past
+// them (or, with CountOnce, is sent past them).
 func (w *worker) countCommitted(point int64) {
-	n := 0
-	kept := w.uncounted[:0]
-	for _, off := range w.uncounted {
-		if off < point {
-			n++
-		} else {
-			kept = append(kept, off)
-		}
+	if n := w.e.countBelow(point); n > 0 {
+		w.p.stats.update(w.part, func(s *PartitionStats) { s.Applied += int64(n) })
 	}
-	w.uncounted = kept
-	if n == 0 {
-		return
-	}
-	w.p.stats.update(w.part, func(s *PartitionStats) { s.Applied += int64(n) })
 }
 
 func toSink(r *kgo.Record, epoch int64, member, group string) sink.Record {

@@ -20,13 +20,13 @@ import (
 // the term. A non-retriable broker error (authorisation, say) stops the
 // pipeline.
 func (w *worker) commit() error {
-	if w.tr == nil || !w.tr.Dirty() {
+	if !w.e.dirty() {
 		return nil
 	}
 	if err := w.ctx.Err(); err != nil {
 		return err // lost or aborted: no commit of this term may land
 	}
-	point, leaderEpoch := w.tr.CommitPoint(), w.tr.CommitLeaderEpoch()
+	point, leaderEpoch := w.e.tr.CommitPoint(), w.e.tr.CommitLeaderEpoch()
 	ctx, cancel := context.WithTimeout(context.Background(), w.p.cfg.commitTimeout)
 	defer cancel()
 	// Every effect before point has landed. This is the one place a
@@ -52,14 +52,8 @@ func (w *worker) commit() error {
 		w.p.cfg.meter.CommitRoundTrip(w.part, d, err)
 	}
 	if err == nil {
-		w.committedRedo(point)
-		w.tr.Committed(point)
-		w.lastCommit = point
+		w.e.committed(point, time.Now())
 		w.countCommitted(point)
-		w.since, w.retryAt, w.failures = time.Time{}, time.Time{}, 0
-		if w.tr.LandedSinceCommit() > 0 {
-			w.since = time.Now() // landed past a hole (MaxInFlight): not covered yet
-		}
 		w.p.stats.update(w.part, func(s *PartitionStats) { s.Committed, s.CommitFailures = point, 0 })
 		w.p.emit(Event{Kind: Committed, Partition: w.part, Epoch: w.epoch, Offset: point})
 		return nil
@@ -84,32 +78,17 @@ func (w *worker) commit() error {
 	if !stale && errors.As(err, &ke) && !ke.Retriable && !errors.Is(ke, kerr.RebalanceInProgress) {
 		return fmt.Errorf("%s epoch %d: commit of offset %d: %w", w.part, w.epoch, point, err)
 	}
-	w.failures++
-	w.p.stats.update(w.part, func(s *PartitionStats) { s.CommitFailures = int64(w.failures) })
-	backoff := w.p.cfg.retry.Ceiling(w.failures)
-	w.retryAt = time.Now().Add(backoff)
+	failures, backoff := w.e.commitFailed(time.Now())
+	w.p.stats.update(w.part, func(s *PartitionStats) { s.CommitFailures = int64(failures) })
 	w.p.cfg.logger.Warn("commit failed; retrying", "partition", w.part.String(), "epoch", w.epoch,
-		"offset", point, "failures", w.failures, "retry_in", backoff, "err", err)
+		"offset", point, "failures", failures, "retry_in", backoff, "err", err)
 	return nil
 }
 
 // commitIfDue commits when the policy wants a commit now.
 func (w *worker) commitIfDue() error {
-	if at, ok := w.nextCommit(); ok && !at.After(time.Now()) {
+	if w.e.dueAt(time.Now()) {
 		return w.commit()
 	}
 	return nil
-}
-
-// nextCommit says when the policy wants the next commit, no earlier than the
-// backoff after a failed one; false when nothing waits to be committed.
-func (w *worker) nextCommit() (time.Time, bool) {
-	if w.tr == nil || !w.tr.Dirty() {
-		return time.Time{}, false
-	}
-	at, ok := w.p.cfg.policy.Next(w.tr.LandedSinceCommit(), w.since)
-	if ok && w.retryAt.After(at) {
-		at = w.retryAt
-	}
-	return at, ok
 }

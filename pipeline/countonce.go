@@ -38,7 +38,7 @@ func CountOnce(m CommitMarker) GroupOpt { return groupOpt(func(c *config) { c.ma
 // start, retrying with backoff until it answers or the term ends; -1
 // without CountOnce.
 func (w *worker) loadMark() error {
-	w.mark = -1
+	w.e.mark = -1
 	m := w.p.cfg.marks
 	if m == nil || w.p.cfg.group == "" {
 		return nil
@@ -48,7 +48,7 @@ func (w *worker) loadMark() error {
 		off, err := m.Highest(ctx, w.p.cfg.group, w.part.Topic, w.part.Partition)
 		cancel()
 		if err == nil {
-			w.mark = off
+			w.e.mark = off
 			return nil
 		}
 		if errors.Is(err, sink.ErrMisconfigured) {
@@ -59,7 +59,7 @@ func (w *worker) loadMark() error {
 			return err
 		}
 		if givingUp(w.mode.Load()) {
-			w.mark = math.MaxInt64 // stopping unread: credit no Redelivered record rather than one twice
+			w.e.mark = math.MaxInt64 // stopping unread: credit no Redelivered record rather than one twice
 			return nil
 		}
 	}
@@ -85,12 +85,4 @@ func (w *worker) raiseMark(ctx context.Context, point int64) error {
 	}
 	w.countCommitted(point)
 	return nil
-}
-
-// credited reports whether a landed record at off whose result is res
-// counts in PartitionStats.Applied once committed past: its effect ran
-// here (Applied), or its claim names it under an earlier term of the group
-// (Redelivered) and no commit of the group passed it before (the mark).
-func (w *worker) credited(off int64, res sink.Result) bool {
-	return res.Outcome == sink.Applied || res.Outcome == sink.Redelivered && off >= w.mark
 }

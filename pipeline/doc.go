@@ -15,6 +15,27 @@
 // (one Redis round trip per batch) -> tracker marks the offsets landed ->
 // every CommitEvery records or CommitInterval: a synchronous offset commit.
 //
+// # The partition engine
+//
+// A partition's state for one term lives in one plain type, the engine
+// (engine.go; losses in engineloss.go, the storm bounds in enginestorm.go):
+// what was read and what landed (checkpoint.Tracker), when a commit is due
+// and how a failed one backs off, which landed records a ledger loss may
+// have taken and must be applied again before a commit passes them, which
+// records count in Applied once committed past, and what failed for good
+// and is held. It has no clock, no I/O and no goroutines; its scripts
+// (testdata/engine, run by TestEngineScripts) and a randomized checker of
+// its invariants (TestEngineInvariants) drive it alone. Both schedules
+// drive the same engine: batches (worker.go: a batch is the records applied
+// in one round trip; apply.go retries it and lands its known prefix) and
+// MaxInFlight (inflight.go: records of different keys at once, ordered per
+// key by keysched.go). The worker does the I/O and tells the engine each
+// outcome: land (apply.go) for effects, commit.go for commits (reapply.go
+// applies exposed records again first; countonce.go raises the group's
+// commit mark), stormpath.go for records that failed for good
+// (deadletter.go writes them), finish.go for a term's end. The stop modes
+// and the exit decisions are still the driver's, one set per schedule.
+//
 // On revoke a worker finishes its in-flight batch and commits synchronously
 // before the rebalance goes on. On loss it stops without committing. Close
 // drains the queues, commits and leaves the group.

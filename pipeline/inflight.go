@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -24,9 +23,6 @@ type flight struct {
 	leftBy error         // the failure of the first of them
 	crash  bool          // the CrashAfter point is reached: crash once nothing runs
 	last   int64         // the last offset started
-	// foldedAt is the tracker's Folded at the last commit: commits fall
-	// when Folded crosses a multiple of CommitEvery, as batches make them.
-	foldedAt int64
 }
 
 // flightRecord is a record held by the scheduler, and the loss count when
@@ -88,8 +84,8 @@ func (w *worker) loopInFlight() (err error) {
 				return w.finishCommit() // a replay's range landed: commit its end
 			}
 		}
-		if at, ok := w.nextCommitFlight(f); ok && !at.After(time.Now()) {
-			if err := w.commitFlight(f); err != nil {
+		if w.e.dueAt(time.Now()) {
+			if err := w.commit(); err != nil {
 				return err
 			}
 			continue
@@ -100,48 +96,11 @@ func (w *worker) loopInFlight() (err error) {
 	}
 }
 
-// nextCommitFlight is nextCommit for records that land out of order: the
-// count trigger fires when the records folded into the commit point cross
-// the next multiple of CommitEvery since the term began (so a partition
-// whose records number a multiple of it commits its end, as batches do),
-// and at once when MaxUncommitted records lie past the last commit.
-func (w *worker) nextCommitFlight(f *flight) (time.Time, bool) {
-	if w.tr == nil || !w.tr.Dirty() {
-		return time.Time{}, false
-	}
-	pol := w.p.cfg.policy
-	n := int(w.tr.Folded() - f.foldedAt)
-	if pol.Every > 0 {
-		n = int(w.tr.Folded() - (f.foldedAt - f.foldedAt%int64(pol.Every)))
-	}
-	if pol.Max > 0 && w.tr.SinceCommit() >= pol.Max {
-		n = max(n, pol.Max)
-	}
-	at, ok := pol.Next(n, w.since)
-	if ok && w.retryAt.After(at) {
-		at = w.retryAt
-	}
-	return at, ok
-}
-
-// commitFlight is commit, noting where a successful one left Folded.
-func (w *worker) commitFlight(f *flight) error {
-	before := w.lastCommit
-	err := w.commit()
-	if w.lastCommit != before {
-		f.foldedAt = w.tr.Folded()
-	}
-	return err
-}
-
 // admit moves records from the queue into the scheduler while the
 // partition may hold more: no more than MaxUncommitted past the last
 // commit, and no more than QueueRecords held.
 func (w *worker) admit(f *flight) error {
-	room := w.p.cfg.queueRecords - f.s.Held()
-	if w.tr != nil && w.p.cfg.policy.Max > 0 {
-		room = min(room, w.p.cfg.policy.Max-w.tr.SinceCommit())
-	}
+	room := w.e.admitRoom(w.p.cfg.queueRecords, f.s.Held())
 	if room <= 0 {
 		return nil
 	}
@@ -149,14 +108,10 @@ func (w *worker) admit(f *flight) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	if w.tr == nil {
-		start := recs[0].Offset
-		w.tr = checkpoint.NewTracker(w.part, start)
-		w.p.stats.update(w.part, func(s *PartitionStats) { s.Start = start })
-	}
+	w.begin(recs[0].Offset)
 	var markers []int64
 	for _, r := range recs {
-		if err := w.tr.Start(r.Offset, r.LeaderEpoch); err != nil {
+		if err := w.e.read(r.Offset, r.LeaderEpoch); err != nil {
 			return err
 		}
 		if r.Attrs.IsControl() {
@@ -247,7 +202,7 @@ func (w *worker) startOne(f *flight) bool {
 // retry's time or the next commit.
 func (w *worker) waitFlight(f *flight, mode int32) error {
 	var commitC, retryC <-chan time.Time
-	if at, ok := w.nextCommitFlight(f); ok {
+	if at, ok := w.e.due(); ok {
 		t := time.NewTimer(time.Until(at))
 		defer t.Stop()
 		commitC = t.C
@@ -285,7 +240,7 @@ func (w *worker) waitFlight(f *flight, mode int32) error {
 	case <-w.ctx.Done():
 		return w.ctx.Err()
 	case <-commitC:
-		return w.commitFlight(f)
+		return w.commit()
 	}
 	return nil
 }
@@ -307,11 +262,7 @@ func (w *worker) settle(f *flight, d flightDone) error {
 	switch {
 	case err == nil && recErr == nil:
 		f.s.Done(d.key)
-		if err := w.land(batch, d.results, attempts); err != nil {
-			return err
-		}
-		w.keep(batch, d.results, d.r.lossAt)
-		return nil
+		return w.land(batch, d.results, attempts, d.r.lossAt)
 	case errors.Is(err, sink.ErrMisconfigured) || errors.Is(recErr, sink.ErrMisconfigured):
 		f.s.Done(d.key) // not landed: the commit point stays before it
 		w.stopFlight(f, w.recordError(&d.r.Record, attempts, sink.ErrMisconfigured, errors.Join(err, recErr)))
@@ -322,7 +273,7 @@ func (w *worker) settle(f *flight, d flightDone) error {
 			return nil
 		}
 		f.s.Done(d.key)
-		if err := w.land(batch, d.results, attempts); err != nil {
+		if err := w.land(batch, d.results, attempts, d.r.lossAt); err != nil {
 			w.stopFlight(f, err) // no dead letters, or the write cannot land
 		}
 		return nil

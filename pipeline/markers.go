@@ -14,15 +14,13 @@ func (w *worker) landMarkers(offsets []int64) error {
 	if len(offsets) == 0 {
 		return nil
 	}
+	now := time.Now()
 	for _, o := range offsets {
-		if err := w.tr.Land(o); err != nil {
+		if err := w.e.landMarker(o, now); err != nil {
 			return err
 		}
 	}
-	if w.since.IsZero() {
-		w.since = time.Now()
-	}
-	point := w.tr.CommitPoint()
+	point := w.e.tr.CommitPoint()
 	w.p.stats.update(w.part, func(s *PartitionStats) { s.Landed = point })
 	return nil
 }

@@ -51,65 +51,15 @@ func (w *worker) lossCount() uint64 {
 	return n
 }
 
-// redoRecord is a record whose effect landed past the last commit, and the
-// loss count when it was first applied in this term (or applied again
-// last): a count that moved since says its ledger writes may be lost.
-type redoRecord struct {
-	r      sink.Record
-	lossAt uint64
-}
-
-// keep remembers the records of batch whose effects landed, first applied
-// when the loss count was lossAt, to apply them again after a loss.
-// Nothing is kept without a LossReporter.
-func (w *worker) keep(batch []sink.Record, results []sink.Result, lossAt uint64) {
-	if _, ok := w.losses(); !ok {
-		return
-	}
-	for i, r := range results {
-		if r.Err == nil {
-			w.redo = append(w.redo, redoRecord{r: batch[i], lossAt: lossAt})
-		}
-	}
-}
-
-// committedRedo forgets the records a commit at point moved past; those
-// past it (landed beyond a hole, with MaxInFlight) stay.
-func (w *worker) committedRedo(point int64) {
-	kept := w.redo[:0]
-	for _, e := range w.redo {
-		if e.r.Offset >= point {
-			kept = append(kept, e)
-		}
-	}
-	clear(w.redo[len(kept):])
-	w.redo = kept
-	if len(kept) == 0 && cap(w.redo) > 4*w.p.cfg.maxBatch {
-		w.redo = nil // do not keep a large buffer after a long stretch of failed commits
-	}
-}
-
 // errLost: a loss was found after the records below the commit point began
 // to land; they are applied again before the next commit.
 var errLost = errors.New("ledger writes since the last commit may be lost; applying them again before committing")
-
-// exposed returns the indexes in redo of the records below point whose
-// writes a loss counted since they were applied may have taken (count n).
-func (w *worker) exposed(point int64, n uint64) []int {
-	var idx []int
-	for i, e := range w.redo {
-		if e.r.Offset < point && e.lossAt != n {
-			idx = append(idx, i)
-		}
-	}
-	return idx
-}
 
 // lost reports whether a loss was counted since a record below point was
 // applied.
 func (w *worker) lost(point int64) bool {
 	n, ok := w.losses()
-	return ok && len(w.exposed(point, n)) > 0
+	return ok && w.e.lost(point, n)
 }
 
 // reapplyLost applies again every landed record below point that a loss
@@ -123,19 +73,17 @@ func (w *worker) reapplyLost(point int64) error {
 	if !ok {
 		return nil
 	}
-	idx := w.exposed(point, n)
+	idx := w.e.exposed(point, n)
 	if len(idx) == 0 {
 		return nil
 	}
 	if external(w.p.cfg.applier) {
 		w.p.cfg.logger.Warn("ledger writes since the last commit may be lost (the ledger's Redis failed over); guard mode does not run the effects again: a claim that was lost lets a later replay of its record run the effect again",
 			"partition", w.part.String(), "epoch", w.epoch, "records", len(idx), "committed", w.committed())
-		for _, i := range idx {
-			w.redo[i].lossAt = n
-		}
+		w.e.reapplied(idx, n)
 		return nil
 	}
-	first, last := w.redo[idx[0]].r.Offset, w.redo[idx[len(idx)-1]].r.Offset
+	first, last := w.e.redo[idx[0]].r.Offset, w.e.redo[idx[len(idx)-1]].r.Offset
 	w.p.cfg.logger.Warn("ledger writes since the last commit may be lost (the ledger's Redis failed over); applying those records again before committing",
 		"partition", w.part.String(), "epoch", w.epoch, "records", len(idx), "first_offset", first,
 		"last_offset", last, "committed", w.committed())
@@ -143,14 +91,12 @@ func (w *worker) reapplyLost(point int64) error {
 	for i := 0; i < len(idx); i += w.p.cfg.maxBatch {
 		batch = batch[:0]
 		for _, j := range idx[i:min(i+w.p.cfg.maxBatch, len(idx))] {
-			batch = append(batch, w.redo[j].r)
+			batch = append(batch, w.e.redo[j].r)
 		}
 		if _, err := w.apply(batch); err != nil {
 			return fmt.Errorf("%s epoch %d offsets %d..%d: applying again after a ledger loss: %w", w.part, w.epoch, first, last, err)
 		}
 	}
-	for _, i := range idx {
-		w.redo[i].lossAt = n
-	}
+	w.e.reapplied(idx, n)
 	return nil
 }

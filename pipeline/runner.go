@@ -91,3 +91,11 @@ func (r *runner) emit(e Event) {
 	}
 	r.cfg.observer(e)
 }
+
+// dlqConfig is the dead-letter configuration, nil without dead letters.
+func (r *runner) dlqConfig() *deadLetterConfig {
+	if r.dlq == nil {
+		return nil
+	}
+	return &r.dlq.cfg
+}

@@ -55,20 +55,13 @@ type worker struct {
 	halt     context.Context // ended by Abort: not even finishing goes on
 	haltNow  context.CancelFunc
 
-	tr         *checkpoint.Tracker
-	since      time.Time // when the oldest uncommitted record landed
-	retryAt    time.Time // no commit before this, after a failed one
-	failures   int       // commits failed in a row
-	attempts   int
-	buf        []sink.Record
-	lastWarn   time.Time    // the last retry warning (rate limited by warn)
-	unlogged   int          // retries not logged since
-	lastCommit int64        // offset this term last committed, -1 for none
-	uncounted  []int64      // offsets landed that credit PartitionStats.Applied once committed past (in landing order)
-	mark       int64        // the group's commit mark at the term's start (CountOnce); -1: none
-	redo       []redoRecord // records landed past the last commit, with a LossReporter barrier (reapply.go)
-
-	storms stormGate // records held after failing for good, and the dead-letter window (stormpath.go)
+	// e is the partition's state for the term, both schedules' (engine.go):
+	// the worker is its driver.
+	e        *engine
+	attempts int
+	buf      []sink.Record
+	lastWarn time.Time // the last retry warning (rate limited by warn)
+	unlogged int       // retries not logged since
 
 	// unknown is the last batch whose Apply failed: its outcome is
 	// unknown, and finishUnknown finishes it at exit.
@@ -84,8 +77,8 @@ func newWorker(p *runner, part checkpoint.Partition, epoch int64, member string)
 		func() { p.cl.ResumeFetchPartitions(tps) })
 	halt, haltNow := context.WithCancel(context.Background())
 	return &worker{p: p, part: part, epoch: epoch, member: member, q: q,
-		ctx: ctx, cancel: cancel, term: term, endTerm: endTerm, wake: make(chan struct{}), quit: make(chan struct{}), done: make(chan struct{}), lastCommit: -1,
-		halt: halt, haltNow: haltNow}
+		ctx: ctx, cancel: cancel, term: term, endTerm: endTerm, wake: make(chan struct{}), quit: make(chan struct{}), done: make(chan struct{}),
+		halt: halt, haltNow: haltNow, e: newEngine(&p.cfg, p.dlqConfig())}
 }
 
 // stop asks the worker to exit in mode; a stronger mode wins.
@@ -167,7 +160,7 @@ func (w *worker) run() {
 // commit point on, read again then (the ledger suppresses whatever landed).
 func (w *worker) leftForReplay(stopped error) {
 	w.p.cfg.logger.Warn("stopped with records left for replay", "partition", w.part.String(), "epoch", w.epoch,
-		"committed", w.committed(), "first_left", w.tr.CommitPoint(), "queued", w.q.len(), "err", stopped)
+		"committed", w.committed(), "first_left", w.e.tr.CommitPoint(), "queued", w.q.len(), "err", stopped)
 }
 
 func (w *worker) loop() error {
@@ -180,18 +173,14 @@ func (w *worker) loop() error {
 		if mode == revoking || w.fenced.Load() {
 			return nil
 		}
-		landed := 0
-		if w.tr != nil {
-			landed = w.tr.LandedSinceCommit()
-		}
-		n := w.p.cfg.policy.Room(landed, maxBatch)
+		n := w.e.room(maxBatch)
 		if n == 0 {
 			// As many records landed past the last commit as the
 			// policy allows: nothing more lands before a commit.
 			if err := w.atBound(mode); err != nil {
 				return err
 			}
-			if givingUp(mode) && w.tr.LandedSinceCommit() > 0 {
+			if givingUp(mode) && w.e.tr.LandedSinceCommit() > 0 {
 				return nil // stopping while commits fail: the final commit tries once more
 			}
 			continue
@@ -222,7 +211,7 @@ func (w *worker) loop() error {
 // its retry) waits for that retry, a stop or the end of the term. Records
 // stay queued meanwhile; the queue's bound pauses the partition's fetching.
 func (w *worker) atBound(mode int32) error {
-	at, _ := w.nextCommit() // due: the policy's Max has landed
+	at, _ := w.e.due() // due: the policy's Max has landed
 	if !at.After(time.Now()) {
 		return w.commit()
 	}
@@ -247,11 +236,11 @@ func (w *worker) atBound(mode int32) error {
 // (givingUp) or the end of the term ends the wait; the final commit in run
 // then tries once more.
 func (w *worker) finishCommit() error {
-	for w.tr != nil && w.tr.Dirty() {
-		if err := w.commit(); err != nil || !w.tr.Dirty() {
+	for w.e.dirty() {
+		if err := w.commit(); err != nil || !w.e.dirty() {
 			return err
 		}
-		t := time.NewTimer(time.Until(w.retryAt))
+		t := time.NewTimer(time.Until(w.e.retryAt))
 		select {
 		case <-t.C:
 		case <-w.quit:
@@ -268,7 +257,7 @@ func (w *worker) finishCommit() error {
 // idle waits for records, a stop, or the next commit.
 func (w *worker) idle() error {
 	var timer <-chan time.Time
-	if at, ok := w.nextCommit(); ok {
+	if at, ok := w.e.due(); ok {
 		t := time.NewTimer(time.Until(at))
 		defer t.Stop()
 		timer = t.C
@@ -285,16 +274,12 @@ func (w *worker) idle() error {
 }
 
 func (w *worker) process(recs []*kgo.Record) error {
-	if w.tr == nil {
-		start := recs[0].Offset
-		w.tr = checkpoint.NewTracker(w.part, start)
-		w.p.stats.update(w.part, func(s *PartitionStats) { s.Start = start })
-	}
+	w.begin(recs[0].Offset)
 	recs, crash := w.crashPoint(recs)
 	batch := w.buf[:0]
 	var markers []int64 // transaction markers: no effect, landed once read
 	for _, r := range recs {
-		if err := w.tr.Start(r.Offset, r.LeaderEpoch); err != nil {
+		if err := w.e.read(r.Offset, r.LeaderEpoch); err != nil {
 			return err
 		}
 		if r.Attrs.IsControl() {
@@ -309,14 +294,10 @@ func (w *worker) process(recs []*kgo.Record) error {
 		lossAt := w.lossCount()
 		batch, results, err := w.applyFrom(batch, func(b []sink.Record, res []sink.Result) error {
 			w.attempts += len(b)
-			if err := w.land(b, res, 1); err != nil {
-				return err
-			}
-			w.keep(b, res, lossAt)
-			return nil
+			return w.land(b, res, 1, lossAt)
 		})
 		if ref := (*refused)(nil); errors.As(err, &ref) {
-			return w.landBefore(batch, results, ref)
+			return w.landBefore(batch, results, ref, lossAt)
 		}
 		if err != nil {
 			return err
@@ -326,10 +307,9 @@ func (w *worker) process(recs []*kgo.Record) error {
 			return err
 		}
 		w.attempts += len(batch)
-		if err := w.land(batch, results, tries); err != nil {
+		if err := w.land(batch, results, tries, lossAt); err != nil {
 			return err
 		}
-		w.keep(batch, results, lossAt)
 	}
 	if err := w.landMarkers(markers); err != nil {
 		return err
@@ -339,4 +319,11 @@ func (w *worker) process(recs []*kgo.Record) error {
 		return errFenced
 	}
 	return w.commitIfDue()
+}
+
+// begin starts the term's tracker at its first record, start.
+func (w *worker) begin(start int64) {
+	if w.e.begin(w.part, start) {
+		w.p.stats.update(w.part, func(s *PartitionStats) { s.Start = start })
+	}
 }
