@@ -480,7 +480,7 @@ func (r *runner) revive() error {
 // startSlot starts a new instance in slot with the phase's protocol.
 func (r *runner) startSlot(slot int) error {
 	r.instance++
-	c, err := startConsumer(r.cfg.Bin, r.cfg.WorkDir, slot, r.instance, r.protocol, r.runArgs())
+	c, err := startConsumer(r.cfg.Bin, r.cfg.WorkDir, slot, r.instance, r.protocol, r.runArgs(slot))
 	if err != nil {
 		return err
 	}

@@ -273,11 +273,19 @@ func (r *runner) phase(ctx context.Context, proto string, steps []step) error {
 	return nil
 }
 
-// runArgs are the flags of every `shardpipe run`.
-func (r *runner) runArgs() []string {
+// runArgs are the flags of the `shardpipe run` in slot: the guard pass
+// runs its effects in flight (--max-in-flight guardInFlight), and the
+// record pass runs the odd slots in flight (recordInFlight) beside the even
+// ones in batches, so both schedules of the partition engine take every
+// fault, in one group, and hand partitions to each other.
+func (r *runner) runArgs(slot int) []string {
 	effect := []string{"--effect", "totals", "--totals-hash", r.totals}
+	if slot%2 == 1 {
+		effect = append(effect, "--max-in-flight", strconv.Itoa(recordInFlight))
+	}
 	if r.guard {
-		effect = []string{"--effect", "http", "--http-url", r.recv.URL(), "--http-timeout", httpTimeout.String()}
+		effect = []string{"--effect", "http", "--http-url", r.recv.URL(), "--http-timeout", httpTimeout.String(),
+			"--max-in-flight", strconv.Itoa(guardInFlight)}
 	}
 	args := append([]string{"--brokers", strings.Join(r.cfg.brokers(), ","), "--topic", r.topic, "--group", r.group,
 		"--redis", r.cfg.redis(), "--ledger-prefix", r.prefix}, effect...)
@@ -294,6 +302,9 @@ func (r *runner) runArgs() []string {
 	}
 	return args
 }
+
+// The --max-in-flight of the record pass's odd slots and of the guard pass.
+const recordInFlight, guardInFlight = 8, 16
 
 // scrapeLoop reads every live consumer's metrics twice a second, so a
 // SIGKILLed one leaves figures at most half a second old.

@@ -3,8 +3,10 @@
 // kills and restarts them, so never point it at servers anything else
 // uses), runs three `shardpipe run` processes under a seeded fault schedule
 // while `shardpipe produce` writes orders, first in record mode (--effect
-// totals), then in guard mode (--effect http against the receiver, with a
-// Redis outage past the sink's retry budget while effects are in flight),
+// totals; the second of the three processes with --max-in-flight 8, the
+// others in batches, so both schedules share the group), then in guard mode
+// (--effect http --max-in-flight 16 against the receiver, with a Redis
+// outage past the sink's retry budget while effects are in flight),
 // and prints the independent checker's verdict as one line of figures per
 // pass. It exits 1 on any violation, 2 when the run could not be carried
 // out.
