@@ -19,7 +19,7 @@ FUZZTIME ?= 10s
 TEST_FUZZTIME ?= 3s
 # package:target for every Go fuzz target.
 FUZZ_TARGETS := ./sink:FuzzKeySource ./sink:FuzzKeySourceRoundTrip ./sink:FuzzTotalsArgs ./sink:FuzzJSONScan \
-	./cmd/shardpipe:FuzzRunConfig ./cmd/shardpipe:FuzzRunArgs ./internal/flagcheck:FuzzParseRedis ./internal/orders:FuzzAppendJSON
+	./cmd/shardpipe:FuzzRunConfig ./cmd/shardpipe:FuzzRunArgs ./cmd/shardpipe/internal/flagcheck:FuzzParseRedis ./internal/orders:FuzzAppendJSON
 
 .PHONY: build test vet test-integration fuzz services-start services-stop services-status lint bench bench-run chaos test-docker
 
@@ -77,13 +77,13 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 ## test-docker: the users' docker-compose.yml on a local Docker engine (images built locally by
-## scripts/docker.sh, host networking) checked exact by internal/chaoscheck, then examples/orderhandler
+## scripts/docker.sh, host networking) checked exact by internal/harness/chaoscheck, then examples/orderhandler
 ## on the integration kit's testcontainers-go containers; one summary line (scripts/test-docker.sh).
 ## Needs root (it starts dockerd when none answers and stops it after). Part of `make chaos`.
 test-docker:
 	scripts/docker.sh run scripts/test-docker.sh
 
-## chaos: the full fault suite (internal/cmd/chaos) on a Kafka and a Redis of its own, on free ports:
+## chaos: the full fault suite (internal/harness/cmd/chaos) on a Kafka and a Redis of its own, on free ports:
 ## 100,000 orders, both group protocols, seeded kills, zombies, Redis and broker restarts; the
 ## independent checker prints the figures. CHAOSFLAGS="-seed N" repeats a schedule.
 ## CLUSTER=1: the suite on a Redis Cluster (three masters, one replica each) and a three-broker
@@ -93,11 +93,11 @@ CLUSTER ?=
 CLUSTER_TESTS ?= Cluster
 chaos:
 ifeq ($(CLUSTER),1)
-	$(GO) run ./internal/cmd/chaos -cluster $(CHAOSFLAGS)
+	$(GO) run ./internal/harness/cmd/chaos -cluster $(CHAOSFLAGS)
 	scripts/with-services.sh env SHARDPIPE_CLUSTER_TESTS=1 SHARDPIPE_REQUIRE_INTEGRATION=1 \
 		$(GO) test -count=1 -v -timeout 30m -run '$(CLUSTER_TESTS)' ./integration/
 else
-	$(GO) run ./internal/cmd/chaos $(CHAOSFLAGS)
+	$(GO) run ./internal/harness/cmd/chaos $(CHAOSFLAGS)
 	$(MAKE) --no-print-directory test-docker
 endif
 

@@ -3,7 +3,6 @@ package shardpipe
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -16,8 +15,8 @@ const module = "github.com/shardpipe/shardpipe/"
 // the map names every package.
 func TestImportArrows(t *testing.T) {
 	deps := listDeps(t)
-	banned := []string{"github.com/twmb/franz-go/pkg/kfake", "github.com/alicebob/miniredis", module + "internal/embedded",
-		module + "integration", module + "cmd/"}
+	banned := []string{"github.com/twmb/franz-go/pkg/kfake", "github.com/alicebob/miniredis",
+		module + "integration", module + "cmd/", module + "internal/harness"}
 	tests := []struct {
 		pkg    string
 		banned []string // import path prefixes
@@ -31,8 +30,9 @@ func TestImportArrows(t *testing.T) {
 		{"httpeffect", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics"}, banned...)},
 		{"pgeffect", append([]string{module + "pipeline", module + "checkpoint", module + "admin", module + "metrics", module + "httpeffect"}, banned...)},
 		// The flag groups configure the library; the command composes them.
-		{"internal/settings", banned},
-		{"internal/chaoscheck", []string{module}},
+		{"cmd/shardpipe/internal/settings", []string{"github.com/twmb/franz-go/pkg/kfake", "github.com/alicebob/miniredis",
+			module + "integration", module + "internal/harness"}},
+		{"internal/harness/chaoscheck", []string{module}},
 		{"secure", []string{module}},
 		{"internal/faults/guardfault", []string{module}},
 		{"internal/faults/commitfault", []string{module}},
@@ -55,13 +55,14 @@ func TestImportArrows(t *testing.T) {
 			}
 		})
 	}
-	doc, err := os.ReadFile("doc.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p := range deps {
-		if rel, ok := strings.CutPrefix(p, module); ok && !strings.Contains(string(doc), "//\t"+rel) && !strings.Contains(string(doc), ", "+rel) {
-			t.Errorf("the code map in doc.go does not name package %s", rel)
+	for p, ds := range deps {
+		if strings.HasPrefix(p, module+"internal/harness") {
+			continue
+		}
+		for _, d := range ds {
+			if strings.HasPrefix(d, module+"internal/harness") {
+				t.Errorf("%s imports the test harness %s: only internal/harness may", p, d)
+			}
 		}
 	}
 }
@@ -69,24 +70,32 @@ func TestImportArrows(t *testing.T) {
 // listDeps returns each package of the module with every package it
 // imports, transitively, tests excluded.
 func listDeps(t *testing.T) map[string][]string {
+	deps, _ := listPackages(t)
+	return deps
+}
+
+// listPackages returns each package of the module with every package it
+// imports transitively (deps) and directly (imports), tests excluded.
+func listPackages(t *testing.T) (deps, imports map[string][]string) {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-json", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
-	m := map[string][]string{}
+	deps, imports = map[string][]string{}, map[string][]string{}
 	for {
 		var p struct {
 			ImportPath string
 			Deps       []string
+			Imports    []string
 		}
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		m[p.ImportPath] = p.Deps
+		deps[p.ImportPath], imports[p.ImportPath] = p.Deps, p.Imports
 	}
-	return m
+	return deps, imports
 }

@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/shardpipe/shardpipe/httpeffect"
-	"github.com/shardpipe/shardpipe/internal/recvtest"
+	"github.com/shardpipe/shardpipe/internal/harness/recvtest"
 	"github.com/shardpipe/shardpipe/sink"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/shardpipe/shardpipe/httpeffect"
-	"github.com/shardpipe/shardpipe/internal/recvtest"
+	"github.com/shardpipe/shardpipe/internal/harness/recvtest"
 	"github.com/shardpipe/shardpipe/sink"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardpipe/shardpipe/internal/recvtest"
+	"github.com/shardpipe/shardpipe/internal/harness/recvtest"
 	"github.com/shardpipe/shardpipe/sink"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/shardpipe/shardpipe/integration"
-	"github.com/shardpipe/shardpipe/internal/chaos"
+	"github.com/shardpipe/shardpipe/internal/harness/chaos"
 )
 
 // TestChaosShort is the short variant of `make chaos`: three `shardpipe
@@ -130,14 +130,14 @@ func TestChaosShort(t *testing.T) {
 	}
 }
 
-// buildReceiver builds the chaos receiver (internal/cmd/receiver).
+// buildReceiver builds the chaos receiver (internal/harness/cmd/receiver).
 func buildReceiver(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "receiver")
-	cmd := exec.Command("go", "build", "-o", bin, "./internal/cmd/receiver")
+	cmd := exec.Command("go", "build", "-o", bin, "./internal/harness/cmd/receiver")
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./internal/cmd/receiver: %v\n%s", err, out)
+		t.Fatalf("go build ./internal/harness/cmd/receiver: %v\n%s", err, out)
 	}
 	return bin
 }

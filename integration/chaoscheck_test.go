@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/integration"
-	"github.com/shardpipe/shardpipe/internal/chaoscheck"
+	"github.com/shardpipe/shardpipe/internal/harness/chaoscheck"
 	"github.com/shardpipe/shardpipe/internal/orders"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/integration"
-	"github.com/shardpipe/shardpipe/internal/clusters"
+	"github.com/shardpipe/shardpipe/internal/harness/clusters"
 	"github.com/shardpipe/shardpipe/sink"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/shardpipe/shardpipe/integration"
-	"github.com/shardpipe/shardpipe/internal/clusters"
+	"github.com/shardpipe/shardpipe/internal/harness/clusters"
 )
 
 // TestCmdClusterDuringRun: faults of the ledger's Redis Cluster while two

@@ -17,7 +17,7 @@ import (
 
 // TestCmdRunHTTPEffectInFlight runs `shardpipe run --effect http
 // --max-in-flight 16` processes on the real servers against the receiver
-// process (internal/cmd/receiver: 5ms a call, the first call of about 5% of
+// process (internal/harness/cmd/receiver: 5ms a call, the first call of about 5% of
 // the orders answered 503), which checks that, per calling process,
 // partition and customer (record key), calls never overlap and come in
 // offset order. 600 orders of 12 customers, the business key the order ID

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/shardpipe/shardpipe/integration"
-	"github.com/shardpipe/shardpipe/internal/testcerts"
+	"github.com/shardpipe/shardpipe/internal/harness/testcerts"
 )
 
 // Least privilege, as docs/security.md states it.

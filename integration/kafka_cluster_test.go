@@ -12,8 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/shardpipe/shardpipe/integration"
-	"github.com/shardpipe/shardpipe/internal/chaoscheck"
-	"github.com/shardpipe/shardpipe/internal/clusters"
+	"github.com/shardpipe/shardpipe/internal/harness/chaoscheck"
+	"github.com/shardpipe/shardpipe/internal/harness/clusters"
 )
 
 // startKafkaCluster starts a Kafka of three KRaft nodes of the test's own

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/integration"
-	"github.com/shardpipe/shardpipe/internal/clusters"
+	"github.com/shardpipe/shardpipe/internal/harness/clusters"
 )
 
 // EnvClusterTests turns on the heavy cluster tests (a master killed or a

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// receiverProc is the receiver process (internal/cmd/receiver): the
+// receiverProc is the receiver process (internal/harness/cmd/receiver): the
 // external system `run --effect http` calls, in a process of its own.
 type receiverProc struct {
 	t    *testing.T
@@ -51,10 +51,10 @@ func startReceiver(t *testing.T, args ...string) *receiverProc {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "receiver")
-	build := exec.Command("go", "build", "-o", bin, "./internal/cmd/receiver")
+	build := exec.Command("go", "build", "-o", bin, "./internal/harness/cmd/receiver")
 	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./internal/cmd/receiver: %v\n%s", err, out)
+		t.Fatalf("go build ./internal/harness/cmd/receiver: %v\n%s", err, out)
 	}
 	addrFile := filepath.Join(dir, "addr")
 	log, err := os.Create(filepath.Join(dir, "receiver.log"))

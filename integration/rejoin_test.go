@@ -16,7 +16,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/integration/scenario"
-	"github.com/shardpipe/shardpipe/internal/chaoscheck"
+	"github.com/shardpipe/shardpipe/internal/harness/chaoscheck"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )

@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/shardpipe/shardpipe/integration"
-	"github.com/shardpipe/shardpipe/internal/testcerts"
+	"github.com/shardpipe/shardpipe/internal/harness/testcerts"
 )
 
 // tlsKafka is a broker of one test with TLS listeners and an authorizer

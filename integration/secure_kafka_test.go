@@ -13,7 +13,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/integration/scenario"
-	"github.com/shardpipe/shardpipe/internal/testcerts"
+	"github.com/shardpipe/shardpipe/internal/harness/testcerts"
 	"github.com/shardpipe/shardpipe/secure"
 )
 

@@ -323,7 +323,7 @@ start_kafka_cluster() {
 	brokers="$(kcluster_brokers)"
 	log "waiting for all $KCLUSTER_NODES kafka nodes on $brokers (up to $READY_TIMEOUT; $started started)"
 	local IFS=,
-	if ! out="$(cd "$ROOT" && go run ./internal/cmd/kafkaready -brokers "$brokers" -min-brokers "$KCLUSTER_NODES" \
+	if ! out="$(cd "$ROOT" && go run ./internal/harness/cmd/kafkaready -brokers "$brokers" -min-brokers "$KCLUSTER_NODES" \
 		-timeout "$READY_TIMEOUT" -pidfile "${pids[*]}")"; then
 		tail -n 20 "$KCLUSTER_STATE"/node-*/logs/stdout.log >&2 2>/dev/null || true
 		die "kafka cluster is not ready; logs: $KCLUSTER_STATE/node-*/logs/"

@@ -281,7 +281,7 @@ start_kafka() {
 wait_kafka() {
 	log "waiting for kafka to answer a Metadata request (up to $READY_TIMEOUT)"
 	local out
-	if ! out="$(cd "$ROOT" && go run ./internal/cmd/kafkaready -brokers "$HOST:$KAFKA_PORT" \
+	if ! out="$(cd "$ROOT" && go run ./internal/harness/cmd/kafkaready -brokers "$HOST:$KAFKA_PORT" \
 		-timeout "$READY_TIMEOUT" -pidfile "$KAFKA_PID")"; then
 		tail -n 30 "$KAFKA_LOG" "$KAFKA_STATE/logs/stdout.log" >&2 2>/dev/null || true
 		die "kafka is not ready; logs: $KAFKA_STATE/logs/"

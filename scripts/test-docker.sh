@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/test-docker.sh: `make test-docker`, run inside `scripts/docker.sh run` (which gives
 # DOCKER_COMPOSE and the local image tags). Two parts, then one summary line:
-#   1. the users' docker-compose.yml with scripts/docker/compose.test.yml (internal/cmd/composecheck);
+#   1. the users' docker-compose.yml with scripts/docker/compose.test.yml (internal/harness/cmd/composecheck);
 #   2. the integration kit with no KAFKA_BROKERS/REDIS_ADDR: integration.Kafka and integration.Redis
 #      start containers through testcontainers-go (Ryuk disabled, host networking), and
 #      examples/orderhandler's tests must pass on them (SHARDPIPE_REQUIRE_INTEGRATION=1: no fallback).
@@ -15,7 +15,7 @@ out="$ROOT/.cache/docker"
 mkdir -p "$out" .cache/bin
 start=$SECONDS
 
-go build -o .cache/bin/composecheck ./internal/cmd/composecheck
+go build -o .cache/bin/composecheck ./internal/harness/cmd/composecheck
 compose_line="$(.cache/bin/composecheck)"
 
 remove_kit_containers() {

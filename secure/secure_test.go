@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 
-	"github.com/shardpipe/shardpipe/internal/testcerts"
+	"github.com/shardpipe/shardpipe/internal/harness/testcerts"
 	"github.com/shardpipe/shardpipe/secure"
 )
 

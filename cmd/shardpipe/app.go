@@ -12,8 +12,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/shardpipe/shardpipe/internal/cliflags"
-	"github.com/shardpipe/shardpipe/internal/settings"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/settings"
 )
 
 // Exit codes.
@@ -106,7 +106,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 }
 
 // env names the flags' variables: SHARDPIPE_ and the flag's name
-// (settings.Env, which the groups of internal/settings name).
+// (settings.Env, which the groups of cmd/shardpipe/internal/settings name).
 const env = settings.Env
 
 // envName is the environment variable for flag name.

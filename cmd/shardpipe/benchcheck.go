@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shardpipe/shardpipe/internal/bench"
-	"github.com/shardpipe/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/bench"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/flagcheck"
 )
 
 // benchConnectTimeout bounds bench's start-up check of its servers.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/shardpipe/shardpipe/internal/bench"
-	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/bench"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
 )
 
 // workerSpec is bench-worker's --spec: the mode and its settings.

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/shardpipe/shardpipe/internal/buildinfo"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/buildinfo"
 )
 
 // clientIDOpt sets shardpipe's client ID (buildinfo.ClientID) on a

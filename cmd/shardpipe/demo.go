@@ -6,9 +6,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/shardpipe/shardpipe/internal/cliflags"
-	"github.com/shardpipe/shardpipe/internal/demo"
-	"github.com/shardpipe/shardpipe/internal/settings"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/demo"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/settings"
 )
 
 func demoCommand() *cli.Command {

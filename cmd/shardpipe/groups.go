@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/urfave/cli/v3"
 
-	"github.com/shardpipe/shardpipe/internal/cliflags"
-	"github.com/shardpipe/shardpipe/internal/flagcheck"
-	"github.com/shardpipe/shardpipe/internal/settings"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/secure"
 )
 

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/shardpipe/shardpipe/internal/settings"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 

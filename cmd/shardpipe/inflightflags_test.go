@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/shardpipe/shardpipe/internal/settings"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/settings"
 )
 
 // TestRunHTTPInFlightDefault: run --effect http runs 16 effects at once per

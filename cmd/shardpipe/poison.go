@@ -11,8 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/shardpipe/shardpipe/admin"
-	"github.com/shardpipe/shardpipe/internal/cliflags"
-	"github.com/shardpipe/shardpipe/internal/settings"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 

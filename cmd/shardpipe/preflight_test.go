@@ -11,7 +11,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2/server"
 
-	"github.com/shardpipe/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/flagcheck"
 )
 
 // TestPreflightRedisServer: preflight reads INFO from Redis (miniredis

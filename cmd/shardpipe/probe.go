@@ -6,8 +6,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/shardpipe/shardpipe/internal/cliflags"
-	"github.com/shardpipe/shardpipe/internal/settings"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/settings"
 	"github.com/shardpipe/shardpipe/opshttp"
 )
 

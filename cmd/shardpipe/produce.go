@@ -7,10 +7,10 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/shardpipe/shardpipe/internal/cliflags"
-	"github.com/shardpipe/shardpipe/internal/produce"
-	"github.com/shardpipe/shardpipe/internal/settings"
-	"github.com/shardpipe/shardpipe/internal/termui"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/produce"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/settings"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/termui"
 )
 
 // Flag names of produce that other commands' messages name.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/internal/orders"
-	"github.com/shardpipe/shardpipe/internal/produce"
-	"github.com/shardpipe/shardpipe/internal/termui"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/produce"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/termui"
 )
 
 // ensureTopic checks the topic exists; with --partitions it creates it

@@ -12,9 +12,9 @@ import (
 
 	"github.com/shardpipe/shardpipe/admin"
 	"github.com/shardpipe/shardpipe/checkpoint"
-	"github.com/shardpipe/shardpipe/internal/cliflags"
-	"github.com/shardpipe/shardpipe/internal/otelenv"
-	"github.com/shardpipe/shardpipe/internal/termui"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/otelenv"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )

@@ -8,8 +8,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/shardpipe/shardpipe/admin"
-	"github.com/shardpipe/shardpipe/internal/flagcheck"
-	"github.com/shardpipe/shardpipe/internal/termui"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/termui"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/shardpipe/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
 
-	"github.com/shardpipe/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/sink"
 )
 

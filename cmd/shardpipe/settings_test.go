@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shardpipe/shardpipe/internal/settings"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/settings"
 )
 
-// TestSettingsEnv: the flag groups of internal/settings name the same
+// TestSettingsEnv: the flag groups of cmd/shardpipe/internal/settings name the same
 // environment variables in their problems as the command reads.
 func TestSettingsEnv(t *testing.T) {
 	if env != settings.Env {

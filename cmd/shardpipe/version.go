@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/shardpipe/shardpipe/internal/buildinfo"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/buildinfo"
 )
 
 // fVersion is the root's --version, which prints what version prints.

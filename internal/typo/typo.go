@@ -1,6 +1,6 @@
 // Package typo finds the names closest to a mistyped one, by edit
 // distance: the "did you mean" of an unknown command, flag or variable
-// (internal/cliflags) and of a topic or group that does not exist (admin).
+// (cmd/shardpipe/internal/cliflags) and of a topic or group that does not exist (admin).
 // It imports no shardpipe package.
 package typo
 

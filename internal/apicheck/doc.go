@@ -1,8 +1,0 @@
-// Package apicheck holds the tests that keep the public API of pipeline,
-// sink and checkpoint what the project promises: every exported name and
-// exported struct field documented, no fault-injection seam among them, and
-// the Go snippets of README.md, CONTRIBUTING.md and docs/*.md compiling
-// against it; the docs' relative links and anchors resolving; and
-// cmd/shardpipe under its line budget (TestCmdStaysSmall). It has no code of
-// its own.
-package apicheck
