@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/shardpipe/shardpipe/admin"
-	"github.com/shardpipe/shardpipe/internal/orders"
 	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/produce"
 	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/termui"
+	"github.com/shardpipe/shardpipe/internal/orders"
 )
 
 // ensureTopic checks the topic exists; with --partitions it creates it

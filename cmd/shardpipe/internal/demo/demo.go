@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/embedded"
+	"github.com/shardpipe/shardpipe/integration/scenario"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 

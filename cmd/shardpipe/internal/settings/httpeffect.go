@@ -9,9 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
 
-	"github.com/shardpipe/shardpipe/httpeffect"
 	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/flagcheck"
+	"github.com/shardpipe/shardpipe/httpeffect"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/secure"
 	"github.com/shardpipe/shardpipe/sink"
