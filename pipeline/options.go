@@ -123,11 +123,24 @@ type ReplayOpt interface {
 }
 
 // Opt is an option of both New and NewReplay: it is a GroupOpt and a
-// ReplayOpt. A slice of Opt is passed to either constructor element by
-// element (a []Opt is not a []GroupOpt).
+// ReplayOpt. A []Opt is not a []GroupOpt: pass it as one value with
+// Options, or element by element.
 type Opt interface {
 	GroupOpt
 	ReplayOpt
+}
+
+// Options bundles opts into one Opt that applies them in order: a list of
+// settings built once for both kinds of run (a command's commit policy,
+// poison handling, tracing) goes to New or NewReplay as one value, the
+// scopes still checked at compile time. It costs nothing past the options
+// themselves.
+func Options(opts ...Opt) Opt {
+	return opt(func(c *config) {
+		for _, o := range opts {
+			o.apply(c)
+		}
+	})
 }
 
 // The three kinds of option, as kgo scopes its own: each is a func over the

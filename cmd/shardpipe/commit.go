@@ -28,11 +28,3 @@ func commitGroup(cc *commitConfig) cliflags.Group {
 func (cc commitConfig) options(maxBatch int, barrier pipeline.Barrier, log *slog.Logger) []pipeline.Opt {
 	return append(cc.c.Options(maxBatch, barrier, log), pipeline.KafkaOptions(clientIDOpt()))
 }
-
-// appendOpts appends options of any scope to a group's or a replay's.
-func appendOpts[O any](opts []O, more ...pipeline.Opt) []O {
-	for _, o := range more {
-		opts = append(opts, any(o).(O))
-	}
-	return opts
-}

@@ -83,8 +83,11 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		applier = pipeline.Paced(ledger, rc.rate)
 		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
 	}
-	opts := appendOpts([]pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...), pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix),
-		pipeline.PlanGiven(rc.given)}, append(rc.commitConfig.options(maxBatch, barrier, log), append(rc.poisonConfig.options(rdb, rc.ledgerConfig), append(ops.Options(), tr.Options()...)...)...)...)
+	opts := []pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...),
+		pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given),
+		pipeline.Options(rc.commitConfig.options(maxBatch, barrier, log)...),
+		pipeline.Options(rc.poisonConfig.options(rdb, rc.ledgerConfig)...),
+		pipeline.Options(ops.Options()...), pipeline.Options(tr.Options()...)}
 	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
 	if err != nil {
 		return failure(err)

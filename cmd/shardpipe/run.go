@@ -121,9 +121,13 @@ func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, bar
 	if err != nil {
 		return nil, err
 	}
-	popts := appendOpts([]pipeline.GroupOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...), pipeline.Topics(rc.topics...), pipeline.Group(rc.group),
-		pipeline.Sink(ledger), pipeline.GroupProtocol(rc.protocol), pipeline.ShutdownTimeout(rc.shutdownTimeout),
-		pipeline.SessionTimeout(rc.sessionTimeout), pipeline.InstanceID(rc.instanceID)}, append(append(rc.commitConfig.options(rc.maxBatch, barrier, log), rc.poisonConfig.options(rdb, rc.ledgerConfig)...), append(rc.inflight.options(), extra...)...)...)
+	popts := []pipeline.GroupOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...),
+		pipeline.Topics(rc.topics...), pipeline.Group(rc.group), pipeline.Sink(ledger),
+		pipeline.GroupProtocol(rc.protocol), pipeline.ShutdownTimeout(rc.shutdownTimeout),
+		pipeline.SessionTimeout(rc.sessionTimeout), pipeline.InstanceID(rc.instanceID),
+		pipeline.Options(rc.commitConfig.options(rc.maxBatch, barrier, log)...),
+		pipeline.Options(rc.poisonConfig.options(rdb, rc.ledgerConfig)...),
+		pipeline.Options(rc.inflight.options()...), pipeline.Options(extra...)}
 	if rc.startLatest {
 		popts = append(popts, pipeline.StartAtLatest())
 	}
