@@ -84,8 +84,8 @@ func Example() {
 //	// pipeline.NewReplay: pipeline.GroupOpt does not implement
 //	// pipeline.ReplayOpt (missing method replayOpt)
 //
-// Settings shared by both are built once as []pipeline.Opt and appended
-// element by element.
+// Settings shared by both are built once as []pipeline.Opt and passed to
+// either as one value with pipeline.Options.
 func ExampleNewReplay() {
 	mr, _ := miniredis.Run()
 	defer mr.Close()
@@ -93,20 +93,14 @@ func ExampleNewReplay() {
 	ledger, _ := sink.NewLedger(rdb, sink.WithPrefix("orders:"))
 
 	shared := []pipeline.Opt{pipeline.Brokers("127.0.0.1:9092"), pipeline.Sink(ledger), pipeline.CommitEvery(50)}
-	group := []pipeline.GroupOpt{pipeline.Topics("orders"), pipeline.Group("billing")}
-	replay := []pipeline.ReplayOpt{pipeline.CheckpointPrefix("billing:replay:")}
-	for _, o := range shared {
-		group = append(group, o)
-		replay = append(replay, o)
-	}
-	p, err := pipeline.New(group...)
+	p, err := pipeline.New(pipeline.Topics("orders"), pipeline.Group("billing"), pipeline.Options(shared...))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	p.Abort() // a real program calls p.Run
 	ranges := []pipeline.Range{{Partition: 0, From: 100, To: 200}}
-	r, err := pipeline.NewReplay("fix-1", "orders", ranges, rdb, replay...)
+	r, err := pipeline.NewReplay("fix-1", "orders", ranges, rdb, pipeline.CheckpointPrefix("billing:replay:"), pipeline.Options(shared...))
 	if err != nil {
 		fmt.Println(err)
 		return
