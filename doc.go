@@ -202,8 +202,8 @@
 //	    imports: internal/kafkainfo
 //	internal/harness/cmd/receiver
 //	    the HTTP receiver process of make chaos and of the integration tests
-//	    of --effect http
-//	    imports: none
+//	    of --effect http; its calls file's lines are chaoscheck's Call
+//	    imports: internal/harness/chaoscheck
 //
 // Rules (TestImportArrows): checkpoint and sink import neither pipeline nor
 // each other; pipeline, checkpoint and sink import none of admin, metrics,

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shardpipe/shardpipe/internal/harness/chaoscheck"
 )
 
 // receiverProc is the receiver process (internal/harness/cmd/receiver): the
@@ -32,18 +34,9 @@ type receiverStats struct {
 	Problems []string       `json:"problems"`
 }
 
-// receiverCall is one call it recorded (GET /_control/calls).
-type receiverCall struct {
-	Key       string    `json:"key"`
-	RecordKey string    `json:"record_key"`
-	Topic     string    `json:"topic"`
-	Partition int32     `json:"partition"`
-	Offset    int64     `json:"offset"`
-	Consumer  string    `json:"consumer"`
-	Received  time.Time `json:"received"`
-	Replied   time.Time `json:"replied"`
-	Status    int       `json:"status"`
-}
+// receiverCall is one call it recorded (GET /_control/calls): the
+// receiver's one record of a call, as the chaos checker reads it.
+type receiverCall = chaoscheck.Call
 
 // startReceiver builds and starts the receiver with args (its behaviour
 // flags) on a free loopback port, and stops it at the end of the test.

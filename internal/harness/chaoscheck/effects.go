@@ -17,6 +17,7 @@ import (
 // arrived and was answered.
 type Call struct {
 	Key       string    `json:"key"`
+	RecordKey string    `json:"record_key,omitempty"` // the Kafka record key, when the record has one
 	Topic     string    `json:"topic"`
 	Partition int32     `json:"partition"`
 	Offset    int64     `json:"offset"`

@@ -69,6 +69,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/shardpipe/shardpipe/internal/harness/chaoscheck"
 )
 
 func main() {
@@ -139,18 +141,9 @@ func writeAtomic(path, s string) error {
 	return os.Rename(tmp, path)
 }
 
-// call is one line of the calls file.
-type call struct {
-	Key       string    `json:"key"`
-	RecordKey string    `json:"record_key,omitempty"`
-	Topic     string    `json:"topic"`
-	Partition int32     `json:"partition"`
-	Offset    int64     `json:"offset"`
-	Consumer  string    `json:"consumer"`
-	Received  time.Time `json:"received"`
-	Replied   time.Time `json:"replied"`
-	Status    int       `json:"status"`
-}
+// call is one call as the receiver records it: chaoscheck's Call, the one
+// declaration of a line of the calls file.
+type call = chaoscheck.Call
 
 type recorder struct {
 	b       behaviour
