@@ -245,7 +245,9 @@ func SessionTimeout(d time.Duration) GroupOpt {
 // cannot decode: sink.ErrNoKey, ErrBadValue, ErrCrossSlot) is applied, with
 // capped backoff between attempts, before it is dead-lettered or stops the
 // pipeline (default 3; at least 1). Each extra attempt costs one sink call
-// for the batch's poison records and up to 2s of the partition's time.
+// for the batch's poison records and up to 2s of the partition's time. A
+// stop that gives up (Close, a revoke) ends the waiting: the record fails
+// for good then, with the attempts made.
 func PoisonAttempts(n int) Opt { return opt(func(c *config) { c.poisonAttempts = n }) }
 
 // Logger sets the structured logger (default slog.Default()).

@@ -11,10 +11,12 @@ import (
 
 // retryPoison applies the batch's poison records again, on their own, with
 // a backoff (config.poison) doubling from 100ms to 2s, until they decode or
-// PoisonAttempts are spent. It returns the attempts made.
+// PoisonAttempts are spent, or the worker is asked to stop and give up
+// (givingUp): then no attempt is left in this term and they fail for good
+// at once, as with MaxInFlight. It returns the attempts made.
 func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, error) {
 	attempts := 1
-	for ; attempts < w.p.cfg.poison.Attempts; attempts++ {
+	for ; attempts < w.p.cfg.poison.Attempts && !givingUp(w.mode.Load()); attempts++ {
 		var idx []int
 		for i := range results {
 			if results[i].Err != nil && !refusedEffect(results[i].Err) { // a refusal is for good
@@ -24,8 +26,11 @@ func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, e
 		if len(idx) == 0 {
 			break
 		}
-		if err := w.sleep(w.p.cfg.poison.Ceiling(attempts)); err != nil {
+		if err := w.sleepOrStop(w.p.cfg.poison.Ceiling(attempts)); err != nil {
 			return 0, err
+		}
+		if givingUp(w.mode.Load()) {
+			break // stopped while backing off: the attempts made are all
 		}
 		sub := make([]sink.Record, len(idx))
 		for j, i := range idx {
