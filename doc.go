@@ -74,7 +74,7 @@
 //	    in-flight effects, poison records, run's consuming, replay's range and
 //	    pace, reset-offsets' target, --partition-ids, --metrics-addr, produce's
 //	    orders, the demo, the ledger manifest): each group's flags, their
-//	    checks into a typed value, and the sink.Spec, appliers and pipeline
+//	    checks into a typed value, and the ledger Spec, appliers and pipeline
 //	    options it gives
 //	    imports: admin, cmd/shardpipe/internal/cliflags,
 //	    cmd/shardpipe/internal/flagcheck, httpeffect, internal/orders, opshttp,

@@ -7,7 +7,6 @@ import (
 	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/settings"
-	"github.com/shardpipe/shardpipe/sink"
 )
 
 // Flag names of the ledger that other groups name.
@@ -36,8 +35,8 @@ func ledgerGroups(lc *ledgerConfig) []cliflags.Group {
 	})}
 }
 
-// spec returns the ledger as a sink.Spec logging to log.
-func (lc ledgerConfig) spec(log *slog.Logger) sink.Spec {
+// spec returns the ledger as a settings.Spec logging to log.
+func (lc ledgerConfig) spec(log *slog.Logger) settings.Spec {
 	s := lc.l.Spec
 	s.Logger = log
 	return s

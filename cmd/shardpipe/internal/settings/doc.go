@@ -7,7 +7,7 @@
 // demo. Each group is its
 // flags, defined once, and the check that turns them into a typed value
 // (one problem line per bad setting, naming the flag and its variable);
-// the value gives the library what it takes (a sink.Spec, appliers,
+// the value gives the library what it takes (a Spec, appliers,
 // pipeline options). cmd/shardpipe composes the groups into commands,
 // renders and wires; it imports cliflags, flagcheck, sink, pipeline,
 // httpeffect, admin, opshttp (the readiness probe's key) and internal/orders.

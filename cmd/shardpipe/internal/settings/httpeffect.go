@@ -14,7 +14,6 @@ import (
 	"github.com/shardpipe/shardpipe/httpeffect"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/secure"
-	"github.com/shardpipe/shardpipe/sink"
 )
 
 const (
@@ -88,7 +87,7 @@ func (h HTTP) Guarded(l Ledger, rdb redis.UniversalClient, topics []string, log 
 	if err != nil {
 		return nil, err
 	}
-	return l.PerTopic(topics, log, func(s sink.Spec, topic string) (pipeline.Applier, error) {
+	return l.PerTopic(topics, log, func(s Spec, topic string) (pipeline.Applier, error) {
 		g, err := s.Guard(rdb, topic, GuardLease)
 		if err != nil {
 			return nil, err

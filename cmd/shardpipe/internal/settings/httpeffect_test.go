@@ -38,7 +38,7 @@ func TestHTTPGuardedKeySpace(t *testing.T) {
 			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 			defer rdb.Close()
 			u, _ := url.Parse(rc.Server.URL)
-			l := Ledger{Spec: sink.Spec{Prefix: "p:", TTL: time.Hour, PerTopic: tc.perTopic}}
+			l := Ledger{Spec: Spec{Prefix: "p:", TTL: time.Hour, PerTopic: tc.perTopic}}
 			a, err := HTTP{URL: u, Timeout: time.Second}.Guarded(l, rdb, []string{"a", "b"}, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
@@ -65,7 +65,7 @@ func TestHTTPGuardedKeySpace(t *testing.T) {
 func TestHTTPGuardedFinishes(t *testing.T) {
 	for _, perTopic := range []bool{false, true} {
 		u, _ := url.Parse("http://127.0.0.1:1/")
-		l := Ledger{Spec: sink.Spec{Prefix: "p:", TTL: time.Hour, PerTopic: perTopic}}
+		l := Ledger{Spec: Spec{Prefix: "p:", TTL: time.Hour, PerTopic: perTopic}}
 		a, err := HTTP{URL: u, Timeout: time.Second}.Guarded(l, redis.NewClient(&redis.Options{}), []string{"a", "b"},
 			slog.New(slog.DiscardHandler))
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 // empty value.
 func TestKeysGroup(t *testing.T) {
 	ledger := func(prefix, hash string) []OwnedKey {
-		l := Ledger{Spec: sink.Spec{Prefix: prefix}}
+		l := Ledger{Spec: Spec{Prefix: prefix}}
 		if hash != "" {
 			l.Spec.Totals = &sink.Totals{Hash: hash}
 		}

@@ -34,7 +34,7 @@ const (
 type Ledger struct {
 	// Spec is the ledger (its Logger is set where it is used); Spec.Totals
 	// is --effect totals, nil for none and http.
-	Spec sink.Spec
+	Spec Spec
 	// HTTP is --effect http: guard mode around an HTTP call (run only; its
 	// settings are an HTTP group's).
 	HTTP bool
@@ -146,7 +146,7 @@ func (l *Ledger) load(c *cli.Command, bad *cliflags.Problems, cluster bool) {
 // PerTopic returns one applier for a shared key space (mk("")), else one
 // per topic (pipeline.ForTopics), and logs the key space and the shape of
 // a ledger key to log.
-func (l Ledger) PerTopic(topics []string, log *slog.Logger, mk func(spec sink.Spec, topic string) (pipeline.Applier, error)) (pipeline.Applier, error) {
+func (l Ledger) PerTopic(topics []string, log *slog.Logger, mk func(spec Spec, topic string) (pipeline.Applier, error)) (pipeline.Applier, error) {
 	s := l.Spec
 	s.Logger = log
 	log.Info("ledger key space", "key_space", l.KeySpace(), "ledger_key", s.PrefixFor("<topic>")+"<business key>")
@@ -156,5 +156,5 @@ func (l Ledger) PerTopic(topics []string, log *slog.Logger, mk func(spec sink.Sp
 // Applier returns the ledger (record mode) that topics' records are
 // applied through, on rdb, logging to log.
 func (l Ledger) Applier(rdb redis.UniversalClient, topics []string, log *slog.Logger) (pipeline.Applier, error) {
-	return l.PerTopic(topics, log, func(s sink.Spec, topic string) (pipeline.Applier, error) { return s.Ledger(rdb, topic) })
+	return l.PerTopic(topics, log, func(s Spec, topic string) (pipeline.Applier, error) { return s.Ledger(rdb, topic) })
 }

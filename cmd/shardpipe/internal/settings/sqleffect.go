@@ -12,7 +12,6 @@ import (
 	"github.com/shardpipe/shardpipe/pgeffect"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/secure"
-	"github.com/shardpipe/shardpipe/sink"
 )
 
 const (
@@ -111,7 +110,7 @@ func hasPassword(u *url.URL) bool {
 // space, TTL and key source, with GuardLease) around eff, one inbox
 // transaction per record; in a per-topic key space, one Guard per topic.
 func (s SQL) Guarded(l Ledger, eff *pgeffect.Effect, rdb redis.UniversalClient, topics []string, log *slog.Logger) (pipeline.Applier, error) {
-	return l.PerTopic(topics, log, func(sp sink.Spec, topic string) (pipeline.Applier, error) {
+	return l.PerTopic(topics, log, func(sp Spec, topic string) (pipeline.Applier, error) {
 		g, err := sp.Guard(rdb, topic, GuardLease)
 		if err != nil {
 			return nil, err
