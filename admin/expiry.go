@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -102,19 +101,6 @@ func (c ExpiryCheck) Check(ctx context.Context, adm *kadm.Client, ranges []pipel
 	}
 	e.Checked, e.Partitions = true, found
 	return e, nil
-}
-
-// MissingLines words, one line per partition holding old records whose
-// keys the ledger lacks, that their effects would apply again: what names
-// what reads the ranges again ("the replay", "the group") and ttl the TTL
-// as the caller knows it (such as "--ttl 1h0m0s").
-func (e Expiry) MissingLines(what, ttl string) []string {
-	var lines []string
-	for _, x := range e.Missing() {
-		lines = append(lines, fmt.Sprintf("partition %d: %d of the %d records older than %s that %s would read have no ledger entry (first at offset %d, last at %d): their entries may have expired, so their effects would apply again",
-			x.Partition, x.Missing, x.Old, ttl, what, x.First, x.Last))
-	}
-	return lines
 }
 
 // Log logs, per partition, what e found: when forced names why the ledger

@@ -24,7 +24,7 @@ func problemLine(err error, k kafkaConn, timeout time.Duration) string {
 		return fmt.Sprintf("kafka %s: the server closed the connection right after the first request, and TLS is off: the address is most likely not a Kafka broker's client listener but a KRaft controller's listener (controller.listener.names) or another service's port; check %s against the brokers' advertised.listeners; if it is a broker's client listener, it wants TLS (--kafka-tls) or SASL (--kafka-sasl-mechanism)",
 			strings.Join(brokers, ","), flagRef(fBrokers))
 	}
-	if l, ok := admin.StepProblem(err, "kafka "+strings.Join(brokers, ","), "--"); ok {
+	if l, ok := stepProblem(err, "kafka "+strings.Join(brokers, ","), "--"); ok {
 		return l
 	}
 	var ue *admin.UnreachableError

@@ -59,7 +59,7 @@ func (r ttlRisk) check(ctx context.Context, adm *kadm.Client, ranges []pipeline.
 		forced = "--force"
 	}
 	e.Log(r.log, r.topic, r.ttl, forced)
-	lines := e.MissingLines(r.what, "--ttl "+r.ttl.String())
+	lines := missingLines(e, r.what, "--ttl "+r.ttl.String())
 	switch {
 	case len(lines) == 0:
 		return nil
@@ -69,4 +69,17 @@ func (r ttlRisk) check(ctx context.Context, adm *kadm.Client, ranges []pipeline.
 		return nil
 	}
 	return usageErr(append(lines, hint)...)
+}
+
+// missingLines words, for the command, one line per partition holding old records whose
+// keys the ledger lacks, that their effects would apply again: what names
+// what reads the ranges again ("the replay", "the group") and ttl the TTL
+// as the caller knows it (such as "--ttl 1h0m0s").
+func missingLines(e admin.Expiry, what, ttl string) []string {
+	var lines []string
+	for _, x := range e.Missing() {
+		lines = append(lines, fmt.Sprintf("partition %d: %d of the %d records older than %s that %s would read have no ledger entry (first at offset %d, last at %d): their entries may have expired, so their effects would apply again",
+			x.Partition, x.Missing, x.Old, ttl, what, x.First, x.Last))
+	}
+	return lines
 }
