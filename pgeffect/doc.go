@@ -19,8 +19,9 @@
 // whose answer was lost, a Redis claim that expired, a replay within the
 // inbox's life all find the key and take the record as done without running
 // the Work. This holds as far as PostgreSQL's commits are durable
-// (synchronous_commit and fsync on) and as long as inbox rows are kept
-// (nothing here prunes them).
+// (synchronous_commit and fsync on) and as long as inbox rows are kept:
+// Prune and Pruner delete only rows older than their cutoff, which must
+// lie before every record still readable (the topic's retention).
 //
 // Cost: one transaction (BEGIN, the inbox INSERT, the Work, COMMIT) per
 // record; this first version does not batch records into one transaction.

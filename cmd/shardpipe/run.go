@@ -75,6 +75,7 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	}
 	if pool != nil {
 		defer pool.Close()
+		defer startPruner(rc, sqlEff, log)() // stops before the pool closes
 	}
 	p, err := newPipeline(rc, rdb, log, barrier, sqlEff, append(ops.Options(), tr.Options()...)...)
 	if err != nil {

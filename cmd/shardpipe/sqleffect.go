@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -31,4 +32,20 @@ func openSQL(ctx context.Context, rc *runConfig, log *slog.Logger) (*pgxpool.Poo
 	}
 	log.Info("sql effect ready", "database", rc.sql.Desc, "inbox", rc.sql.Inbox, "named_args", rc.sql.Statement.Names())
 	return pool, eff, nil
+}
+
+// startPruner prunes the inbox of eff in the background while run runs,
+// when --sql-inbox-keep is set; the returned func stops it and waits.
+func startPruner(rc *runConfig, eff *pgeffect.Effect, log *slog.Logger) (stop func()) {
+	if rc.sql.Keep <= 0 || eff == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	log.Info("sql inbox pruning", "inbox", rc.sql.Inbox, "keep", rc.sql.Keep, "max_rows_per_second", 1000)
+	go func() {
+		defer close(done)
+		_ = pgeffect.Pruner{Effect: eff, Keep: rc.sql.Keep, Every: time.Second, Batch: 1000, Logger: log}.Run(ctx)
+	}()
+	return func() { cancel(); <-done }
 }

@@ -3,6 +3,7 @@ package settings
 import (
 	"log/slog"
 	"net/url"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -19,6 +20,7 @@ const (
 	fSQLExec         = "sql-exec"
 	fSQLInbox        = "sql-inbox-table"
 	fSQLPasswordFile = "sql-password-file"
+	fSQLKeep         = "sql-inbox-keep"
 )
 
 // EnvSQLPassword is the variable --effect sql takes its password from
@@ -38,6 +40,9 @@ type SQL struct {
 	Statement *pgeffect.Statement
 	// Inbox is --sql-inbox-table.
 	Inbox string
+	// Keep is --sql-inbox-keep: inbox rows older than this are pruned in
+	// the background (pgeffect.Pruner); 0 keeps them all.
+	Keep time.Duration
 }
 
 // SQLGroup is the flags of --effect sql, loaded into s and checked only
@@ -55,7 +60,9 @@ func SQLGroup(s *SQL, on *bool) cliflags.Group {
 		&cli.StringFlag{Name: fSQLInbox, Value: pgeffect.DefaultInbox,
 			Usage: "sql: the inbox table (table or schema.table) holding each applied business key; created if missing"},
 		&cli.StringFlag{Name: fSQLPasswordFile,
-			Usage: "sql: a file holding the database user's password; or set " + EnvSQLPassword + " (or PGPASSWORD)"})
+			Usage: "sql: a file holding the database user's password; or set " + EnvSQLPassword + " (or PGPASSWORD)"},
+		&cli.DurationFlag{Name: fSQLKeep,
+			Usage: "sql: prune inbox rows recorded longer ago than this, in the background, at most 1000 a second (0: keep them all); keep at least the topic's retention, or a record read again after its Redis claim is gone applies again"})
 }
 
 func (s *SQL) load(c *cli.Command, bad *cliflags.Problems) {
@@ -85,6 +92,9 @@ func (s *SQL) load(c *cli.Command, bad *cliflags.Problems) {
 	}
 	if s.Inbox = c.String(fSQLInbox); s.Inbox == "" {
 		bad.Addf("%s: empty; --effect sql needs the inbox table", ref(fSQLInbox))
+	}
+	if s.Keep = c.Duration(fSQLKeep); s.Keep < 0 {
+		bad.Addf("%s %v: negative; give how long inbox rows stay, or 0 to keep them all", ref(fSQLKeep), s.Keep)
 	}
 }
 

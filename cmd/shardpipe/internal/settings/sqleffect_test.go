@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -25,7 +26,7 @@ func TestSQLGroup(t *testing.T) {
 		password string
 		from     string
 	}{
-		{"file wins", []string{url, exec, "--sql-password-file=" + pwFile}, map[string]string{EnvSQLPassword: "env", "PGPASSWORD": "pg"}, nil, "from-file", "file " + pwFile},
+		{"file wins", []string{url, exec, "--sql-password-file=" + pwFile, "--sql-inbox-keep=168h"}, map[string]string{EnvSQLPassword: "env", "PGPASSWORD": "pg"}, nil, "from-file", "file " + pwFile},
 		{"shardpipe variable next", []string{url, exec}, map[string]string{EnvSQLPassword: "env", "PGPASSWORD": "pg"}, nil, "env", "$" + EnvSQLPassword},
 		{"PGPASSWORD last", []string{url, exec}, map[string]string{EnvSQLPassword: "", "PGPASSWORD": "pg"}, nil, "pg", "$PGPASSWORD"},
 		{"password in the URL", []string{"--sql-url=postgres://app:s3cret@db/shop", exec}, nil, []string{`--sql-url (SHARDPIPE_SQL_URL) "postgres://app:xxxxx@db/shop": carries a password`}, "", ""},
@@ -33,6 +34,7 @@ func TestSQLGroup(t *testing.T) {
 		{"not postgres", []string{"--sql-url=db:5432", exec}, nil, []string{"want a postgres:// URL with a host"}, "", ""},
 		{"no statement", []string{url}, nil, []string{"--sql-exec (SHARDPIPE_SQL_EXEC): pgeffect: empty statement"}, "", ""},
 		{"empty inbox", []string{url, exec, "--sql-inbox-table="}, nil, []string{"--sql-inbox-table (SHARDPIPE_SQL_INBOX_TABLE): empty"}, "", ""},
+		{"negative keep", []string{url, exec, "--sql-inbox-keep=-1h"}, nil, []string{"--sql-inbox-keep (SHARDPIPE_SQL_INBOX_KEEP) -1h0m0s: negative"}, "", ""},
 		{"missing password file", []string{url, exec, "--sql-password-file=" + pwFile + ".missing"}, nil, []string{"--sql-password-file (SHARDPIPE_SQL_PASSWORD_FILE): "}, "", ""},
 	}
 	for _, tt := range tests {
@@ -50,7 +52,7 @@ func TestSQLGroup(t *testing.T) {
 				return
 			}
 			if s.Config.ConnConfig.Password != tt.password || s.PasswordFrom != tt.from || s.Inbox != "shardpipe_inbox" ||
-				len(s.Statement.Names()) != 1 {
+				len(s.Statement.Names()) != 1 || tt.name == "file wins" && s.Keep != 168*time.Hour {
 				t.Errorf("loaded password %q from %q, inbox %q, names %q; want %q from %q",
 					s.Config.ConnConfig.Password, s.PasswordFrom, s.Inbox, s.Statement.Names(), tt.password, tt.from)
 			}
