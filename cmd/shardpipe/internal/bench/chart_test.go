@@ -153,7 +153,7 @@ func TestWriteChart(t *testing.T) {
 			}
 		})
 	}
-	golden := filepath.Join("..", "..", "..", "docs", "bench-chart.svg")
+	golden := filepath.Join("..", "..", "..", "..", "docs", "bench-chart.svg")
 	if *updateChart {
 		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)

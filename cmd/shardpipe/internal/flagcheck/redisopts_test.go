@@ -68,7 +68,7 @@ func TestParseRedisOptionRanges(t *testing.T) {
 // duration has a row in docs/configuration.md's table of ranges (whose rows
 // TestREADMERangesAreChecked checks against ParseRedis).
 func TestEveryRedisOptionHasARange(t *testing.T) {
-	b, err := os.ReadFile("../../../docs/configuration.md")
+	b, err := os.ReadFile("../../../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
