@@ -163,7 +163,8 @@ func TestREADMERangesAreChecked(t *testing.T) {
 // outside them; an unknown flag stops the command at its usage check.
 func checkFlagRange(t *testing.T, command string, f cli.Flag, r rangeRow) {
 	name := f.Names()[0]
-	beside := map[string][]string{"http-timeout": {"--effect", "http", "--http-url", "http://h/"}} // checked only with these
+	beside := map[string][]string{"http-timeout": {"--effect", "http", "--http-url", "http://h/"}, // checked only with these
+		"sql-inbox-keep": {"--effect", "sql", "--sql-url", "postgres://u@h/db", "--sql-exec", "INSERT INTO t VALUES (@id)"}}
 	names := func(v string) bool {
 		args := append([]string{command, "--zz-stop", "--" + name + "=" + v}, beside[name]...)
 		code, _, stderr := call(t, nil, args...)

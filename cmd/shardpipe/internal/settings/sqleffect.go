@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pgeffect"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/secure"
@@ -93,9 +94,7 @@ func (s *SQL) load(c *cli.Command, bad *cliflags.Problems) {
 	if s.Inbox = c.String(fSQLInbox); s.Inbox == "" {
 		bad.Addf("%s: empty; --effect sql needs the inbox table", ref(fSQLInbox))
 	}
-	if s.Keep = c.Duration(fSQLKeep); s.Keep < 0 {
-		bad.Addf("%s %v: negative; give how long inbox rows stay, or 0 to keep them all", ref(fSQLKeep), s.Keep)
-	}
+	s.Keep = DurationIn(c, bad, fSQLKeep, flagcheck.In(0, 87600*time.Hour, "0: keep them all"))
 }
 
 // password is the file's, else SHARDPIPE_SQL_PASSWORD's, else PGPASSWORD's.

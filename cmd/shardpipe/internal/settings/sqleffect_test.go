@@ -34,7 +34,7 @@ func TestSQLGroup(t *testing.T) {
 		{"not postgres", []string{"--sql-url=db:5432", exec}, nil, []string{"want a postgres:// URL with a host"}, "", ""},
 		{"no statement", []string{url}, nil, []string{"--sql-exec (SHARDPIPE_SQL_EXEC): pgeffect: empty statement"}, "", ""},
 		{"empty inbox", []string{url, exec, "--sql-inbox-table="}, nil, []string{"--sql-inbox-table (SHARDPIPE_SQL_INBOX_TABLE): empty"}, "", ""},
-		{"negative keep", []string{url, exec, "--sql-inbox-keep=-1h"}, nil, []string{"--sql-inbox-keep (SHARDPIPE_SQL_INBOX_KEEP) -1h0m0s: negative"}, "", ""},
+		{"negative keep", []string{url, exec, "--sql-inbox-keep=-1h"}, nil, []string{"--sql-inbox-keep (SHARDPIPE_SQL_INBOX_KEEP) -1h0m0s: want"}, "", ""},
 		{"missing password file", []string{url, exec, "--sql-password-file=" + pwFile + ".missing"}, nil, []string{"--sql-password-file (SHARDPIPE_SQL_PASSWORD_FILE): "}, "", ""},
 	}
 	for _, tt := range tests {
