@@ -61,6 +61,45 @@ func TestWarnRetention(t *testing.T) {
 	}
 }
 
+// TestWarnInboxRetention: with --sql-inbox-keep, one warning naming the
+// topic, its retention and the keep when the retention is longer or
+// infinite; none otherwise.
+func TestWarnInboxRetention(t *testing.T) {
+	broker, _, _ := fakes(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, tt := range []struct {
+		topic, retentionMS string
+		want               string // "" for no warning
+	}{
+		{"kept-shorter", "3600000", ""},
+		{"kept-equal", "86400000", ""},
+		{"kept-longer", "172800000", "topic=kept-longer retention=48h0m0s sql_inbox_keep=24h0m0s"},
+		{"kept-infinite", "-1", "topic=kept-infinite retention=infinite sql_inbox_keep=24h0m0s"},
+	} {
+		v := tt.retentionMS
+		if _, err := topics.Create(ctx, adm, topics.Spec{Name: tt.topic, Partitions: 1,
+			Configs: map[string]*string{"retention.ms": &v}}); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		warnInboxRetention(ctx, adm, []string{tt.topic}, 24*time.Hour, slog.New(slog.NewTextHandler(&buf, nil)))
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		switch {
+		case tt.want == "" && buf.Len() != 0:
+			t.Errorf("%s: logged %q, want nothing", tt.topic, buf.String())
+		case tt.want != "" && (len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], tt.want)):
+			t.Errorf("%s: logged %q, want one warning containing %q", tt.topic, lines, tt.want)
+		}
+	}
+}
+
 // TestRunMissingDeadLetterTopic: with --on-poison dlq (the default) and
 // --create-dlq-topic=false a missing dead-letter topic gives exit 3 and one
 // line naming it.
