@@ -69,6 +69,7 @@ func list(s []string) string {
 // over the entry's following lines.
 func parseCodeMap(src string) (map[string][]string, error) {
 	entries := map[string][]string{}
+	stated := map[string]bool{} // entries with an imports line
 	var cur string
 	var inImports bool
 	for _, line := range strings.Split(src, "\n") {
@@ -95,15 +96,16 @@ func parseCodeMap(src string) (map[string][]string, error) {
 		if cur == "" {
 			return nil, fmt.Errorf("doc.go: %q outside an entry", line)
 		}
+		stated[cur] = true
 		for _, p := range strings.Split(text, ",") {
 			if p = strings.TrimSpace(p); p != "" && p != "none" {
 				entries[cur] = append(entries[cur], p)
 			}
 		}
 	}
-	for name, ims := range entries {
-		if ims == nil && !strings.Contains(src, "//\t"+name+"\n") {
-			return nil, fmt.Errorf("doc.go: entry %s has no imports line", name)
+	for name := range entries {
+		if !stated[name] {
+			return nil, fmt.Errorf("doc.go: entry %s has no imports line (write imports: none when it has none)", name)
 		}
 	}
 	return entries, nil

@@ -41,8 +41,6 @@ type Pruner struct {
 	Every  time.Duration // between batches (default one second)
 	Batch  int           // rows per statement (default 1000)
 	Logger *slog.Logger  // where failures and progress go; nil: slog.Default()
-	// Now is the clock (default time.Now), for tests.
-	Now func() time.Time
 }
 
 // Run prunes until ctx ends; it returns ctx's error. A failed statement
@@ -52,7 +50,7 @@ func (p Pruner) Run(ctx context.Context) error {
 	if p.Keep <= 0 {
 		return errors.New("pgeffect: Pruner: Keep must be positive")
 	}
-	every, batch, log, now := p.Every, p.Batch, p.Logger, p.Now
+	every, batch, log := p.Every, p.Batch, p.Logger
 	if every <= 0 {
 		every = time.Second
 	}
@@ -61,9 +59,6 @@ func (p Pruner) Run(ctx context.Context) error {
 	}
 	if log == nil {
 		log = slog.Default()
-	}
-	if now == nil {
-		now = time.Now
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -74,7 +69,7 @@ func (p Pruner) Run(ctx context.Context) error {
 			return ctx.Err()
 		case <-t.C:
 		}
-		n, err := p.Effect.Prune(ctx, now().Add(-p.Keep), batch)
+		n, err := p.Effect.Prune(ctx, time.Now().Add(-p.Keep), batch)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Warn("pruning the inbox failed; trying again", "inbox", p.Effect.table, "err", err)

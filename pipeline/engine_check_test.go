@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -248,12 +249,5 @@ func joinTrace(tr []string) string {
 	if len(tr) > 40 {
 		tr = append([]string{"..."}, tr[len(tr)-40:]...)
 	}
-	out := ""
-	for i, s := range tr {
-		if i > 0 {
-			out += "\n  "
-		}
-		out += s
-	}
-	return out
+	return strings.Join(tr, "\n  ")
 }

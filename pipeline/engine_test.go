@@ -204,7 +204,9 @@ func (r *engineRig) cmd(d *datadriven.TestData) (string, error) {
 	var b strings.Builder
 	switch d.Cmd {
 	case "config":
-		r.configure(d)
+		if err := r.configure(d); err != nil {
+			return "", err
+		}
 		return "ok\n", nil
 	case "read":
 		e := r.part(p)
@@ -294,7 +296,7 @@ func (r *engineRig) cmd(d *datadriven.TestData) (string, error) {
 }
 
 // configure sets the config of the engines started from now on.
-func (r *engineRig) configure(d *datadriven.TestData) {
+func (r *engineRig) configure(d *datadriven.TestData) error {
 	r.cfg = config{maxBatch: 500, retry: sink.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}}
 	r.dlq = nil
 	r.parts, r.applied, r.failing = map[int32]*engine{}, map[int32]int{}, 0
@@ -304,7 +306,14 @@ func (r *engineRig) configure(d *datadriven.TestData) {
 		if len(a.Vals) > 0 {
 			v = a.Vals[0]
 		}
-		n, _ := strconv.Atoi(v)
+		var n int
+		switch a.Key {
+		case "every", "max", "maxrun", "window", "mark":
+			var err error
+			if n, err = strconv.Atoi(v); err != nil {
+				return fmt.Errorf("config %s=%q: %v", a.Key, v, err)
+			}
+		}
 		switch a.Key {
 		case "inflight":
 			r.cfg.maxInFlight = 4
@@ -313,20 +322,31 @@ func (r *engineRig) configure(d *datadriven.TestData) {
 		case "max":
 			r.cfg.policy.Max = n
 		case "interval":
-			r.cfg.policy.Interval, _ = time.ParseDuration(v)
+			iv, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("config interval=%q: %v", v, err)
+			}
+			r.cfg.policy.Interval = iv
 		case "losses":
 			r.cfg.barrier = lossCounter{r}
 		case "maxrun":
 			r.dlqConfigured().maxRun = n
 		case "share":
-			r.dlqConfigured().maxShare, _ = strconv.ParseFloat(v, 64)
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fmt.Errorf("config share=%q: %v", v, err)
+			}
+			r.dlqConfigured().maxShare = f
 		case "window":
 			r.dlqConfigured().window = n
 		case "mark":
 			mark = int64(n)
+		default:
+			return fmt.Errorf("config: unknown argument %q", a.Key)
 		}
 	}
 	r.mark = mark
+	return nil
 }
 
 func (r *engineRig) dlqConfigured() *deadLetterConfig {

@@ -27,14 +27,7 @@ func (e *engine) exposed(point int64, n uint64) []int {
 
 // lost reports whether a loss (the count is now n) may have taken the
 // writes of a record below point.
-func (e *engine) lost(point int64, n uint64) bool {
-	for _, r := range e.redo {
-		if r.r.Offset < point && r.lossAt != n {
-			return true
-		}
-	}
-	return false
-}
+func (e *engine) lost(point int64, n uint64) bool { return len(e.exposed(point, n)) > 0 }
 
 // reapplied notes that the records at idx in redo were applied again,
 // and known, with the loss count at n.

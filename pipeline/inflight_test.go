@@ -211,30 +211,37 @@ func TestInFlightStopOnEffectFailure(t *testing.T) {
 	}
 }
 
-// gated holds the Apply of offset 5 until every other record's Apply
-// returned, so that offset 5 lands last.
+// gated holds the Apply of offset 5 until every other record has landed
+// (the worker counted it Applied, a Meter's call made as each record
+// lands), so that offset 5 lands last: counting Apply returns instead
+// raced the last of them to the worker.
 type gated struct {
 	pipeline.Applier
 	mu     sync.Mutex
 	others int // records other than 5
 	seen   int
-	rest   chan struct{} // closed when the others returned
+	rest   chan struct{} // closed when the others landed
 }
 
 func (g *gated) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, error) {
 	if b[0].Offset == 5 {
 		<-g.rest
 	}
-	res, err := g.Applier.Apply(ctx, b)
-	if b[0].Offset != 5 {
-		g.mu.Lock()
-		if g.seen++; g.seen == g.others {
-			close(g.rest)
-		}
-		g.mu.Unlock()
-	}
-	return res, err
+	return g.Applier.Apply(ctx, b)
 }
+
+// Applied counts a landed record (pipeline.Meter); offset 5 cannot land
+// before the others, so the count of others closes rest.
+func (g *gated) Applied(checkpoint.Partition, time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.seen++; g.seen == g.others {
+		close(g.rest)
+	}
+}
+
+func (g *gated) SinkRoundTrip(checkpoint.Partition, int, time.Duration, error) {}
+func (g *gated) CommitRoundTrip(checkpoint.Partition, time.Duration, error)    {}
 
 // TestInFlightCommitsAtEvery: with records landing out of order, commits
 // fall where the commit point crosses a multiple of CommitEvery records,
@@ -246,7 +253,7 @@ func TestInFlightCommitsAtEvery(t *testing.T) {
 	const n = 20
 	produce(t, env.brokers, keyedOrders(n, n)...)
 	g := &gated{Applier: guardedWith(t, env, newEffectLog()), others: n - 1, rest: make(chan struct{})}
-	r := start(t, env.brokers, g, pipeline.MaxInFlight(n), pipeline.CommitEvery(10), pipeline.CommitInterval(0))
+	r := start(t, env.brokers, g, pipeline.MaxInFlight(n), pipeline.CommitEvery(10), pipeline.CommitInterval(0), pipeline.Measure(g))
 	waitCommitted(t, r, n)
 	var commits []int64
 	for _, e := range r.log.Events() {

@@ -109,8 +109,9 @@ func (e *PoisonStormError) Unwrap() error { return e.Cause }
 // stormGate is one partition's side of the storm bounds, for one term:
 // its run of records that failed for good since its last success, those
 // of them held because it has seen no success yet, and a window of its
-// last records, dead letter or not. Plain state: the worker's storm path (stormpath.go) does
-// the counting over the pipeline and the writes.
+// last records, dead letter or not. Plain state inside the partition
+// engine, which decides on it (enginestorm.go); the worker's storm path
+// (stormpath.go) keeps the pipeline's sum and writes the dead letters.
 type stormGate struct {
 	run       int          // records failed for good since the last success
 	first     int64        // offset of the run's first record

@@ -279,13 +279,15 @@ func (r *runner) phase(ctx context.Context, proto string, steps []step) error {
 // ones in batches, so both schedules of the partition engine take every
 // fault, in one group, and hand partitions to each other.
 func (r *runner) runArgs(slot int) []string {
-	effect := []string{"--effect", "totals", "--totals-hash", r.totals}
-	if slot%2 == 1 {
-		effect = append(effect, "--max-in-flight", strconv.Itoa(recordInFlight))
-	}
-	if r.guard {
+	var effect []string
+	switch {
+	case r.guard:
 		effect = []string{"--effect", "http", "--http-url", r.recv.URL(), "--http-timeout", httpTimeout.String(),
 			"--max-in-flight", strconv.Itoa(guardInFlight)}
+	case slot%2 == 1:
+		effect = []string{"--effect", "totals", "--totals-hash", r.totals, "--max-in-flight", strconv.Itoa(recordInFlight)}
+	default:
+		effect = []string{"--effect", "totals", "--totals-hash", r.totals}
 	}
 	args := append([]string{"--brokers", strings.Join(r.cfg.brokers(), ","), "--topic", r.topic, "--group", r.group,
 		"--redis", r.cfg.redis(), "--ledger-prefix", r.prefix}, effect...)
