@@ -64,18 +64,6 @@ func CheckRedis(ctx context.Context, rdb redis.UniversalClient, name string, opt
 	return errors.Join(errs...)
 }
 
-// A CheckOpt changes how CheckRedis (and Preflight) check.
-type CheckOpt func(*checkConfig)
-
-type checkConfig struct{ onWait func(error) }
-
-// OnWait has CheckRedis call f once, with the error, when Redis does not
-// answer the first PING (down, restarting, refusing connections) and it
-// keeps asking until its context ends: for a caller to say that it waits
-// and why, rather than be silent for the whole deadline. f runs on the
-// checking goroutine and should not block.
-func OnWait(f func(err error)) CheckOpt { return func(c *checkConfig) { c.onWait = f } }
-
 // clientName is a client's address for messages.
 func clientName(rdb redis.UniversalClient) string {
 	switch c := rdb.(type) {

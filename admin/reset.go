@@ -94,16 +94,6 @@ func RequireNoMembers(ctx context.Context, adm *kadm.Client, group string) error
 	return err
 }
 
-// ResetOpt configures RequireGroup and ResetOffsets.
-type ResetOpt func(*resetConfig)
-
-type resetConfig struct{ create bool }
-
-// CreateGroup lets a reset commit offsets for a group that does not exist,
-// which creates it. Without it a missing group (a typo in its name, most
-// often) is refused with ErrGroupMissing, and nothing is committed.
-func CreateGroup() ResetOpt { return func(c *resetConfig) { c.create = true } }
-
 // RequireGroup is RequireNoMembers that also refuses, with a *CheckError
 // wrapping ErrGroupMissing (its Near naming the existing groups closest to
 // group), a group that does not exist, unless CreateGroup is given. It costs a ListGroups request and, for a group that exists, a

@@ -40,46 +40,9 @@ func (r *Report) add(name string, ok bool, format string, args ...any) {
 	r.OK = r.OK && ok
 }
 
-// Opt configures New.
-type Opt interface{ apply(*Probe) }
-
-type opt func(*Probe)
-
-func (o opt) apply(p *Probe) { o(p) }
-
-// Redis makes readiness check that Redis takes writes: each Ready sets key
-// (its value the time) to expire after ten seconds, within two seconds.
-// Default: no Redis check. key should be one of shardpipe's own keys,
-// outside the ledger's prefix.
-func Redis(rdb redis.UniversalClient, key string) Opt {
-	return opt(func(p *Probe) { p.rdb, p.redisKey = rdb, key })
-}
-
-// RedisInterval is how long a readiness probe's Redis result is kept:
-// probes within d of the last write answer its result, and probes that
-// arrive while a write is in flight wait for it, so Redis gets at most one
-// SET per d however often readiness is asked. Default: DefaultRedisInterval.
-func RedisInterval(d time.Duration) Opt { return opt(func(p *Probe) { p.redisEvery = d }) }
-
-// DefaultRedisInterval is RedisInterval's default.
-const DefaultRedisInterval = time.Second
-
 // HealthKey is the key under prefix that readiness writes (prefix +
 // "health"); the command keeps it out of the ledger's prefix.
 func HealthKey(prefix string) string { return prefix + "health" }
-
-// Group names the consumer group on the status page. Default: none.
-func Group(name string) Opt { return opt(func(p *Probe) { p.group = name }) }
-
-// WedgedAfter is how long one Redis or Kafka call of a partition's worker
-// may be in flight before liveness fails (pipeline.PartitionStats.BusySince).
-// Default: two minutes, far above the clients' own timeouts, so only a
-// call that will never return trips it.
-func WedgedAfter(d time.Duration) Opt { return opt(func(p *Probe) { p.wedged = d }) }
-
-// FailingCommits is how many commits of a partition may fail in a row
-// before readiness fails: the partition soon stops fetching. Default: 3.
-func FailingCommits(n int64) Opt { return opt(func(p *Probe) { p.failing = n }) }
 
 // Probe answers liveness and readiness from a Source. Its methods are safe
 // for concurrent use.

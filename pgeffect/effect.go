@@ -34,14 +34,6 @@ type Effect struct {
 	perTopic bool
 }
 
-// Opt is an option of New.
-type Opt func(*Effect)
-
-// PerTopic keeps each topic's keys apart in the inbox (the inbox key is
-// topic:key), as the ledger's per-topic key space does; without it one key
-// applied from any topic is done for all.
-func PerTopic() Opt { return func(e *Effect) { e.perTopic = true } }
-
 // New returns an Effect writing through db, with its inbox in table
 // (table or schema.table; DefaultInbox when empty). It does no I/O: call
 // EnsureInbox to create the table.

@@ -19,21 +19,6 @@ type CommitMarker interface {
 	Highest(ctx context.Context, group, topic string, partition int32) (int64, error)
 }
 
-// CountOnce makes PartitionStats.Applied count each record once over the
-// group's life, summed over its processes: a worker raises m's mark to a
-// commit point before it sends the commit, and counts the records below
-// it then, so a commit whose reply was lost is counted by the process
-// that sent it; a record the group reads again below the mark (after
-// reset-offsets moved back) whose claim names it (Redelivered) is not
-// counted again, only Suppressed. A record whose key had to be applied
-// again (its claim expired) is counted: its effect ran again. It costs one
-// Raise per commit and one Highest per term (retried until it answers or
-// the term ends); a Raise that fails holds no commit back (its records
-// are then counted on the commit's success, as without it). Without it,
-// Applied counts on the commit's success and after reset-offsets counts
-// again. Replays do not use it.
-func CountOnce(m CommitMarker) GroupOpt { return groupOpt(func(c *config) { c.marks = m }) }
-
 // loadMark reads the group's commit mark of the partition at the term's
 // start, retrying with backoff until it answers or the term ends; -1
 // without CountOnce.

@@ -15,14 +15,6 @@ type Barrier interface {
 	Wait(ctx context.Context) error
 }
 
-// BeforeCommit makes every offset commit, of a group Pipeline and of a
-// Replay, wait for b first: the commit is sent only after b.Wait returned
-// nil. A failed wait counts as a failed commit: nothing is committed, the
-// commit is retried with backoff at the next commit point, and records keep
-// being applied meanwhile. Its cost is one b.Wait per commit, on the
-// partition's worker. Default: none (a commit follows its effects at once).
-func BeforeCommit(b Barrier) Opt { return opt(func(c *config) { c.barrier = b }) }
-
 // durable runs the barrier, if any, before the worker commits point.
 func (w *worker) durable(ctx context.Context, point int64) error {
 	if w.p.cfg.barrier == nil {

@@ -72,3 +72,11 @@ func (e *RecordError) Error() string {
 
 // Unwrap returns Err and Cause.
 func (e *RecordError) Unwrap() []error { return []error{e.Err, e.Cause} }
+
+// ErrEffectFailed wraps the error of a record whose effect returned an error
+// and did not happen (Guarded: the effect's error, not an unknown outcome;
+// its claim was released). With MaxInFlight the record is retried with a
+// backoff, its key's later records waiting behind it, up to EffectAttempts;
+// then it is dead-lettered, or the pipeline stops with a *RecordError whose
+// Err is ErrEffectFailed (no DeadLetters, or StopOnEffectFailure).
+var ErrEffectFailed = errors.New("pipeline: effect failed")

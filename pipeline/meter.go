@@ -24,10 +24,6 @@ type Meter interface {
 	Applied(p checkpoint.Partition, recordTime time.Time)
 }
 
-// Measure sends the pipeline's timings to m. It costs a few calls of m per
-// batch and one per applied record. Default: none.
-func Measure(m Meter) Opt { return opt(func(c *config) { c.meter = m }) }
-
 // roundTrip marks the partition busy in a Redis or Kafka call from now
 // until the returned func runs (PartitionStats.BusySince), which records
 // the call's error, if any, as the partition's last error.

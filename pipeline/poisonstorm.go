@@ -26,42 +26,6 @@ const (
 	DefaultDeadLetterWindow   = 1000 // records in the window
 )
 
-// DeadLetterMaxRun bounds the records that failed for good (poison
-// records after their attempts, effects given up) with no success of their
-// partitions since, summed over the pipeline's partitions (default
-// DefaultDeadLetterMaxRun; 0: no bound). The record that would make the sum
-// exceed n stops the pipeline with a *RecordError wrapping ErrPoisonStorm,
-// its partition's committed offset before it.
-//
-// Until a record of its partition has succeeded in the term, a record that
-// failed for good is held, not dead-lettered: unlanded, the committed
-// offset stays before it. The first success shows the configuration reads
-// the partition's records: the held records are dead-lettered and landed
-// (each through the DeadLetterMaxShare bound), and later failures are
-// dead-lettered at once, as a poison record between good ones is. So a
-// configuration that no record satisfies (a mistyped key field, an effect
-// that refuses every call) dead-letters nothing and commits nothing past a
-// failure: PoisonStormError.NoSuccess says so and First names the offset to
-// start from once it is fixed. A replay's partition that reads its range to
-// the end holding records stops the same way. A term that ends holding
-// records leaves them to the partition's next owner. It costs the held
-// records' memory, at most n. With n = 0 (no bound) nothing is held: a
-// failure is dead-lettered at once.
-func DeadLetterMaxRun(n int) DeadLetterOpt {
-	return deadLetterOpt(func(d *deadLetterConfig) { d.maxRun, d.maxRunSet = n, true })
-}
-
-// DeadLetterMaxShare bounds the share of poison records among a
-// partition's last window records (default DefaultDeadLetterMaxShare of
-// DefaultDeadLetterWindow; share 0: no bound): the poison record that makes
-// more than share x window of them poison stops the pipeline with a
-// *RecordError wrapping ErrPoisonStorm. It catches storms that good records
-// interleave (a key field only some record types lack). It costs window
-// bytes per partition.
-func DeadLetterMaxShare(share float64, window int) DeadLetterOpt {
-	return deadLetterOpt(func(d *deadLetterConfig) { d.maxShare, d.window, d.maxShareSet = share, window, true })
-}
-
 // PoisonStormError is the Cause of a *RecordError whose Err is
 // ErrPoisonStorm: which bound the record would exceed and the counts.
 type PoisonStormError struct {

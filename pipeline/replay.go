@@ -21,13 +21,6 @@ const replayMember = "replay:"
 // prefix + id + ":" + topic + ":" + partition.
 const DefaultReplayPrefix = "shardpipe:replay:"
 
-// CheckpointPrefix sets the prefix of a Replay's checkpoint keys (default
-// DefaultReplayPrefix): prefix + id + ":" + topic + ":" + partition, and the
-// stored plan at prefix + id + ":" + topic + ":plan".
-func CheckpointPrefix(prefix string) ReplayOpt {
-	return replayOpt(func(c *config) { c.replayPrefix = prefix })
-}
-
 // Replay reads fixed ranges of one topic's partitions again and lands every
 // record through the sink, for recovery: keys the ledger holds are
 // suppressed, missing ones applied. It reads by direct partition assignment,

@@ -28,12 +28,6 @@ type StoredPlan struct {
 // String lists the ranges as "partition:from-to", comma-separated.
 func (p StoredPlan) String() string { return rangesString(p.Ranges) }
 
-// PlanGiven records how the caller described the replay's bounds (the
-// command's flags, say) with the plan its first run stores, so a later run
-// can tell by LoadPlan whether it was given the same ones. It costs nothing
-// else.
-func PlanGiven(desc string) ReplayOpt { return replayOpt(func(c *config) { c.replayGiven = desc }) }
-
 // planKey is the Redis hash of a replay's stored plan: next to its
 // checkpoints (prefix + id + ":" + topic + ":" + partition), which never end
 // in "plan".

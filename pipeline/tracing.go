@@ -7,33 +7,10 @@ import (
 	"github.com/twmb/franz-go/plugin/kotel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
-
-// Tracer traces every record with tp (OpenTelemetry). The consuming Kafka
-// client gets franz-go's kotel hooks, which start a "<topic> receive" span
-// per record as the child of the producer's span, read from the record's
-// W3C traceparent and baggage headers. Each record then gets a
-// "<topic> process" span under it, which lives until the record's effect
-// lands and carries its outcome, and goes to the sink in
-// sink.Record.Context: a sink.Ledger stores the span's IDs in the claim
-// and starts its round trip's span under it (a redis client instrumented
-// with go-redis's redisotel nests its commands there), an external effect
-// (Guarded) runs in a "shardpipe.effect" span under it, and a record whose
-// key an earlier traced record applied gets a link to that record's span.
-// A record whose term ends before it lands leaves its span unended (the
-// next term's delivery gets a new one). Default: none; a tp whose sampler
-// drops a trace costs a few allocations per record.
-func Tracer(tp trace.TracerProvider) Opt {
-	return opt(func(c *config) {
-		kt := kotel.NewTracer(kotel.TracerProvider(tp), kotel.TracerPropagator(
-			propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})))
-		c.tracer = kt
-	})
-}
 
 // traceHooks are the kotel hooks of the consuming clients (none without
 // Tracer). Producing clients (dead letters) do not get them.

@@ -22,50 +22,6 @@ var ErrNotDurable = errors.New("sink: ledger writes not durable yet")
 // counts these findings.
 var ErrWritesLost = errors.New("sink: the ledger's primary changed: acknowledged writes may be lost")
 
-// DurableOpt is an option of NewDurable: what a Durable waits for before an
-// offset commit, and for how long.
-type DurableOpt interface {
-	applyDurable(*durableConfig)
-}
-
-type durableOpt func(*durableConfig)
-
-func (o durableOpt) applyDurable(c *durableConfig) { o(c) }
-
-// WithLocalFsync makes a Durable wait until the server's AOF holding the
-// writes is fsynced (WAITAOF numlocal 1; on a cluster, on every primary). It
-// needs WAITAOF (Redis 7.2+, Valkey) and appendonly yes, and the wait never
-// succeeds under appendfsync no (Redis then does not fsync by itself).
-// Default: off.
-func WithLocalFsync() DurableOpt { return durableOpt(func(c *durableConfig) { c.LocalFsync = true }) }
-
-// WithReplicas makes a Durable wait until n replicas (on a cluster: n
-// replicas of every primary) have the writes: fsynced to their own AOF
-// (WAITAOF numreplicas), or only received (WAIT) with WithWAIT. Default 0:
-// no replica is waited for; not negative.
-func WithReplicas(n int) DurableOpt { return durableOpt(func(c *durableConfig) { c.Replicas = n }) }
-
-// WithWAIT says the servers have no WAITAOF (Redis before 7.2): replicas are
-// awaited with WAIT, which confirms receipt, not fsync, and WithLocalFsync
-// is refused. Default: WAITAOF.
-func WithWAIT() DurableOpt { return durableOpt(func(c *durableConfig) { c.UseWait = true }) }
-
-// WithWaitTimeout bounds one Wait (default 2s; at least 1ms). It must stay
-// below the client's read timeout (go-redis v9.23: 5s by default), or the
-// client gives up first; NewDurable refuses it otherwise.
-func WithWaitTimeout(d time.Duration) DurableOpt {
-	return durableOpt(func(c *durableConfig) { c.Timeout = d })
-}
-
-// durableConfig is what NewDurable and its options set.
-type durableConfig struct {
-	FenceKey   string
-	LocalFsync bool
-	Replicas   int
-	UseWait    bool
-	Timeout    time.Duration
-}
-
 // Durable holds an offset commit back until the ledger writes Redis
 // acknowledged before it are as durable as the server can promise (see the
 // DurableOpt options). It costs one round trip per call: a SET of the fence key
