@@ -34,10 +34,10 @@ func (sc *sinkConfig) groups(topics func() []string) []cliflags.Group {
 }
 
 // keys are the Redis keys run and replay write that sc's settings name:
-// the ledger's and those under --dlq-prefix (settings.KeysGroup keeps them
-// apart with a command's own).
+// the ledger's and those under --dlq-prefix, its manifest among them
+// (settings.KeysGroup keeps them apart with a command's own).
 func (sc *sinkConfig) keys() []settings.OwnedKey {
-	return append(sc.l.Keys(), sc.p.Keys()...)
+	return append(append(sc.l.Keys(), sc.p.Keys()...), sc.p.ManifestKey(sc.l.Spec.Prefix))
 }
 
 // tail are the shared groups after a command's own; reports says what

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
 	"github.com/shardpipe/shardpipe/opshttp"
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 // OwnedKey is a Redis key, or the prefix of keys, that a command writes,
@@ -88,6 +89,13 @@ func (p Poison) Keys() []OwnedKey {
 		{Flag: fDLQPrefix, Value: p.Prefix, What: "the dead-letter markers", Key: p.Prefix + "dlq:", Prefix: true},
 		{Flag: fDLQPrefix, Value: p.Prefix, What: "the durability fence keys", Key: FenceKey(p.Prefix), Prefix: true},
 	}
+}
+
+// ManifestKey is the key of the manifest of the ledger under
+// ledgerPrefix (sink.ManifestKey), among p's keys: run and replay write it
+// once, before the first record.
+func (p Poison) ManifestKey(ledgerPrefix string) OwnedKey {
+	return OwnedKey{Flag: fDLQPrefix, Value: p.Prefix, What: "the ledger's manifest", Key: sink.ManifestKey(p.Prefix, ledgerPrefix)}
 }
 
 // ProbeKey is the key each readiness probe of run writes, under p's prefix.
