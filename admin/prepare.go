@@ -73,7 +73,8 @@ type Prepared struct {
 //     Redis 7.0+ and is no cluster node behind a single-node client
 //     (Preflight);
 //  2. the principal may describe the group and read the topics, and the
-//     Redis ACL user reach a ledger key and s.Keys (CheckAccess);
+//     Redis ACL user reach a ledger key, the manifest and s.Keys
+//     (CheckAccess);
 //  3. with s.DeadLetters, the dead-letter topics exist
 //     (CheckDeadLetterTopics);
 //  4. the Redis keeps what the ledger needs: noeviction and some
@@ -94,7 +95,10 @@ func Prepare(ctx context.Context, s Setup) (Prepared, error) {
 	if kErr, rErr := Preflight(ctx, adm, s.Topics, s.Redis, s.RedisName); kErr != nil || rErr != nil {
 		return out, errors.Join(kErr, rErr)
 	}
-	acc := Access{Group: s.Group, Topics: s.Topics, Keys: append([]string{s.LedgerPrefix + "preflight-probe"}, s.Keys...)}
+	// The manifest is among the keys asked for, as run asks: a user that
+	// cannot reach it is refused here, as an access problem.
+	manifest := sink.ManifestKey(s.Own, s.LedgerPrefix)
+	acc := Access{Group: s.Group, Topics: s.Topics, Keys: append([]string{s.LedgerPrefix + "preflight-probe", manifest}, s.Keys...)}
 	if err := CheckAccess(ctx, s.Kafka, acc, s.Redis, s.RedisName); err != nil {
 		return out, err
 	}
@@ -115,7 +119,7 @@ func Prepare(ctx context.Context, s Setup) (Prepared, error) {
 	if err != nil {
 		return out, err
 	}
-	out.Manifest, out.ManifestWritten, err = CheckLedger(ctx, s.Redis, sink.ManifestKey(s.Own, s.LedgerPrefix), s.Manifest, s.ReplaceManifest)
+	out.Manifest, out.ManifestWritten, err = CheckLedger(ctx, s.Redis, manifest, s.Manifest, s.ReplaceManifest)
 	if err != nil {
 		return out, err
 	}

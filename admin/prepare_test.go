@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/admin"
@@ -21,9 +23,10 @@ import (
 // TestPrepareRefuses runs Prepare on the real servers: a Setup without
 // its clients is an error, not a panic; a missing topic
 // (ErrTopicMissing) and a ledger whose manifest records another effect
-// (ErrLedgerMismatch) are refused with no options to start a pipeline
-// with, and the refusal writes no manifest and leaves a stored one as it
-// was.
+// (ErrLedgerMismatch) and an ACL user that reaches the ledger but not the
+// manifest's key (ErrUnreachable, at the access check, before anything is
+// read) are refused with no options to start a pipeline with, and the
+// refusal writes no manifest and leaves a stored one as it was.
 func TestPrepareRefuses(t *testing.T) {
 	brokers, addr := integration.Kafka(t), integration.Redis(t)
 	topic := integration.CreateTopic(t, brokers, 1)
@@ -40,10 +43,12 @@ func TestPrepareRefuses(t *testing.T) {
 		name   string
 		topics []string
 		stored *sink.Manifest // written before Prepare; nil: none
+		acl    bool           // Prepare as a user whose keys are the ledger's and the fence's only
 		want   error
 	}{
-		{"missing topic", []string{topic, topic + "-missing"}, nil, admin.ErrTopicMissing},
-		{"manifest of another effect", []string{topic}, &totals, admin.ErrLedgerMismatch},
+		{"missing topic", []string{topic, topic + "-missing"}, nil, false, admin.ErrTopicMissing},
+		{"manifest of another effect", []string{topic}, &totals, false, admin.ErrLedgerMismatch},
+		{"manifest out of the user's reach", []string{topic}, nil, true, admin.ErrUnreachable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			own := integration.RedisPrefix(t, rdb)
@@ -53,10 +58,17 @@ func TestPrepareRefuses(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := admin.Prepare(ctx, admin.Setup{Kafka: cl, Topics: tc.topics, Group: integration.Group(t), Redis: rdb,
+			client := redis.UniversalClient(rdb)
+			if tc.acl {
+				client = aclUser(t, addr, "~"+own+"ledger:*", "~"+own+"fence*")
+			}
+			got, err := admin.Prepare(ctx, admin.Setup{Kafka: cl, Topics: tc.topics, Group: integration.Group(t), Redis: client,
 				LedgerPrefix: own + "ledger:", Own: own, Manifest: none})
 			if !errors.Is(err, tc.want) || len(got.Options) != 0 {
 				t.Fatalf("Prepare = %d options, %v; want no options and %v", len(got.Options), err, tc.want)
+			}
+			if tc.acl && !strings.Contains(err.Error(), key) {
+				t.Errorf("Prepare = %v; want the refusal to name the manifest's key %s", err, key)
 			}
 			m, ok, err := sink.ReadManifest(ctx, rdb, key)
 			if err != nil {
@@ -131,4 +143,26 @@ func TestPrepareReady(t *testing.T) {
 	if err != nil || mark != records {
 		t.Fatalf("commit mark %d, %v; want %d (CountOnce raised it before the commit)", mark, err, records)
 	}
+}
+
+// aclUser is a client of the Redis at addr logged in as a new ACL user that
+// may run every command on the keys patterns match, and no other key.
+func aclUser(t *testing.T, addr string, patterns ...string) *redis.Client {
+	t.Helper()
+	root := integration.NewRedisClient(t, addr)
+	user := "sp-prepare-" + integration.Group(t)
+	args := append([]any{"ACL", "SETUSER", user, "on", ">pw", "+@all"}, func() []any {
+		out := make([]any, len(patterns))
+		for i, p := range patterns {
+			out[i] = p
+		}
+		return out
+	}()...)
+	if err := root.Do(context.Background(), args...).Err(); err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	t.Cleanup(func() { _ = root.Do(context.Background(), "ACL", "DELUSER", user).Err() })
+	c := redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: "pw"})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
