@@ -190,9 +190,12 @@ func TestCmdResetOffsetsTTL(t *testing.T) {
 	}
 	commit(end)
 
-	// A per-topic ledger, as its manifest says: without --key-space the
-	// check asks for its keys (<prefix><topic>:<key>), and finds them.
-	manifest := sink.ManifestKey("shardpipe:", e.ledger())
+	// A per-topic ledger, as its manifest says (under the --dlq-prefix run
+	// was given): without --key-space the check asks for its keys
+	// (<prefix><topic>:<key>), and finds them; a --key-space that says
+	// otherwise is refused, naming the manifest.
+	own := e.ledger() + "own:"
+	manifest := sink.ManifestKey(own, e.ledger())
 	if _, err := sink.WriteManifest(ctx, e.rdb, manifest, sink.Manifest{Effect: "none", KeySpace: "per-topic"}, true); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +204,12 @@ func TestCmdResetOffsetsTTL(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if code, out := reset("--to", "earliest"); code != 0 || committed() != 0 {
+	if code, out := reset("--to", "earliest", "--dlq-prefix", own, "--key-space", "shared"); code != 2 || committed() != end ||
+		!strings.Contains(out, "manifest") || !strings.Contains(out, "per-topic") {
+		t.Fatalf("reset with a --key-space the manifest contradicts: exit %d, committed %d; want 2 naming the manifest and per-topic, nothing moved\n%s",
+			code, committed(), out)
+	}
+	if code, out := reset("--to", "earliest", "--dlq-prefix", own); code != 0 || committed() != 0 {
 		t.Fatalf("reset over old records a per-topic ledger holds: exit %d, committed %d; want 0 and 0\n%s", code, committed(), out)
 	}
 	if err := e.rdb.Del(ctx, manifest).Err(); err != nil {

@@ -49,13 +49,20 @@ type resetConfig struct {
 	settings.Reset
 	timeout time.Duration
 	ledger  ledgerConfig // as run takes it: the ledger the group's records are checked against
+	own     string       // --dlq-prefix: where the ledger's manifest lives
 }
 
 func (rc *resetConfig) Groups() []cliflags.Group {
 	gs := append([]cliflags.Group{kafkaGroup(&rc.kafkaConn), consumerGroup(&rc.group), topicGroup(&rc.topic, "topic whose offsets to move")},
 		settings.ResetGroups(&rc.Reset)...)
 	return append(append(gs, connectGroup(&rc.timeout, "how long the command may wait in all: for the brokers, and for the ledger check when the group would read again records older than --ttl")),
-		ledgerGroups(&rc.ledger)...)
+		append(ledgerGroups(&rc.ledger), cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) {
+			if rc.own = c.String(settings.FlagDLQPrefix); rc.own == "" {
+				bad.Addf("%s: empty; the ledger's manifest lives under shardpipe's own prefix", flagRef(settings.FlagDLQPrefix))
+			}
+		},
+			&cli.StringFlag{Name: settings.FlagDLQPrefix, Value: settings.DefaultOwnPrefix,
+				Usage: "the prefix of shardpipe's own keys, as run was given it: the ledger's manifest, which says its key space, lives under it"}))...)
 }
 
 func resetOffsetsAction(ctx context.Context, c *cli.Command, rc *resetConfig) error {
@@ -126,10 +133,21 @@ func resetRisk(ctx context.Context, c *cli.Command, rc *resetConfig, adm *kadm.C
 				lc.redis.Desc, err, lc.ttl))
 		}
 		keysOnly := lc
-		// The key space is the ledger's, from its manifest when it has one
-		// and --key-space was not given (the ledger issue's manifest).
-		if m, ok, err := sink.ReadManifest(ctx, rdb, sink.ManifestKey(settings.DefaultOwnPrefix, lc.l.Spec.Prefix)); err == nil && ok &&
-			!lc.l.Given.KeySpace {
+		// The key space is the ledger's, from its manifest (under
+		// --dlq-prefix, as run keeps it) when it has one: a --key-space
+		// given that says otherwise is refused, as run refuses it.
+		key := sink.ManifestKey(rc.own, lc.l.Spec.Prefix)
+		m, ok, err := sink.ReadManifest(ctx, rdb, key)
+		switch {
+		case errors.Is(err, sink.ErrMisconfigured):
+			return nil, usageErr(fmt.Sprintf("%s: %v (needed to check records older than --ttl %v; --force skips the check)", flagRef(settings.FlagDLQPrefix), err, lc.ttl))
+		case err != nil:
+			return nil, unavailableErr(fmt.Sprintf("redis %s: reading the ledger's manifest %s: %v (needed to check records older than --ttl %v; --force skips the check)",
+				lc.redis.Desc, key, err, lc.ttl))
+		case ok && lc.l.Given.KeySpace && lc.l.KeySpace() != m.KeySpace:
+			return nil, usageErr(fmt.Sprintf("%s %s: the ledger's manifest %s says its key space is %s; give that, or leave %s out",
+				flagRef("key-space"), lc.l.KeySpace(), key, m.KeySpace, flagRef("key-space")))
+		case ok:
 			keysOnly.l.Spec.PerTopic = m.KeySpace == "per-topic"
 		}
 		keysOnly.l.Spec.Totals = nil // only the keys are asked about
