@@ -16,7 +16,7 @@ import (
 // Kafka image is pinned to the release scripts/services.sh fetches.
 const (
 	DefaultKafkaImage = "apache/kafka:4.4.0"
-	DefaultRedisImage = "redis:7.4"
+	DefaultRedisImage = "redis:7.4.2"
 )
 
 // DockerLabel is set (to "kit") on every container the kit starts, so a

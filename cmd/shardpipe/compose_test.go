@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/cliflags"
+	"github.com/shardpipe/shardpipe/integration"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -80,6 +81,12 @@ func TestCompose(t *testing.T) {
 		if !pinnedTag.MatchString(img) {
 			t.Errorf("image %q: want a pinned version tag (no :latest)", img)
 		}
+	}
+	// One value for each image: the file's tag is the one the test kit
+	// starts (integration.DefaultKafkaImage, DefaultRedisImage), so what
+	// the kit tests is what the file runs.
+	if kafka.Image != integration.DefaultKafkaImage || redis.Image != integration.DefaultRedisImage {
+		t.Errorf("images %q and %q; want the kit's %q and %q", kafka.Image, redis.Image, integration.DefaultKafkaImage, integration.DefaultRedisImage)
 	}
 	if !strings.HasPrefix(kafka.Image, "apache/kafka:4.") {
 		t.Errorf("kafka image %q: want apache/kafka 4.x", kafka.Image)
