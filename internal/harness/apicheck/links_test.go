@@ -19,7 +19,8 @@ var (
 )
 
 // docFiles are the Markdown pages whose links are checked, relative to
-// the repository's root: README.md, CONTRIBUTING.md and every docs/*.md.
+// the repository's root: README.md, CONTRIBUTING.md, BENCHMARKS.md and
+// every docs/*.md.
 func docFiles(t *testing.T, root string) []string {
 	t.Helper()
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
@@ -29,7 +30,7 @@ func docFiles(t *testing.T, root string) []string {
 	if len(pages) == 0 {
 		t.Fatal("docs/ has no .md page")
 	}
-	files := []string{"README.md", "CONTRIBUTING.md"}
+	files := []string{"README.md", "CONTRIBUTING.md", "BENCHMARKS.md"}
 	for _, p := range pages {
 		rel, err := filepath.Rel(root, p)
 		if err != nil {
