@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -79,20 +78,17 @@ func CreateDeadLetterTopics(ctx context.Context, adm *kadm.Client, dlq string, s
 }
 
 // EnsureDeadLetterTopics is CheckDeadLetterTopics preceded, when create is
-// true, by CreateDeadLetterTopics, each topic it created logged on log at
-// info (with its partitions, replication factor and sources): what run
-// does at start with --create-dlq-topic. It returns the first error of
-// either.
-func EnsureDeadLetterTopics(ctx context.Context, adm *kadm.Client, dlq string, sources []string, create bool, log *slog.Logger) error {
+// true, by CreateDeadLetterTopics. It returns the topics it created (with
+// their partitions, replication factor and sources, for the caller to
+// report), also when a later one or the check fails, and the first error
+// of either.
+func EnsureDeadLetterTopics(ctx context.Context, adm *kadm.Client, dlq string, sources []string, create bool) ([]CreatedTopic, error) {
+	var created []CreatedTopic
 	if create {
-		created, err := CreateDeadLetterTopics(ctx, adm, dlq, sources)
-		for _, c := range created {
-			log.Info("created the missing dead-letter topic (--create-dlq-topic)", "topic", c.Topic,
-				"partitions", c.Partitions, "replication_factor", c.Replication, "sources", c.Sources)
-		}
-		if err != nil {
-			return err
+		var err error
+		if created, err = CreateDeadLetterTopics(ctx, adm, dlq, sources); err != nil {
+			return created, err
 		}
 	}
-	return CheckDeadLetterTopics(ctx, adm, dlq, sources)
+	return created, CheckDeadLetterTopics(ctx, adm, dlq, sources)
 }

@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -11,9 +10,6 @@ import (
 
 	"github.com/shardpipe/shardpipe/pipeline"
 )
-
-// IdleWarning words what an Idle means, for the log line that reports it.
-const IdleWarning = "holding no partitions yet: the group still has other members; a member of a process killed without leaving the group (SIGKILL, a crash, a lost host) keeps its partitions until its session times out, then they are assigned here; a group with more members than partitions leaves some idle"
 
 // Idle is why a pipeline holds no partition while its group has other
 // members: most often the member of a process killed without leaving the
@@ -32,14 +28,6 @@ func (i Idle) OthersString() string {
 		s = append(s, fmt.Sprintf("%s (client %s, host %s)", m.ID, m.ClientID, m.Host))
 	}
 	return strings.Join(s, "; ")
-}
-
-// Warning words i for one log line (IdleWarning, at warn level);
-// session says how long a dead member keeps its partitions, as the caller
-// configured it.
-func (i Idle) Warning(session string) Warning {
-	return Warning{slog.LevelWarn, IdleWarning,
-		[]any{"group", i.Group, "state", i.State, "other_members", i.OthersString(), "session_timeout", session}}
 }
 
 // WaitIdle looks, every second, whether p holds a partition. Once p has

@@ -51,7 +51,12 @@ func (pc poisonConfig) checkDeadLetterTopics(ctx context.Context, k kafkaConn, s
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return exitFor(k.withAdmin(func(adm *kadm.Client) error {
-		return admin.EnsureDeadLetterTopics(ctx, adm, pc.p.Topic, sources, pc.p.CreateDLQ, log)
+		created, err := admin.EnsureDeadLetterTopics(ctx, adm, pc.p.Topic, sources, pc.p.CreateDLQ)
+		for _, c := range created {
+			log.Info("created the missing dead-letter topic (--create-dlq-topic)", "topic", c.Topic,
+				"partitions", c.Partitions, "replication_factor", c.Replication, "sources", c.Sources)
+		}
+		return err
 	}), k, timeout)
 }
 
