@@ -95,7 +95,7 @@ chaos:
 ifeq ($(CLUSTER),1)
 	$(GO) run ./internal/harness/cmd/chaos -cluster $(CHAOSFLAGS)
 	scripts/with-services.sh env SHARDPIPE_CLUSTER_TESTS=1 SHARDPIPE_REQUIRE_INTEGRATION=1 \
-		$(GO) test -count=1 -v -timeout 30m -run '$(CLUSTER_TESTS)' ./integration/
+		$(GO) test -count=1 -v -timeout 30m -run '$(CLUSTER_TESTS)' ./integration/...
 else
 	$(GO) run ./internal/harness/cmd/chaos $(CHAOSFLAGS)
 	$(MAKE) --no-print-directory test-docker

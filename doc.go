@@ -187,6 +187,18 @@
 //	internal/harness/recvtest
 //	    the in-process HTTP receiver of the HTTP effect's unit tests
 //	    imports: none
+//	internal/harness/itest
+//	    the helpers the integration tests share: the shardpipe binary run and
+//	    its log lines parsed, private servers, a Redis Cluster, secured
+//	    brokers, the receiver process, topics, offsets and ledger keys read
+//	    back
+//	    imports: integration, internal/harness/chaoscheck,
+//	    internal/harness/clusters, internal/harness/testcerts, internal/orders,
+//	    pipeline, sink
+//	integration/cmdtest
+//	    the tests of the shardpipe binary, run as users run it (tests only;
+//	    the kit's own tests stay in integration)
+//	    imports: none
 //	internal/harness/cmd/chaos
 //	    make chaos's command
 //	    imports: internal/harness/chaos

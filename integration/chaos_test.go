@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/internal/harness/chaos"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 )
 
 // TestChaosShort is the short variant of `make chaos`: three `shardpipe
@@ -66,7 +67,7 @@ func TestChaosShort(t *testing.T) {
 	}
 	t.Logf("seed %d (SHARDPIPE_CHAOS_SEED=%d repeats the schedule)", cfg.Seed, cfg.Seed)
 	cfg.WorkDir = t.TempDir()
-	cfg.Bin = buildShardpipe(t)
+	cfg.Bin = itest.BuildShardpipe(t)
 	cfg.ReceiverBin = buildReceiver(t)
 	cfg.Out = testWriter{t}
 	cfg.Services = chaos.Services{Root: root, Dir: filepath.Join(cfg.WorkDir, "services")}

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -31,7 +32,7 @@ func TestCmdDeadLetterLargeKey(t *testing.T) {
 	t.Parallel()
 	const poison, limit = 3, 65536
 	brokers, addr := integration.Kafka(t), integration.Redis(t)
-	bin := buildShardpipe(t)
+	bin := itest.BuildShardpipe(t)
 	topic := integration.CreateTopic(t, brokers, 1)
 	dlq := configuredDeadLetterTopic(t, brokers, topic, "max.message.bytes", strconv.Itoa(limit))
 	group := integration.Group(t)
@@ -49,24 +50,24 @@ func TestCmdDeadLetterLargeKey(t *testing.T) {
 		}
 	}
 	prefix := integration.RedisPrefix(t, integration.NewRedisClient(t, addr))
-	run := start(t, "run", bin, "run", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--group", group,
+	run := itest.Start(t, "run", bin, "run", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--group", group,
 		"--redis", addr, "--ledger-prefix", prefix+"l:", "--effect", "totals", "--totals-hash", prefix+"totals",
 		"--poison-attempts", "1", "--commit-every", "1", "--report-interval", "200ms", "--log-format", "json")
-	d := run.waitLine(ctx, "poison record dead-lettered", func(map[string]any) bool { return true })
-	if num(d, "offset") != poison || d["placeholder"] == nil {
+	d := run.WaitLine(ctx, "poison record dead-lettered", func(map[string]any) bool { return true })
+	if itest.Num(d, "offset") != poison || d["placeholder"] == nil {
 		t.Fatalf("dead-letter line %.2000v, want offset %d written as a placeholder", d, poison)
 	}
-	run.waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "lag") == 0 && num(m, "applied") == 4 })
-	run.signal(syscall.SIGTERM)
-	if code := run.wait(ctx); code != 0 {
+	run.WaitLine(ctx, "progress", func(m map[string]any) bool { return itest.Num(m, "lag") == 0 && itest.Num(m, "applied") == 4 })
+	run.Signal(syscall.SIGTERM)
+	if code := run.Wait(ctx); code != 0 {
 		t.Fatalf("exit %d, want 0 (SIGTERM)", code)
 	}
-	for _, l := range strings.Split(run.output(), "\n") {
+	for _, l := range strings.Split(run.Output(), "\n") {
 		if len(l) > 4096 {
 			t.Errorf("log line of %d bytes: %.300s...", len(l), l)
 		}
 	}
-	if c := statusJSON(ctx, t, bin, brokers, group, topic).committed()[0]; c != 5 {
+	if c := itest.StatusJSON(ctx, t, bin, brokers, group, topic).Committed()[0]; c != 5 {
 		t.Fatalf("committed %d, want 5 (past the poison record)", c)
 	}
 	got := readPartition(ctx, t, brokers, dlq)

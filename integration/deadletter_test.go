@@ -12,6 +12,7 @@ import (
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/internal/faults"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -131,7 +132,7 @@ func deadLetterOnceAcrossCrash(t *testing.T, beforeDone bool) {
 	if v, err := rdb.Get(ctx, marker).Result(); err != nil || !strings.Contains(v, `"state":"done"`) {
 		t.Fatalf("marker %s = %q (%v), want done", marker, v, err)
 	}
-	got := readDLQ(ctx, t, brokers, dlq)
+	got := itest.ReadDLQ(ctx, t, brokers, dlq)
 	if len(got) != 1 || sourceOffset(got[0]) != fmt.Sprint(poison) {
 		t.Fatalf("dead-letter topic holds %d records (%v), want exactly the one from offset %d", len(got), got, poison)
 	}
@@ -146,25 +147,4 @@ func sourceOffset(r *kgo.Record) string {
 		}
 	}
 	return ""
-}
-
-// readDLQ reads every record of partition 0 of topic up to its end offset.
-func readDLQ(ctx context.Context, t *testing.T, brokers []string, topic string) []*kgo.Record {
-	t.Helper()
-	ends, err := integration.NewAdmin(t, brokers).ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, _ := ends.Lookup(topic, 0)
-	cl := integration.NewKafkaClient(t, brokers,
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
-	var out []*kgo.Record
-	for int64(len(out)) < end.Offset {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("reading %s: %v", topic, ctx.Err())
-		}
-		fs.EachRecord(func(r *kgo.Record) { out = append(out, r) })
-	}
-	return out
 }

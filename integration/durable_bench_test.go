@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/sink"
 )
 
@@ -22,11 +23,11 @@ import (
 //
 //	go test -run '^$' -bench DurableWait -benchtime 50x ./integration/
 func BenchmarkDurableWait(b *testing.B) {
-	bin := valkeyBin(b)
-	primary := startServer(b, bin)
-	replica := startReplica(b, bin, primary)
+	bin := itest.ValkeyBin(b)
+	primary := itest.StartServer(b, bin)
+	replica := itest.StartReplica(b, bin, primary)
 	ctx := context.Background()
-	ledger, err := sink.NewLedger(primary.c)
+	ledger, err := sink.NewLedger(primary.C)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -46,13 +47,13 @@ func BenchmarkDurableWait(b *testing.B) {
 				if w.local {
 					opts = append(opts, sink.WithLocalFsync())
 				}
-				if d, err = sink.NewDurable(primary.c, "bench:fence", opts...); err != nil {
+				if d, err = sink.NewDurable(primary.C, "bench:fence", opts...); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.Run("appendfsync="+fsync+"/wait="+w.name, func(b *testing.B) {
-				primary.config(ctx, "appendfsync", fsync)
-				replica.config(ctx, "appendfsync", fsync)
+				primary.Config(ctx, "appendfsync", fsync)
+				replica.Config(ctx, "appendfsync", fsync)
 				recs := make([]sink.Record, 100)
 				for b.Loop() {
 					batch++

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -22,18 +23,18 @@ import (
 func TestCommitWaitsForLocalFsync(t *testing.T) {
 	t.Parallel()
 	brokers := integration.Kafka(t)
-	vk := startServer(t, valkeyBin(t), "--appendfsync", "no")
+	vk := itest.StartServer(t, itest.ValkeyBin(t), "--appendfsync", "no")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	topic := integration.CreateTopic(t, brokers, 1)
-	ends := produceKeys(ctx, t, brokers, topic, 30)
+	ends := itest.ProduceKeys(ctx, t, brokers, topic, 30)
 	part := checkpoint.Partition{Topic: topic}
 
-	ledger, err := sink.NewLedger(vk.c)
+	ledger, err := sink.NewLedger(vk.C)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := sink.NewDurable(vk.c, "shardpipe:fence", sink.WithLocalFsync(), sink.WithWaitTimeout(200*time.Millisecond))
+	d, err := sink.NewDurable(vk.C, "shardpipe:fence", sink.WithLocalFsync(), sink.WithWaitTimeout(200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,17 +64,17 @@ func TestCommitWaitsForLocalFsync(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := vk.c.Exists(ctx, "shardpipe:ledger:k0", "shardpipe:ledger:k29").Result(); err != nil || n != 2 {
+	if n, err := vk.C.Exists(ctx, "shardpipe:ledger:k0", "shardpipe:ledger:k29").Result(); err != nil || n != 2 {
 		t.Fatalf("ledger keys k0 and k29: %d exist (%v), want both: the effects land while the commit waits", n, err)
 	}
 	if c := watch.Committed(log.Events(), "p"); len(c) > 0 {
 		t.Fatalf("committed %v while the server never fsynced; want nothing", c)
 	}
-	if got := groupCommitted(ctx, t, brokers, group, topic); len(got) > 0 {
+	if got := itest.GroupCommitted(ctx, t, brokers, group, topic); len(got) > 0 {
 		t.Fatalf("the broker holds committed offsets %v; want none", got)
 	}
 
-	vk.config(ctx, "appendfsync", "everysec")
+	vk.Config(ctx, "appendfsync", "everysec")
 	if err := log.Wait(ctx, "the end committed once the server fsyncs", func(evs []watch.Tagged) bool {
 		return watch.Committed(evs, "p")[part] == ends[0]
 	}); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/internal/faults"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -105,15 +106,15 @@ type guardFinishSetup struct {
 	brokers []string
 	topic   string
 	group   string
-	rs      *privateRedis
+	rs      *itest.PrivateRedis
 	ext     *effectRuns
 }
 
 func newGuardFinishSetup(t *testing.T, ctx context.Context) *guardFinishSetup {
 	t.Helper()
-	s := &guardFinishSetup{brokers: integration.Kafka(t), rs: startPrivateRedis(t), group: integration.Group(t)}
+	s := &guardFinishSetup{brokers: integration.Kafka(t), rs: itest.StartPrivateRedis(t), group: integration.Group(t)}
 	s.topic = integration.CreateTopic(t, s.brokers, 1)
-	s.ext = &effectRuns{runs: map[string]int{}, killAt: "pay-1", kill: s.rs.kill}
+	s.ext = &effectRuns{runs: map[string]int{}, killAt: "pay-1", kill: s.rs.Kill}
 	prod := integration.NewKafkaClient(t, s.brokers, kgo.DefaultProduceTopic(s.topic))
 	var recs []*kgo.Record
 	for i := range 3 {
@@ -128,7 +129,7 @@ func newGuardFinishSetup(t *testing.T, ctx context.Context) *guardFinishSetup {
 // guard returns a Guard on the private Redis, with a client of its own.
 func (s *guardFinishSetup) guard(t *testing.T, lease time.Duration) *sink.Guard {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: s.rs.addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	rdb := redis.NewClient(&redis.Options{Addr: s.rs.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = rdb.Close() })
 	g, err := sink.NewGuard(rdb, sink.WithPrefix("g:"), sink.WithLease(lease),
 		sink.WithRetry(sink.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 3}))
@@ -250,7 +251,7 @@ func TestGuardZombieFinishesUnknownBatch(t *testing.T) {
 			case <-ctx.Done():
 				t.Fatal("Z's retry never ended: it did not learn it lost the partition")
 			}
-			s.rs.start(t)
+			s.rs.Start(t)
 			part := checkpoint.Partition{Topic: s.topic}
 			if err := log.Wait(ctx, "Z to let the partition go", func(evs []watch.Tagged) bool {
 				return watch.Has(evs, "Z", pipeline.Lost, part) || watch.Has(evs, "Z", pipeline.Revoked, part)
@@ -354,7 +355,7 @@ func TestGuardStopFinishesUnknownBatch(t *testing.T) {
 			case <-ctx.Done():
 				t.Fatal("the consumer never gave up the batch")
 			}
-			s.rs.start(t)
+			s.rs.Start(t)
 			if err := <-stopped; err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -62,7 +63,7 @@ func TestGuardRedisOutageAfterEffect(t *testing.T) {
 		{"outage longer than the lease", 1500 * time.Millisecond, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rs := startPrivateRedis(t)
+			rs := itest.StartPrivateRedis(t)
 			topic := integration.CreateTopic(t, brokers, 1)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -73,7 +74,7 @@ func TestGuardRedisOutageAfterEffect(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			rdb := redis.NewClient(&redis.Options{Addr: rs.addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+			rdb := redis.NewClient(&redis.Options{Addr: rs.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 			defer rdb.Close()
 			g, err := sink.NewGuard(rdb, sink.WithPrefix("g:"), sink.WithLease(tc.lease),
 				sink.WithRetry(sink.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 3}))
@@ -92,7 +93,7 @@ func TestGuardRedisOutageAfterEffect(t *testing.T) {
 				}
 				mu.Unlock()
 				if first {
-					rs.kill() // the call went out; Redis dies before done is written
+					rs.Kill() // the call went out; Redis dies before done is written
 				}
 				return nil
 			}
@@ -116,7 +117,7 @@ func TestGuardRedisOutageAfterEffect(t *testing.T) {
 				}
 			}
 			t.Logf("redis down for %v; %d failed batch attempts", time.Since(killedAt).Round(time.Millisecond), app.failed.Load())
-			rs.start(t)
+			rs.Start(t)
 			part := checkpoint.Partition{Topic: topic}
 			if err := log.Wait(ctx, "every payment committed", func(evs []watch.Tagged) bool {
 				return watch.Committed(evs, "")[part] == n

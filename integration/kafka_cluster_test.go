@@ -14,16 +14,17 @@ import (
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/internal/harness/chaoscheck"
 	"github.com/shardpipe/shardpipe/internal/harness/clusters"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 )
 
 // startKafkaCluster starts a Kafka of three KRaft nodes of the test's own
 // (scripts/services.sh) and stops it at cleanup.
 func startKafkaCluster(t *testing.T) *clusters.Kafka {
 	t.Helper()
-	needBins(t, "java")
+	itest.NeedBins(t, "java")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	k, err := clusters.StartKafka(ctx, repoRoot(t), t.TempDir())
+	k, err := clusters.StartKafka(ctx, itest.RepoRoot(t), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,10 +57,10 @@ func TestKafkaClusterLeaderKilled(t *testing.T) {
 	t.Parallel()
 	integration.Kafka(t) // the integration tests are on
 	addr := integration.Redis(t)
-	bin := buildShardpipe(t)
+	bin := itest.BuildShardpipe(t)
 	k := startKafkaCluster(t)
 	protocols := []string{"classic"}
-	if os.Getenv(EnvClusterTests) == "1" {
+	if os.Getenv(itest.EnvClusterTests) == "1" {
 		protocols = append(protocols, "consumer")
 	}
 	for _, proto := range protocols {
@@ -93,16 +94,16 @@ func leaderKilled(t *testing.T, bin string, k *clusters.Kafka, addr, proto strin
 		"--effect", "totals", "--totals-hash", prefix + "totals",
 		"--commit-every", "50", "--commit-interval", "200ms", "--report-interval", "200ms",
 		"--session-timeout", "6s", "--log-format", "json"}
-	runs := []*proc{start(t, "run 1", bin, args...), start(t, "run 2", bin, args...)}
-	produce := start(t, "produce", bin, "produce", "--brokers", b, "--topic", topic, "--count", fmt.Sprint(count),
+	runs := []*itest.Proc{itest.Start(t, "run 1", bin, args...), itest.Start(t, "run 2", bin, args...)}
+	produce := itest.Start(t, "produce", bin, "produce", "--brokers", b, "--topic", topic, "--count", fmt.Sprint(count),
 		"--duplicates", "0.1", "--rate", "400", "--seed", "41")
-	runs[0].waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "claimed") >= 300 })
+	runs[0].WaitLine(ctx, "progress", func(m map[string]any) bool { return itest.Num(m, "claimed") >= 300 })
 
 	node, parts, coordinator, err := clusters.Victim(ctx, adm, group, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := groupCommitted(ctx, t, brokers, group, topic)
+	before := itest.GroupCommitted(ctx, t, brokers, group, topic)
 	t.Logf("SIGKILL broker %d, the leader of partitions %v (the group's coordinator: %t); committed %v", node, parts, coordinator, before)
 	if err := k.Kill(ctx, int(node)); err != nil {
 		t.Fatal(err)
@@ -131,7 +132,7 @@ func leaderKilled(t *testing.T, bin string, k *clusters.Kafka, addr, proto strin
 		}
 	}
 	for {
-		got := groupCommitted(ctx, t, alive, group, topic)
+		got := itest.GroupCommitted(ctx, t, alive, group, topic)
 		n := 0
 		for _, p := range parts {
 			if got[p] > before[p] {
@@ -143,7 +144,7 @@ func leaderKilled(t *testing.T, bin string, k *clusters.Kafka, addr, proto strin
 			break
 		}
 		if ctx.Err() != nil || time.Since(killed) > 2*time.Minute {
-			t.Fatalf("commits of partitions %v stuck at %v (before the kill %v) with broker %d down\n%s", parts, got, before, node, runs[0].output())
+			t.Fatalf("commits of partitions %v stuck at %v (before the kill %v) with broker %d down\n%s", parts, got, before, node, runs[0].Output())
 		}
 		time.Sleep(100 * time.Millisecond) // poll interval: the broker's offsets
 	}
@@ -173,13 +174,13 @@ func leaderKilled(t *testing.T, bin string, k *clusters.Kafka, addr, proto strin
 	restarted = true
 	t.Logf("broker %d back after %v", node, time.Since(killed).Round(time.Millisecond))
 
-	if code := produce.wait(ctx); code != 0 {
-		t.Fatalf("produce: exit %d\n%s", code, produce.output())
+	if code := produce.Wait(ctx); code != 0 {
+		t.Fatalf("produce: exit %d\n%s", code, produce.Output())
 	}
 	records := count + count/10
-	ends := endOffsets(ctx, t, brokers, topic)
+	ends := itest.EndOffsets(ctx, t, brokers, topic)
 	for {
-		got := groupCommitted(ctx, t, brokers, group, topic)
+		got := itest.GroupCommitted(ctx, t, brokers, group, topic)
 		done := len(got) == len(ends)
 		for p, e := range ends {
 			done = done && got[p] == e
@@ -188,19 +189,19 @@ func leaderKilled(t *testing.T, bin string, k *clusters.Kafka, addr, proto strin
 			break
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("committed %v, want %v\n%s\n%s", got, ends, runs[0].output(), runs[1].output())
+			t.Fatalf("committed %v, want %v\n%s\n%s", got, ends, runs[0].Output(), runs[1].Output())
 		}
 		time.Sleep(100 * time.Millisecond) // poll interval: the broker's offsets
 	}
 	for _, r := range runs {
 		select {
-		case <-r.done:
-			t.Fatalf("%s exited on its own (code %d):\n%s", r.name, r.code, r.output())
+		case <-r.Done:
+			t.Fatalf("%s exited on its own (code %d):\n%s", r.Name, r.Code, r.Output())
 		default:
 		}
-		r.signal(syscall.SIGTERM)
-		if code := r.wait(ctx); code != 0 {
-			t.Fatalf("%s after SIGTERM: exit %d\n%s", r.name, code, r.output())
+		r.Signal(syscall.SIGTERM)
+		if code := r.Wait(ctx); code != 0 {
+			t.Fatalf("%s after SIGTERM: exit %d\n%s", r.Name, code, r.Output())
 		}
 	}
 	wstop()
@@ -227,12 +228,12 @@ func leaderKilled(t *testing.T, bin string, k *clusters.Kafka, addr, proto strin
 		t.Fatalf("the watcher read %d committed offsets and the commit log holds %d commits: nothing was checked", polls.Seen, commits)
 	}
 	t.Logf("%d commits in the group's log, never lower than the one before; the watcher saw %d stale reads %v", commits, len(decreases), decreases)
-	exp := readTopic(ctx, t, brokers, topic, records)
-	if exp.unique != count {
-		t.Fatalf("topic holds %d orders, want %d (the producer is idempotent)", exp.unique, count)
+	exp := itest.ReadTopic(ctx, t, brokers, topic, records)
+	if exp.Unique != count {
+		t.Fatalf("topic holds %d orders, want %d (the producer is idempotent)", exp.Unique, count)
 	}
-	keys := redisKeySet(ctx, t, rdb, prefix+"ledger:", "*")
-	for _, ks := range exp.keyAt {
+	keys := itest.RedisKeySet(ctx, t, rdb, prefix+"ledger:", "*")
+	for _, ks := range exp.KeyAt {
 		for _, key := range ks {
 			if !keys[key] {
 				t.Fatalf("order %s has no ledger key: lost", key)
@@ -242,9 +243,9 @@ func leaderKilled(t *testing.T, bin string, k *clusters.Kafka, addr, proto strin
 	if len(keys) != count {
 		t.Fatalf("ledger holds %d keys, want %d", len(keys), count)
 	}
-	checkTotals(ctx, t, rdb, prefix+"totals", exp)
+	itest.CheckTotals(ctx, t, rdb, prefix+"totals", exp)
 	t.Logf("%d records, %d orders, each applied once; totals exact; %d polls of the commits (%d failed)",
-		exp.records, exp.unique, polls.Made, polls.Failed)
+		exp.Records, exp.Unique, polls.Made, polls.Failed)
 }
 
 // createRF3 creates topic with partitions partitions on all three brokers

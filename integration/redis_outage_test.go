@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,133 +18,10 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
-
-// privateRedis is a redis-server process of this test alone, with AOF and
-// fsync on every write (docs/operating.md's production setting).
-type privateRedis struct {
-	bin, addr, dir string
-	cmd            *exec.Cmd
-	exited         chan struct{} // closed when cmd has exited
-	out            bytes.Buffer
-	// bindFailures counts starts that found the port taken; a test may
-	// watch it to act after one.
-	bindFailures atomic.Int64
-}
-
-func startPrivateRedis(t *testing.T) *privateRedis {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if integration.Required() {
-			t.Fatalf("redis-server not found: %v", err)
-		}
-		t.Skipf("redis-server not found: %v", err)
-	}
-	r := &privateRedis{bin: bin, addr: integration.ClosedAddr(t), dir: t.TempDir()}
-	t.Cleanup(func() { r.kill() })
-	r.startFirst(t)
-	return r
-}
-
-// startFirst starts the server on r.addr; when that port was taken since
-// it was picked, it picks another, up to five times.
-func (r *privateRedis) startFirst(t *testing.T) {
-	t.Helper()
-	for attempt := 1; ; attempt++ {
-		err := r.try()
-		if err == nil {
-			return
-		}
-		if !errors.Is(err, errPortTaken) || attempt == 5 {
-			t.Fatalf("private redis-server on %s: %v", r.addr, err)
-		}
-		t.Logf("private redis-server: %s was taken since it was picked; picking another port", r.addr)
-		r.addr = integration.ClosedAddr(t)
-	}
-}
-
-// start starts the server again on the same port (its clients know it).
-// A port taken meanwhile (a listener, an outgoing connection's local port)
-// is waited for: the start is tried again until it binds, for up to a
-// minute.
-func (r *privateRedis) start(t *testing.T) {
-	t.Helper()
-	if err := r.restart(); err != nil {
-		t.Fatalf("private redis-server on %s: %v", r.addr, err)
-	}
-}
-
-// restart is start without the test, for any goroutine.
-func (r *privateRedis) restart() error {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		err := r.try()
-		if err == nil || !errors.Is(err, errPortTaken) || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(100 * time.Millisecond) // polls the port: no event says it is free
-	}
-}
-
-// errPortTaken is a redis-server that could not bind its port.
-var errPortTaken = errors.New("port taken")
-
-// try runs redis-server once and waits until it answers PING, or exits.
-func (r *privateRedis) try() error {
-	port := r.addr[strings.LastIndexByte(r.addr, ':')+1:]
-	r.cmd = exec.Command(r.bin, "--port", port, "--bind", "127.0.0.1", "--dir", r.dir, "--save", "",
-		"--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no")
-	r.out.Reset()
-	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
-	if err := r.cmd.Start(); err != nil {
-		return fmt.Errorf("start redis-server: %w", err)
-	}
-	cmd, exited := r.cmd, make(chan struct{})
-	r.exited = exited
-	go func() { _ = cmd.Wait(); close(exited) }()
-	// Short timeouts: whatever else holds the port may accept and not answer.
-	c := redis.NewClient(&redis.Options{Addr: r.addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
-		ReadTimeout: 200 * time.Millisecond})
-	defer c.Close()
-	deadline := time.Now().Add(20 * time.Second)
-	for !r.answers(c, cmd.Process.Pid) {
-		select {
-		case <-exited:
-			r.cmd = nil
-			if strings.Contains(r.out.String(), "Address already in use") {
-				r.bindFailures.Add(1)
-				return fmt.Errorf("%w: %s", errPortTaken, r.addr)
-			}
-			return fmt.Errorf("redis-server exited:\n%s", r.out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no answer to PING within 20s:\n%s", r.out.String())
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval: no event to wait on
-	}
-	return nil
-}
-
-// answers reports whether the server at r.addr is the process pid (not
-// another one that holds the port).
-func (r *privateRedis) answers(c *redis.Client, pid int) bool {
-	info, err := c.Info(context.Background(), "server").Result()
-	return err == nil && strings.Contains(info, fmt.Sprintf("process_id:%d\r", pid))
-}
-
-// kill SIGKILLs the server and waits for it to exit.
-func (r *privateRedis) kill() {
-	if r.cmd == nil || r.cmd.Process == nil {
-		return
-	}
-	_ = r.cmd.Process.Signal(syscall.SIGKILL)
-	<-r.exited
-	r.cmd = nil
-}
 
 // TestPrivateRedisPortTaken: the private Redis helper survives a port
 // taken between its pick and the bind. At the first start it picks
@@ -155,7 +29,7 @@ func (r *privateRedis) kill() {
 // until the port is free again.
 func TestPrivateRedisPortTaken(t *testing.T) {
 	t.Parallel()
-	r := startPrivateRedis(t)
+	r := itest.StartPrivateRedis(t)
 	ping := func(addr string) error {
 		c := redis.NewClient(&redis.Options{Addr: addr})
 		defer c.Close()
@@ -163,14 +37,14 @@ func TestPrivateRedisPortTaken(t *testing.T) {
 	}
 
 	// A restart whose port another process took meanwhile.
-	r.kill()
-	ln, err := net.Listen("tcp", r.addr)
+	r.Kill()
+	ln, err := net.Listen("tcp", r.Addr)
 	if err != nil {
-		t.Fatalf("take the port %s: %v", r.addr, err)
+		t.Fatalf("take the port %s: %v", r.Addr, err)
 	}
 	restarted := make(chan error, 1)
-	go func() { restarted <- r.restart() }()
-	for r.bindFailures.Load() == 0 { // the restart met the taken port
+	go func() { restarted <- r.Restart() }()
+	for r.BindFailures.Load() == 0 { // the restart met the taken port
 		select {
 		case err := <-restarted:
 			t.Fatalf("the restart ended (%v) before the port was freed", err)
@@ -181,7 +55,7 @@ func TestPrivateRedisPortTaken(t *testing.T) {
 	if err := <-restarted; err != nil {
 		t.Fatalf("restart after the port was freed: %v", err)
 	}
-	if err := ping(r.addr); err != nil {
+	if err := ping(r.Addr); err != nil {
 		t.Fatalf("after the port was freed: %v", err)
 	}
 
@@ -191,13 +65,13 @@ func TestPrivateRedisPortTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	r2 := &privateRedis{bin: r.bin, addr: taken.Addr().String(), dir: t.TempDir()}
-	t.Cleanup(func() { r2.kill() })
-	r2.startFirst(t)
-	if r2.addr == taken.Addr().String() || r2.bindFailures.Load() != 1 {
-		t.Fatalf("first start on a taken port: now on %s after %d bind failures; want another port after one", r2.addr, r2.bindFailures.Load())
+	r2 := &itest.PrivateRedis{Bin: r.Bin, Addr: taken.Addr().String(), Dir: t.TempDir()}
+	t.Cleanup(func() { r2.Kill() })
+	r2.StartFirst(t)
+	if r2.Addr == taken.Addr().String() || r2.BindFailures.Load() != 1 {
+		t.Fatalf("first start on a taken port: now on %s after %d bind failures; want another port after one", r2.Addr, r2.BindFailures.Load())
 	}
-	if err := ping(r2.addr); err != nil {
+	if err := ping(r2.Addr); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -300,11 +174,11 @@ func TestRedisOutage(t *testing.T) {
 		every      = 5 * time.Second // the pipeline's least time between two warnings of a partition
 	)
 	brokers := integration.Kafka(t)
-	rs := startPrivateRedis(t)
+	rs := itest.StartPrivateRedis(t)
 	topic := integration.CreateTopic(t, brokers, partitions)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	rdb := redis.NewClient(&redis.Options{Addr: rs.addr, ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	// Two quick attempts per Redis call: a failed batch returns at once, so
 	// the warnings' pace is the pipeline's rate limit, not the sink's budget.
@@ -354,7 +228,7 @@ func TestRedisOutage(t *testing.T) {
 
 	produceHalf(0)
 	before := waitCommitted("first half", half+dups)
-	rs.kill()
+	rs.Kill()
 	produceHalf(half)
 
 	// Wait until a partition is failing, then measure a window.
@@ -410,7 +284,7 @@ func TestRedisOutage(t *testing.T) {
 		}
 	}
 
-	rs.start(t)
+	rs.Start(t)
 	waitCommitted("after Redis came back", 2*(half+dups))
 	if err := p.Close(ctx); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -21,16 +22,16 @@ func TestReplayDeadLetters(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	e := newReplayEnv(t, "", 1)
-	e.produce(ctx, 30, 0, time.Now())
-	cl := integration.NewKafkaClient(t, e.brokers, kgo.DefaultProduceTopic(e.topic))
+	e := itest.NewReplayEnv(t, "", 1)
+	e.Produce(ctx, 30, 0, time.Now())
+	cl := integration.NewKafkaClient(t, e.Brokers, kgo.DefaultProduceTopic(e.Topic))
 	poison := &kgo.Record{Value: []byte(`{"order_id":"none","customer":"c00","amount_cents":5}`)}
 	if err := cl.ProduceSync(ctx, poison).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	e.produce(ctx, 30, 0, time.Now())
-	ledger, ranges := e.wholeTopic(ctx)
-	dlq := e.topic + ".dlq"
+	e.Produce(ctx, 30, 0, time.Now())
+	ledger, ranges := e.WholeTopic(ctx)
+	dlq := e.Topic + ".dlq"
 	tests := []struct {
 		id                           string
 		applied, poison, deadLetters int64
@@ -39,9 +40,9 @@ func TestReplayDeadLetters(t *testing.T) {
 		{"second", 0, 1, 0}, // the marker is done: no second write, still poison
 	}
 	for _, tc := range tests {
-		r, err := pipeline.NewReplay(tc.id, e.topic, ranges, e.rdb, pipeline.Brokers(e.brokers...),
-			pipeline.Sink(ledger), pipeline.PoisonAttempts(1), pipeline.CheckpointPrefix(e.prefix+"replay:"),
-			pipeline.DeadLetters(e.rdb, e.ledger()))
+		r, err := pipeline.NewReplay(tc.id, e.Topic, ranges, e.Rdb, pipeline.Brokers(e.Brokers...),
+			pipeline.Sink(ledger), pipeline.PoisonAttempts(1), pipeline.CheckpointPrefix(e.Prefix+"replay:"),
+			pipeline.DeadLetters(e.Rdb, e.Ledger()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestReplayDeadLetters(t *testing.T) {
 			p.Poison-p.DeadLetterReplays != tc.deadLetters {
 			t.Fatalf("replay %s: progress %+v, want done at 61, %d applied, %d poison of which %d dead-lettered now", tc.id, p, tc.applied, tc.poison, tc.deadLetters)
 		}
-		got := readDLQ(ctx, t, e.brokers, dlq)
+		got := itest.ReadDLQ(ctx, t, e.Brokers, dlq)
 		if len(got) != 1 || sourceOffset(got[0]) != fmt.Sprint(poison.Offset) {
 			t.Fatalf("after replay %s: %s holds %d records, want exactly the poison one from offset %d", tc.id, dlq, len(got), poison.Offset)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/internal/faults"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -23,12 +24,12 @@ func TestReplayFencedByNewerRun(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	e := newReplayEnv(t, "", 2)
-	e.produce(ctx, 400, 0, time.Now())
-	ledger, ranges := e.wholeTopic(ctx)
+	e := itest.NewReplayEnv(t, "", 2)
+	e.Produce(ctx, 400, 0, time.Now())
+	ledger, ranges := e.WholeTopic(ctx)
 	newReplay := func() *pipeline.Replay {
-		r, err := pipeline.NewReplay("same", e.topic, ranges, e.rdb, pipeline.Brokers(e.brokers...),
-			pipeline.Sink(ledger), pipeline.CommitEvery(10), pipeline.CheckpointPrefix(e.prefix+"replay:"))
+		r, err := pipeline.NewReplay("same", e.Topic, ranges, e.Rdb, pipeline.Brokers(e.Brokers...),
+			pipeline.Sink(ledger), pipeline.CommitEvery(10), pipeline.CheckpointPrefix(e.Prefix+"replay:"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +66,7 @@ func TestReplayFencedByNewerRun(t *testing.T) {
 	}
 	t.Logf("older replay: %v", err)
 	for _, p := range newer.Progress() {
-		pos, err := newer.Checkpoint().Load(ctx, checkpoint.Partition{Topic: e.topic, Partition: p.Partition})
+		pos, err := newer.Checkpoint().Load(ctx, checkpoint.Partition{Topic: e.Topic, Partition: p.Partition})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +74,7 @@ func TestReplayFencedByNewerRun(t *testing.T) {
 			t.Fatalf("partition %d checkpoint %+v, want the newer replay's end %d at its epoch 2 (progress %+v)", p.Partition, pos, p.To, p)
 		}
 	}
-	if n := countRedisKeys(ctx, t, e.rdb, e.ledger()+"*"); n != 400 {
+	if n := itest.CountRedisKeys(ctx, t, e.Rdb, e.Ledger()+"*"); n != 400 {
 		t.Fatalf("ledger holds %d keys, want 400", n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -92,8 +93,8 @@ func TestReplayInFlight(t *testing.T) {
 	const orders, customers = 600, 9
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	e := newReplayEnv(t, "", 3)
-	cl := integration.NewKafkaClient(t, e.brokers, kgo.DefaultProduceTopic(e.topic))
+	e := itest.NewReplayEnv(t, "", 3)
+	cl := integration.NewKafkaClient(t, e.Brokers, kgo.DefaultProduceTopic(e.Topic))
 	var recs []*kgo.Record
 	for i := range orders {
 		rec := &kgo.Record{Key: fmt.Appendf(nil, "customer-%d", i%customers), Value: fmt.Appendf(nil, `{"order_id":"order-%04d"}`, i)}
@@ -105,20 +106,20 @@ func TestReplayInFlight(t *testing.T) {
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	_, ranges := e.wholeTopic(ctx)
+	_, ranges := e.WholeTopic(ctx)
 	src, err := sink.ParseKeySource("json:order_id")
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := sink.NewGuard(e.rdb, sink.WithPrefix(e.ledger()), sink.WithKeySource(src))
+	g, err := sink.NewGuard(e.Rdb, sink.WithPrefix(e.Ledger()), sink.WithKeySource(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	k := &keyedCalls{calls: map[string]int{}, busy: map[string]bool{}, last: map[string]int64{}, failOnce: "order-0590"}
 	replay := func(ctx context.Context, id string) (*pipeline.Replay, error) {
-		r, err := pipeline.NewReplay(id, e.topic, ranges, e.rdb, pipeline.Brokers(e.brokers...),
+		r, err := pipeline.NewReplay(id, e.Topic, ranges, e.Rdb, pipeline.Brokers(e.Brokers...),
 			pipeline.Sink(pipeline.Guarded(g, k.effect)), pipeline.MaxInFlight(16),
-			pipeline.CommitInterval(50*time.Millisecond), pipeline.CheckpointPrefix(e.prefix+"replay:"))
+			pipeline.CommitInterval(50*time.Millisecond), pipeline.CheckpointPrefix(e.Prefix+"replay:"))
 		if err != nil {
 			t.Fatal(err)
 		}

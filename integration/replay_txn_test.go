@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/pipeline"
 )
 
@@ -21,9 +22,9 @@ func TestReplayTransactionalTopic(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	e := newReplayEnv(t, "", 1)
-	cl := integration.NewKafkaClient(t, e.brokers, kgo.DefaultProduceTopic(e.topic),
-		kgo.TransactionalID(e.topic+"-txn"))
+	e := itest.NewReplayEnv(t, "", 1)
+	cl := integration.NewKafkaClient(t, e.Brokers, kgo.DefaultProduceTopic(e.Topic),
+		kgo.TransactionalID(e.Topic+"-txn"))
 	write := func(from, n int, commit kgo.TransactionEndTry) {
 		if err := cl.BeginTransaction(); err != nil {
 			t.Fatal(err)
@@ -49,9 +50,9 @@ func TestReplayTransactionalTopic(t *testing.T) {
 	// writes the markers after, and the last stable offset (where a replay
 	// plans its end) moves then.
 	awaitStableOffset(ctx, t, e, 53)
-	ledger, ranges := e.wholeTopic(ctx)
-	r, err := pipeline.NewReplay("txn", e.topic, ranges, e.rdb, pipeline.Brokers(e.brokers...), pipeline.Sink(ledger),
-		pipeline.CheckpointPrefix(e.prefix+"replay:"))
+	ledger, ranges := e.WholeTopic(ctx)
+	r, err := pipeline.NewReplay("txn", e.Topic, ranges, e.Rdb, pipeline.Brokers(e.Brokers...), pipeline.Sink(ledger),
+		pipeline.CheckpointPrefix(e.Prefix+"replay:"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +66,11 @@ func TestReplayTransactionalTopic(t *testing.T) {
 	if !p.Done || p.Applied != 40 || p.Suppressed != 0 {
 		t.Fatalf("progress %+v, want done with the 40 committed records applied", p)
 	}
-	if n := countRedisKeys(ctx, t, e.rdb, e.ledger()+"t-*"); n != 40 {
+	if n := itest.CountRedisKeys(ctx, t, e.Rdb, e.Ledger()+"t-*"); n != 40 {
 		t.Fatalf("ledger holds %d keys, want the 40 committed ones", n)
 	}
 	for i := 20; i < 30; i++ {
-		if n := countRedisKeys(ctx, t, e.rdb, fmt.Sprintf("%st-%03d", e.ledger(), i)); n != 0 {
+		if n := itest.CountRedisKeys(ctx, t, e.Rdb, fmt.Sprintf("%st-%03d", e.Ledger(), i)); n != 0 {
 			t.Fatalf("aborted record t-%03d was applied", i)
 		}
 	}
@@ -77,19 +78,19 @@ func TestReplayTransactionalTopic(t *testing.T) {
 
 // awaitStableOffset waits until partition 0 of e's topic has its last
 // stable offset at want (the transaction markers written).
-func awaitStableOffset(ctx context.Context, t *testing.T, e *replayEnv, want int64) {
+func awaitStableOffset(ctx context.Context, t *testing.T, e *itest.ReplayEnv, want int64) {
 	t.Helper()
-	adm := adminOf(t, e)
+	adm := itest.AdminOf(t, e)
 	for {
-		ends, err := adm.ListCommittedOffsets(ctx, e.topic)
+		ends, err := adm.ListCommittedOffsets(ctx, e.Topic)
 		if err == nil {
-			if o, ok := ends.Lookup(e.topic, 0); ok && o.Err == nil && o.Offset >= want {
+			if o, ok := ends.Lookup(e.Topic, 0); ok && o.Err == nil && o.Offset >= want {
 				return
 			}
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the last stable offset of %s/0 never reached %d: %v", e.topic, want, err)
+			t.Fatalf("the last stable offset of %s/0 never reached %d: %v", e.Topic, want, err)
 		case <-time.After(20 * time.Millisecond): // polls the broker; no event to wait on
 		}
 	}

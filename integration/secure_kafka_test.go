@@ -13,6 +13,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/integration/scenario"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/internal/harness/testcerts"
 	"github.com/shardpipe/shardpipe/secure"
 )
@@ -27,9 +28,9 @@ import (
 // describe).
 func TestSecureKafkaSteps(t *testing.T) {
 	t.Parallel()
-	k := startTLSKafka(t)
+	k := itest.StartTLSKafka(t)
 	dir := t.TempDir()
-	client, err := k.ca.Issue(testcerts.Spec{Name: "shardpipe-client", Client: true})
+	client, err := k.Ca.Issue(testcerts.Spec{Name: "shardpipe-client", Client: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,15 +39,15 @@ func TestSecureKafkaSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte(unsecuredJWT("carol", time.Hour)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte(itest.UnsecuredJWT("carol", time.Hour)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	caTLS := secure.TLS{CAFile: k.ca.CertFile}
+	caTLS := secure.TLS{CAFile: k.Ca.CertFile}
 	pw := func(s string) secure.Secret { return secure.NewSecret(s, "test") }
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	topic := "secure-steps"
-	if _, err := k.admin.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+	if _, err := k.Admin.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -56,24 +57,24 @@ func TestSecureKafkaSteps(t *testing.T) {
 		step     secure.Step // "" for success
 		reason   string      // in the StepError's Reason
 	}{
-		{"PLAIN over TLS", k.sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "PLAIN", User: plainUser, Password: pw(plainPass)}}, "", ""},
-		{"SCRAM-SHA-256 over TLS", k.sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "scram-sha-256", User: scramUser, Password: pw(scramPass)}}, "", ""},
-		{"SCRAM-SHA-512 over TLS", k.sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "SCRAM-SHA-512", User: scramUser, Password: pw(scramPass)}}, "", ""},
-		{"OAUTHBEARER token file", k.sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "OAUTHBEARER", TokenFile: tokenFile}}, "", ""},
-		{"OAUTHBEARER token command", k.sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "OAUTHBEARER", TokenCommand: []string{"cat", tokenFile}}}, "", ""},
-		{"mTLS", k.mtls, secure.Kafka{TLS: secure.TLS{CAFile: k.ca.CertFile, CertFile: client.CertFile, KeyFile: client.KeyFile}}, "", ""},
-		{"server name override", k.sasl, secure.Kafka{TLS: secure.TLS{CAFile: k.ca.CertFile, ServerName: "localhost"}, SASL: secure.SASL{Mechanism: "PLAIN", User: plainUser, Password: pw(plainPass)}}, "", ""},
+		{"PLAIN over TLS", k.Sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "PLAIN", User: itest.PlainUser, Password: pw(itest.PlainPass)}}, "", ""},
+		{"SCRAM-SHA-256 over TLS", k.Sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "scram-sha-256", User: itest.ScramUser, Password: pw(itest.ScramPass)}}, "", ""},
+		{"SCRAM-SHA-512 over TLS", k.Sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "SCRAM-SHA-512", User: itest.ScramUser, Password: pw(itest.ScramPass)}}, "", ""},
+		{"OAUTHBEARER token file", k.Sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "OAUTHBEARER", TokenFile: tokenFile}}, "", ""},
+		{"OAUTHBEARER token command", k.Sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "OAUTHBEARER", TokenCommand: []string{"cat", tokenFile}}}, "", ""},
+		{"mTLS", k.Mtls, secure.Kafka{TLS: secure.TLS{CAFile: k.Ca.CertFile, CertFile: client.CertFile, KeyFile: client.KeyFile}}, "", ""},
+		{"server name override", k.Sasl, secure.Kafka{TLS: secure.TLS{CAFile: k.Ca.CertFile, ServerName: "localhost"}, SASL: secure.SASL{Mechanism: "PLAIN", User: itest.PlainUser, Password: pw(itest.PlainPass)}}, "", ""},
 
 		{"connect refused", "127.0.0.1:1", secure.Kafka{TLS: caTLS}, secure.StepConnect, "connection refused"},
-		{"unknown authority", k.sasl, secure.Kafka{TLS: secure.TLS{CAFile: otherCA.CertFile}, SASL: secure.SASL{Mechanism: "PLAIN", User: plainUser, Password: pw(plainPass)}}, secure.StepTLS, "unknown authority"},
-		{"name mismatch", k.sasl, secure.Kafka{TLS: secure.TLS{CAFile: k.ca.CertFile, ServerName: "kafka.example.com"}, SASL: secure.SASL{Mechanism: "PLAIN", User: plainUser, Password: pw(plainPass)}}, secure.StepTLS, "name mismatch"},
-		{"expired", k.expired, secure.Kafka{TLS: caTLS}, secure.StepTLS, "expired"},
-		{"no client certificate", k.mtls, secure.Kafka{TLS: caTLS}, secure.StepTLS, "tls"},
-		{"TLS to a plaintext listener", k.broker, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "PLAIN", User: "admin", Password: pw("admin-secret")}}, secure.StepTLS, "using TLS when the broker is not expecting it"},
-		{"plaintext to a TLS listener", k.sasl, secure.Kafka{SASL: secure.SASL{Mechanism: "PLAIN", User: plainUser, Password: pw(plainPass)}}, secure.StepTLS, "the client does not"},
-		{"mechanism not enabled", k.sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "AWS_MSK_IAM", AWS: secure.AWSCredentials{AccessKey: "AKIDEXAMPLE", SecretKey: pw("aws-Secr3t")}}}, secure.StepMechanism, "does not enable"},
-		{"wrong password", k.sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "SCRAM-SHA-512", User: scramUser, Password: pw("not-the-password")}}, secure.StepAuthentication, "wrong user or password"},
-		{"unknown user", k.sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "PLAIN", User: "mallory", Password: pw(plainPass)}}, secure.StepAuthentication, "wrong user or password"},
+		{"unknown authority", k.Sasl, secure.Kafka{TLS: secure.TLS{CAFile: otherCA.CertFile}, SASL: secure.SASL{Mechanism: "PLAIN", User: itest.PlainUser, Password: pw(itest.PlainPass)}}, secure.StepTLS, "unknown authority"},
+		{"name mismatch", k.Sasl, secure.Kafka{TLS: secure.TLS{CAFile: k.Ca.CertFile, ServerName: "kafka.example.com"}, SASL: secure.SASL{Mechanism: "PLAIN", User: itest.PlainUser, Password: pw(itest.PlainPass)}}, secure.StepTLS, "name mismatch"},
+		{"expired", k.Expired, secure.Kafka{TLS: caTLS}, secure.StepTLS, "expired"},
+		{"no client certificate", k.Mtls, secure.Kafka{TLS: caTLS}, secure.StepTLS, "tls"},
+		{"TLS to a plaintext listener", k.Broker, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "PLAIN", User: "admin", Password: pw("admin-secret")}}, secure.StepTLS, "using TLS when the broker is not expecting it"},
+		{"plaintext to a TLS listener", k.Sasl, secure.Kafka{SASL: secure.SASL{Mechanism: "PLAIN", User: itest.PlainUser, Password: pw(itest.PlainPass)}}, secure.StepTLS, "the client does not"},
+		{"mechanism not enabled", k.Sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "AWS_MSK_IAM", AWS: secure.AWSCredentials{AccessKey: "AKIDEXAMPLE", SecretKey: pw("aws-Secr3t")}}}, secure.StepMechanism, "does not enable"},
+		{"wrong password", k.Sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "SCRAM-SHA-512", User: itest.ScramUser, Password: pw("not-the-password")}}, secure.StepAuthentication, "wrong user or password"},
+		{"unknown user", k.Sasl, secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "PLAIN", User: "mallory", Password: pw(itest.PlainPass)}}, secure.StepAuthentication, "wrong user or password"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,11 +111,11 @@ func TestSecureKafkaSteps(t *testing.T) {
 	}
 	t.Run("scenarios", func(t *testing.T) { secureScenarios(ctx, t, k) })
 	t.Run("authorization", func(t *testing.T) {
-		opts, err := secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "SCRAM-SHA-256", User: scramUser, Password: pw(scramPass)}}.Opts()
+		opts, err := secure.Kafka{TLS: caTLS, SASL: secure.SASL{Mechanism: "SCRAM-SHA-256", User: itest.ScramUser, Password: pw(itest.ScramPass)}}.Opts()
 		if err != nil {
 			t.Fatal(err)
 		}
-		cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(k.sasl))...)
+		cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(k.Sasl))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,19 +136,19 @@ func TestSecureKafkaSteps(t *testing.T) {
 // scenarios with Setup.Kafka (SASL_SSL, PLAIN, the test CA) and
 // Setup.RedisSecurity (TLS, an ACL user), as TestSeedParity and
 // TestRebalance do in the clear.
-func secureScenarios(ctx context.Context, t *testing.T, k *tlsKafka) {
+func secureScenarios(ctx context.Context, t *testing.T, k *itest.TlsKafka) {
 	for _, b := range []*kadm.ACLBuilder{kadm.NewACLs().Topics("*"), kadm.NewACLs().Groups("*"), kadm.NewACLs().Clusters()} {
-		k.allow(ctx, t, "User:"+plainUser, b, kadm.OpAll)
+		k.Allow(ctx, t, "User:"+itest.PlainUser, b, kadm.OpAll)
 	}
-	rs, raddr := tlsRedis(t, k.ca)
+	rs, raddr := itest.TlsRedis(t, k.Ca)
 	const redisPass = "kit-redis-Secr3t"
-	if err := rs.c.Do(ctx, "ACL", "SETUSER", "kit", "on", ">"+redisPass, "~*", "+@all").Err(); err != nil {
+	if err := rs.C.Do(ctx, "ACL", "SETUSER", "kit", "on", ">"+redisPass, "~*", "+@all").Err(); err != nil {
 		t.Fatalf("ACL SETUSER: %v", err)
 	}
-	setup := scenario.Setup{Brokers: []string{k.sasl}, Redis: raddr,
-		Kafka: secure.Kafka{TLS: secure.TLS{CAFile: k.ca.CertFile},
-			SASL: secure.SASL{Mechanism: secure.PLAIN, User: plainUser, Password: secure.NewSecret(plainPass, "test")}},
-		RedisSecurity: secure.Redis{TLS: secure.TLS{CAFile: k.ca.CertFile}, User: "kit", Password: secure.NewSecret(redisPass, "test")}}
+	setup := scenario.Setup{Brokers: []string{k.Sasl}, Redis: raddr,
+		Kafka: secure.Kafka{TLS: secure.TLS{CAFile: k.Ca.CertFile},
+			SASL: secure.SASL{Mechanism: secure.PLAIN, User: itest.PlainUser, Password: secure.NewSecret(itest.PlainPass, "test")}},
+		RedisSecurity: secure.Redis{TLS: secure.TLS{CAFile: k.Ca.CertFile}, User: "kit", Password: secure.NewSecret(redisPass, "test")}}
 	t.Run("seed parity", func(t *testing.T) {
 		r := integration.CrashBeforeCommit(ctx, t, setup, scenario.CrashConfig{})
 		const want = "shard0=250 crash_attempts=37 checkpoint=30 replay=7 applied=1000 suppressed=7"

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/internal/orders"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -34,26 +35,26 @@ func TestTracing(t *testing.T) {
 	spans := newSpanWatch()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
-	e := newReplayEnv(t, "", 1)
-	if err := redisotel.InstrumentTracing(e.rdb, redisotel.WithTracerProvider(tp)); err != nil {
+	e := itest.NewReplayEnv(t, "", 1)
+	if err := redisotel.InstrumentTracing(e.Rdb, redisotel.WithTracerProvider(tp)); err != nil {
 		t.Fatal(err)
 	}
 
 	pctx, prod := tp.Tracer("test-producer").Start(ctx, "produce order")
-	rec := &kgo.Record{Topic: e.topic, Key: []byte("o-1"),
+	rec := &kgo.Record{Topic: e.Topic, Key: []byte("o-1"),
 		Value: orders.Order{OrderID: "o-1", Customer: "c1", AmountCents: 100}.JSON()}
 	propagation.TraceContext{}.Inject(pctx, kotel.NewRecordCarrier(rec))
 	prod.End()
-	cl := integration.NewKafkaClient(t, e.brokers)
+	cl := integration.NewKafkaClient(t, e.Brokers)
 	if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 
-	ledger, err := sink.NewLedger(e.rdb, sink.WithPrefix(e.ledger()))
+	ledger, err := sink.NewLedger(e.Rdb, sink.WithPrefix(e.Ledger()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pipeline.New(pipeline.Brokers(e.brokers...), pipeline.Topics(e.topic), pipeline.Group(integration.Group(t)),
+	p, err := pipeline.New(pipeline.Brokers(e.Brokers...), pipeline.Topics(e.Topic), pipeline.Group(integration.Group(t)),
 		pipeline.Sink(ledger), pipeline.Tracer(tp))
 	if err != nil {
 		t.Fatal(err)
@@ -61,13 +62,13 @@ func TestTracing(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
 	applied := spans.wait(ctx, t, "the record's process span, applied", func(s sdktrace.ReadOnlySpan) bool {
-		return s.Name() == e.topic+" process" && attr(s, "shardpipe.outcome") == "applied"
+		return s.Name() == e.Topic+" process" && attr(s, "shardpipe.outcome") == "applied"
 	})
 	_ = p.Close(ctx)
 	<-done
 
 	receive := spans.wait(ctx, t, "the record's receive span", func(s sdktrace.ReadOnlySpan) bool {
-		return s.Name() == e.topic+" receive" && s.SpanContext().TraceID() == prod.SpanContext().TraceID()
+		return s.Name() == e.Topic+" receive" && s.SpanContext().TraceID() == prod.SpanContext().TraceID()
 	})
 	if receive.Parent().SpanID() != prod.SpanContext().SpanID() {
 		t.Fatalf("receive span's parent %v, want the producer's span %v", receive.Parent(), prod.SpanContext())
@@ -81,8 +82,8 @@ func TestTracing(t *testing.T) {
 	script := spans.wait(ctx, t, "the batch claim script's Redis span (redisotel) under the ledger's", func(s sdktrace.ReadOnlySpan) bool {
 		return s.Parent().SpanID() == ledgerSpan.SpanContext().SpanID() && strings.Contains(strings.ToLower(s.Name()), "evalsha")
 	})
-	if stmt := attr(script, "db.statement"); !strings.Contains(stmt, e.ledger()+"o-1") {
-		t.Errorf("the script span's statement %.200q does not name the ledger key %q", stmt, e.ledger()+"o-1")
+	if stmt := attr(script, "db.statement"); !strings.Contains(stmt, e.Ledger()+"o-1") {
+		t.Errorf("the script span's statement %.200q does not name the ledger key %q", stmt, e.Ledger()+"o-1")
 	}
 	claim, ok, err := ledger.Lookup(ctx, "o-1")
 	if err != nil || !ok {
@@ -92,9 +93,9 @@ func TestTracing(t *testing.T) {
 		t.Fatalf("claim %+v names span %v, want the applying process span %v", claim, sc, applied.SpanContext())
 	}
 
-	_, ranges := e.wholeTopic(ctx)
-	r, err := pipeline.NewReplay("trace", e.topic, ranges, e.rdb, pipeline.Brokers(e.brokers...), pipeline.Sink(ledger),
-		pipeline.CheckpointPrefix(e.prefix+"replay:"), pipeline.Tracer(tp))
+	_, ranges := e.WholeTopic(ctx)
+	r, err := pipeline.NewReplay("trace", e.Topic, ranges, e.Rdb, pipeline.Brokers(e.Brokers...), pipeline.Sink(ledger),
+		pipeline.CheckpointPrefix(e.Prefix+"replay:"), pipeline.Tracer(tp))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestTracing(t *testing.T) {
 		t.Fatalf("replay: %v", err)
 	}
 	dup := spans.wait(ctx, t, "the replayed record's process span, suppressed", func(s sdktrace.ReadOnlySpan) bool {
-		return s.Name() == e.topic+" process" && attr(s, "shardpipe.outcome") == "suppressed"
+		return s.Name() == e.Topic+" process" && attr(s, "shardpipe.outcome") == "suppressed"
 	})
 	var linked bool
 	for _, l := range dup.Links() {

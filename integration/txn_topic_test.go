@@ -14,6 +14,7 @@ import (
 
 	"github.com/shardpipe/shardpipe/checkpoint"
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 	"github.com/shardpipe/shardpipe/internal/watch"
 	"github.com/shardpipe/shardpipe/pipeline"
 	"github.com/shardpipe/shardpipe/sink"
@@ -186,11 +187,11 @@ func TestPipelineTransactionalTopic(t *testing.T) {
 			t.Errorf("partition %d: the broker holds %d, want the last stable offset %d", o.Partition, o.At, tt.stable[o.Partition])
 		}
 	})
-	if n := countRedisKeys(ctx, t, rdb, prefix+"*"); n != len(tt.committed) {
+	if n := itest.CountRedisKeys(ctx, t, rdb, prefix+"*"); n != len(tt.committed) {
 		t.Errorf("ledger holds %d keys, want the %d committed records", n, len(tt.committed))
 	}
 	for _, k := range tt.committed {
-		if n := countRedisKeys(ctx, t, rdb, prefix+k); n != 1 {
+		if n := itest.CountRedisKeys(ctx, t, rdb, prefix+k); n != 1 {
 			t.Errorf("committed record %s not in the ledger", k)
 		}
 	}
@@ -204,7 +205,7 @@ func TestPipelineTransactionalTopic(t *testing.T) {
 func TestCmdTransactionalTopic(t *testing.T) {
 	t.Parallel()
 	brokers, addr := integration.Kafka(t), integration.Redis(t)
-	bin := buildShardpipe(t)
+	bin := itest.BuildShardpipe(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	tt := writeTxnTopic(ctx, t, brokers)
@@ -212,24 +213,24 @@ func TestCmdTransactionalTopic(t *testing.T) {
 	rdb := integration.NewRedisClient(t, addr)
 	prefix := integration.RedisPrefix(t, rdb)
 	group := integration.Group(t)
-	run := start(t, "run", bin, "run", "--brokers", strings.Join(brokers, ","), "--topic", tt.topic, "--group", group,
+	run := itest.Start(t, "run", bin, "run", "--brokers", strings.Join(brokers, ","), "--topic", tt.topic, "--group", group,
 		"--redis", addr, "--ledger-prefix", prefix, "--commit-every", "4", "--commit-interval", "100ms",
 		"--report-interval", "100ms", "--log-format", "json")
-	run.waitLine(ctx, "progress", func(m map[string]any) bool { return num(m, "applied") == int64(len(tt.committed)) })
+	run.WaitLine(ctx, "progress", func(m map[string]any) bool { return itest.Num(m, "applied") == int64(len(tt.committed)) })
 	// Everything landed; commits follow within --commit-interval. Give it
 	// 30 more progress lines (3s) to show lag 0.
 	lines := 0
-	last := run.waitLine(ctx, "progress", func(m map[string]any) bool {
+	last := run.WaitLine(ctx, "progress", func(m map[string]any) bool {
 		lines++
-		return num(m, "lag") == 0 && m["lag_err"] == nil || lines == 30
+		return itest.Num(m, "lag") == 0 && m["lag_err"] == nil || lines == 30
 	})
-	if num(last, "lag") != 0 || last["lag_err"] != nil {
-		t.Errorf("progress line still shows lag %d (%v) after every committed record landed", num(last, "lag"), last["lag_err"])
+	if itest.Num(last, "lag") != 0 || last["lag_err"] != nil {
+		t.Errorf("progress line still shows lag %d (%v) after every committed record landed", itest.Num(last, "lag"), last["lag_err"])
 	}
-	st := statusJSON(ctx, t, bin, brokers, group, tt.topic)
-	run.signal(syscall.SIGTERM)
-	if code := run.wait(ctx); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, run.output())
+	st := itest.StatusJSON(ctx, t, bin, brokers, group, tt.topic)
+	run.Signal(syscall.SIGTERM)
+	if code := run.Wait(ctx); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, run.Output())
 	}
 	if st.Lag != 0 || len(st.Partitions) != 3 {
 		t.Errorf("status: lag %d over %d partitions, want 0 over 3: %v", st.Lag, len(st.Partitions), st)
@@ -241,7 +242,7 @@ func TestCmdTransactionalTopic(t *testing.T) {
 				p.Partition, p.Committed, p.LastStable, p.LogEnd, p.Lag, tt.stable[p.Partition], tt.hwm[p.Partition])
 		}
 	}
-	if n := countRedisKeys(ctx, t, rdb, prefix+"*"); n != len(tt.committed) {
+	if n := itest.CountRedisKeys(ctx, t, rdb, prefix+"*"); n != len(tt.committed) {
 		t.Errorf("ledger holds %d keys, want the %d committed records", n, len(tt.committed))
 	}
 }

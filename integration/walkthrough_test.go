@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shardpipe/shardpipe/integration"
+	"github.com/shardpipe/shardpipe/internal/harness/itest"
 )
 
 // walkProc is a walkthrough command run in the background: its output
@@ -152,7 +153,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 		return groupRe.ReplaceAllString(topicRe.ReplaceAllString(names.Replace(l), "--topic "+topic), "--group "+group)
 	}
 	// The defaults the walkthrough relies on, under the test's prefix.
-	env := append(withoutShardpipeEnv(), "SHARDPIPE_GROUP="+group, "SHARDPIPE_DLQ_PREFIX="+prefix,
+	env := append(itest.WithoutShardpipeEnv(), "SHARDPIPE_GROUP="+group, "SHARDPIPE_DLQ_PREFIX="+prefix,
 		"SHARDPIPE_LEDGER_PREFIX="+prefix+"ledger:", "SHARDPIPE_TOTALS_HASH="+prefix+"totals",
 		"SHARDPIPE_CHECKPOINT_PREFIX="+prefix+"replay:")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
