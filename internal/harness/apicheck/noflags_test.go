@@ -25,6 +25,9 @@ func TestLibrariesSpeakNoFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(files) == 0 {
+			t.Fatalf("%s: no Go files: the package moved, update shipping", pkg)
+		}
 		for _, path := range files {
 			if strings.HasSuffix(path, "_test.go") {
 				continue

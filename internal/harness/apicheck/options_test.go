@@ -29,6 +29,9 @@ func TestOptionsInOneFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(files) == 0 {
+			t.Fatalf("%s: no Go files at %s: the package moved, update shipping", pkg, dir)
+		}
 		parsed := map[string]*ast.File{}
 		for _, path := range files {
 			if strings.HasSuffix(path, "_test.go") {

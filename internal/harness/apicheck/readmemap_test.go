@@ -34,6 +34,9 @@ func TestREADMEShortAndMapsDocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(pages) == 0 {
+		t.Fatal("docs/ has no .md page")
+	}
 	for _, p := range pages {
 		if rel := "docs/" + filepath.Base(p); !linked[rel] {
 			t.Errorf("README.md does not link %s: add it to the map of the docs", rel)
