@@ -259,7 +259,7 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int, 
 			}
 			continue // held: unlanded until a later record succeeds
 		}
-		if err := w.succeeded(); err != nil {
+		if err := w.succeeded(batch[i].Offset); err != nil {
 			bad = err // the counts below still cover what landed before it
 			break
 		}

@@ -46,12 +46,13 @@
 // and landed, or else it stops the pipeline with a *RecordError wrapping
 // ErrPoison, its offset uncommitted. No record is dropped silently. Every
 // record that fails for good (poison, or an effect given up or refused)
-// takes one path: while its partition has seen no success it is held, not
-// dead-lettered, and the failures with no success since are bounded over
-// the pipeline (DeadLetterMaxRun, DeadLetterMaxShare): a poison storm, which
-// says the configuration rather than the data is wrong, stops the pipeline
-// with ErrPoisonStorm before committing past the record that exceeds the
-// bound, having dead-lettered nothing when nothing succeeded.
+// takes one path: it is held, not dead-lettered, until a later record of
+// its partition succeeds (or, after a success, the partition is idle for
+// the commit interval), and the failures with no success after them are
+// bounded over the pipeline (DeadLetterMaxRun, DeadLetterMaxShare): a
+// poison storm, which says the configuration rather than the data is
+// wrong, stops the pipeline with ErrPoisonStorm before committing past the
+// run's first held record, having dead-lettered nothing of the run.
 //
 // While the sink cannot reach Redis, the partition's batch is retried with a
 // backoff capped at 5s and a warning at most every 5s; nothing is committed

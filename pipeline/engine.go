@@ -46,16 +46,20 @@ type stormLimits struct {
 	maxRun   int
 	maxShare float64
 	window   int
+	idle     time.Duration // held records with no success after them are dead-lettered once idle this long
 }
 
 // newEngine is the engine of a term run under cfg, with the storm bounds
 // of d (nil: no dead letters).
 func newEngine(cfg *config, d *deadLetterConfig) *engine {
 	e := &engine{policy: cfg.policy, retry: cfg.retry, inFlight: cfg.maxInFlight > 0, mark: -1, lastCommit: -1,
-		redoCap: 4 * cfg.maxBatch}
+		redoCap: 4 * cfg.maxBatch, storms: stormGate{best: -1}}
 	_, e.losses = cfg.barrier.(LossReporter)
 	if d != nil {
-		e.storm = stormLimits{maxRun: d.maxRun, maxShare: d.maxShare, window: d.window}
+		e.storm = stormLimits{maxRun: d.maxRun, maxShare: d.maxShare, window: d.window, idle: cfg.policy.Interval}
+		if e.storm.idle <= 0 {
+			e.storm.idle = defaultConfig().policy.Interval
+		}
 	}
 	return e
 }

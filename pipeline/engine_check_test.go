@@ -23,10 +23,14 @@ import (
 //   - after a loss is counted, every record landed since the last commit
 //     and applied before the loss is applied again before a commit passes
 //     it, and no other record is;
-//   - the storm bound holds for every record that failed for good: held
-//     while its partition has seen no success, released in offset order
-//     by the first success, and the pipeline stops exactly at the record
-//     that makes the sum exceed DeadLetterMaxRun;
+//   - the storm bound holds for every record that failed for good: one
+//     that a success at a later offset of its partition already followed
+//     is dead-lettered at once; any other is held until a later record
+//     succeeds, which releases exactly the held records below it in
+//     offset order, or until its partition, after a success, has held
+//     nothing new for the idle time (then all are dead-lettered and stay
+//     in the run until a success), and the pipeline stops exactly at the
+//     record that makes the sum of those runs exceed DeadLetterMaxRun;
 //   - every credited record (its effect ran here, or its claim names an
 //     earlier term at or past the group's mark) counts in Applied once,
 //     and no other record does.
@@ -52,8 +56,9 @@ type modelPart struct {
 	credited  map[int64]bool
 	counted   map[int64]bool
 	committed int64
-	succeeded bool
-	run       int  // failures since the last success
+	best      int64 // the highest offset that succeeded; -1: none
+	run       int   // failures with no later success: held, or dead-lettered idle
+	lastHold  time.Time
 	stormed   bool // stopped on a storm: no more records settle
 }
 
@@ -73,10 +78,11 @@ func checkEngine(seed uint64) error {
 	r.dlq = &deadLetterConfig{maxRun: maxRun}
 	r.mark = int64(rnd.IntN(16)) - 1
 	const records = 14
+	idleTime := defaultConfig().policy.Interval // the checker's policy has no interval
 	parts := []int32{0, 1}
 	m := map[int32]*modelPart{}
 	for _, p := range parts {
-		m[p] = &modelPart{landed: map[int64]bool{}, appliedAt: map[int64]uint64{}, credited: map[int64]bool{}, counted: map[int64]bool{}}
+		m[p] = &modelPart{best: -1, landed: map[int64]bool{}, appliedAt: map[int64]uint64{}, credited: map[int64]bool{}, counted: map[int64]bool{}}
 		r.part(p).begin(checkpoint.Partition{Topic: "t", Partition: p}, 0)
 	}
 	losses := r.cfg.barrier != nil
@@ -116,8 +122,16 @@ func checkEngine(seed uint64) error {
 					return fail("fail %d: %v", off, err)
 				}
 				trace = append(trace, fmt.Sprintf("p%d fail %d: %v", p, off, v))
+				if maxRun == 0 || off < mp.best { // no bound, or a poison record between good ones
+					if v != stormDeadLetter {
+						return fail("p%d fail %d: verdict %v, want dead-lettered (bound %d, a success at %d)", p, off, v, maxRun, mp.best)
+					}
+					mp.landed[off] = true
+					break
+				}
 				mp.run++
-				over := maxRun > 0 && failing() > maxRun
+				mp.lastHold = r.now
+				over := failing() > maxRun
 				switch {
 				case over != (v == stormStop):
 					return fail("p%d fail %d: verdict %v with %d failing over the pipeline, bound %d", p, off, v, failing(), maxRun)
@@ -126,16 +140,10 @@ func checkEngine(seed uint64) error {
 						return fail("p%d storm %+v, want Run %d", p, storm, failing())
 					}
 					mp.stormed = true
-					mp.held = append(mp.held, off) // never landed
-				case v == stormHold && (mp.succeeded || maxRun == 0):
-					return fail("p%d fail %d: held after a success or with no bound", p, off)
-				case v == stormDeadLetter && !mp.succeeded && maxRun > 0:
-					return fail("p%d fail %d: dead-lettered before any success", p, off)
-				case v == stormHold:
-					mp.held = append(mp.held, off)
-				default:
-					mp.landed[off] = true
+				case v != stormHold:
+					return fail("p%d fail %d: verdict %v, want held until a later success (best %d)", p, off, v, mp.best)
 				}
+				mp.held = append(mp.held, off) // unlanded
 				break
 			}
 			o := []sink.Outcome{sink.Applied, sink.Suppressed, sink.Redelivered}[rnd.IntN(3)]
@@ -150,13 +158,19 @@ func checkEngine(seed uint64) error {
 			trace = append(trace, fmt.Sprintf("p%d land %d %v lossat=%d released %v", p, off, o, lossAt, released))
 			if !mp.stormed {
 				slices.Sort(mp.held)
-				if !slices.Equal(released, mp.held) && !(len(released) == 0 && len(mp.held) == 0) {
-					return fail("p%d land %d released %v, held %v", p, off, released, mp.held)
-				}
+				var below, kept []int64
 				for _, h := range mp.held {
-					mp.landed[h] = true
+					if h < off {
+						below = append(below, h)
+						mp.landed[h] = true
+					} else {
+						kept = append(kept, h)
+					}
 				}
-				mp.held, mp.succeeded, mp.run = nil, true, 0
+				if !slices.Equal(released, below) {
+					return fail("p%d land %d released %v, want the held records below it %v", p, off, released, below)
+				}
+				mp.held, mp.run, mp.best = kept, len(kept), max(mp.best, off) // those dead-lettered idle leave the run too
 			}
 			mp.landed[off] = true
 			mp.appliedAt[off] = lossAt
@@ -206,6 +220,26 @@ func checkEngine(seed uint64) error {
 				}
 			}
 			mp.committed = got
+		case k == 9 && rnd.IntN(3) == 0: // time passes; records held with no success after them dead-lettered idle
+			r.now = r.now.Add(time.Duration(rnd.IntN(8)) * time.Second)
+			released, storm, err := r.release(e, e.idle(r.now), true)
+			if err != nil || storm != nil {
+				return fail("p%d idle: %v %v", p, err, storm)
+			}
+			trace = append(trace, fmt.Sprintf("p%d idle at %v released %v", p, r.now.Sub(r.t0), released))
+			var want []int64
+			if !mp.stormed && mp.best >= 0 && len(mp.held) > 0 && !r.now.Before(mp.lastHold.Add(idleTime)) {
+				want = slices.Sorted(slices.Values(mp.held))
+			}
+			if !slices.Equal(released, want) {
+				return fail("p%d idle released %v, want %v", p, released, want)
+			}
+			for _, h := range want {
+				mp.landed[h] = true
+			}
+			if want != nil {
+				mp.held = nil // still in the run until a later success
+			}
 		default:
 			e.commitFailed(r.now)
 			r.now = r.now.Add(time.Duration(rnd.IntN(300)) * time.Millisecond)

@@ -56,34 +56,50 @@ func rec(p int32, off int64) *sink.Record { return &sink.Record{Topic: "t", Part
 // a release, if any.
 func (r *engineRig) succeed(p int32, off int64, o sink.Outcome, lossAt uint64) ([]int64, *PoisonStormError, error) {
 	e := r.part(p)
-	hs, run, ok := e.succeed()
+	hs, left, ok := e.succeed(off)
 	var released []int64
 	if ok {
-		r.failing -= run
-		for i, h := range hs {
-			if storm := e.deadLetterAllowed(h); storm != nil {
-				for _, h := range hs[i:] {
-					e.storms.hold(h)
-				}
-				return released, storm, nil
-			}
-			if err := e.deadLettered(h.r.Offset, r.now); err != nil {
-				return released, nil, err
-			}
-			released = append(released, h.r.Offset)
+		r.failing -= left
+		var storm *PoisonStormError
+		var err error
+		if released, storm, err = r.release(e, hs, false); storm != nil || err != nil {
+			return released, storm, err
 		}
 		e.released()
 	}
 	return released, nil, e.landed(rec(p, off), sink.Result{Outcome: o}, lossAt, r.now)
 }
 
+// release dead-letters hs as the worker's release does: each through the
+// share bound; those it could not write are held again, back in the
+// pipeline's sum (aside: in the partition's run, which they never left).
+func (r *engineRig) release(e *engine, hs []heldRecord, aside bool) (released []int64, storm *PoisonStormError, err error) {
+	for i, h := range hs {
+		if storm := e.deadLetterAllowed(h); storm != nil {
+			if aside {
+				e.storms.aside -= len(hs[i:])
+			} else {
+				r.failing += len(hs[i:])
+			}
+			for _, h := range hs[i:] {
+				e.storms.hold(h)
+			}
+			return released, storm, nil
+		}
+		if err := e.deadLettered(h.r.Offset, r.now); err != nil {
+			return released, nil, err
+		}
+		released = append(released, h.r.Offset)
+	}
+	return released, nil, nil
+}
+
 // fail is a record of partition p at off that failed for good: the
 // engine's verdict, dead-lettering it at once when so decided.
 func (r *engineRig) fail(p int32, off int64) (stormVerdict, *PoisonStormError, error) {
 	e := r.part(p)
-	r.failing++
 	h := heldRecord{r: *rec(p, off), cause: fmt.Errorf("offset %d: %w", off, sink.ErrBadValue), attempts: 1}
-	v, storm := e.failed(h, r.failing)
+	v, storm := e.failed(h, func() int { r.failing++; return r.failing }, r.now)
 	if v == stormDeadLetter {
 		if s := e.deadLetterAllowed(h); s != nil {
 			return stormStop, s, nil
@@ -148,6 +164,7 @@ func TestEngineScripts(t *testing.T) {
 //	commit-failed          a commit that failed, to retry after the backoff
 //	end                    the term ends: the run of failures and what is held
 //	at-end                 a replay's partition read its range to the end
+//	idle                   when held records are dead-lettered idle, and those due now
 //	state
 func (r *engineRig) cmd(d *datadriven.TestData) (string, error) {
 	p := int32(0)
@@ -281,11 +298,33 @@ func (r *engineRig) cmd(d *datadriven.TestData) (string, error) {
 		r.failing -= run
 		fmt.Fprintf(&b, "run %d, held %v\n", run, heldOffsets(held))
 	case "at-end":
-		storm, _ := r.part(p).atEnd()
-		if storm == nil {
-			b.WriteString("nothing held\n")
-		} else {
+		e := r.part(p)
+		storm, _, release := e.atEnd()
+		r.failing -= len(release)
+		switch released, rstorm, err := r.release(e, release, false); {
+		case err != nil:
+			return "", err
+		case rstorm != nil:
+			fmt.Fprintf(&b, "storm: %v\n", rstorm)
+		case storm != nil:
 			fmt.Fprintf(&b, "storm: %v\n", storm)
+		case len(released) > 0:
+			fmt.Fprintf(&b, "dead-lettered %v\n", released)
+		default:
+			b.WriteString("nothing held\n")
+		}
+	case "idle":
+		e := r.part(p)
+		if at, ok := e.idleAt(); ok {
+			fmt.Fprintf(&b, "idle at %v (now %v)\n", at.Sub(r.t0), r.now.Sub(r.t0))
+		}
+		switch released, storm, err := r.release(e, e.idle(r.now), true); {
+		case err != nil:
+			return "", err
+		case storm != nil:
+			fmt.Fprintf(&b, "storm: %v\n", storm)
+		case len(released) > 0:
+			fmt.Fprintf(&b, "dead-lettered %v\n", released)
 		}
 	case "state":
 	default:
@@ -376,7 +415,7 @@ func (r *engineRig) state(p int32) string {
 	slices.Sort(un)
 	return fmt.Sprintf("point %d committed %d landed-since %d folded %d | redo [%s] uncounted %v applied %d | held %v run %d failing %d\n",
 		e.tr.CommitPoint(), e.tr.LastCommitted(), e.tr.LandedSinceCommit(), e.tr.Folded(),
-		strings.Join(redo, " "), un, r.applied[p], heldOffsets(e.storms.held), e.storms.run, r.failing)
+		strings.Join(redo, " "), un, r.applied[p], heldOffsets(e.storms.held), len(e.storms.held)+e.storms.aside, r.failing)
 }
 
 func heldOffsets(hs []heldRecord) []int64 {

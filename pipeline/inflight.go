@@ -199,18 +199,18 @@ func (w *worker) startOne(f *flight) bool {
 }
 
 // waitFlight waits for an effect's report, records, a stop, a slot, a
-// retry's time or the next commit.
+// retry's time, the next commit or the time to dead-letter records held
+// with no success after them (releaseIdle).
 func (w *worker) waitFlight(f *flight, mode int32) error {
-	var commitC, retryC <-chan time.Time
-	if at, ok := w.e.due(); ok {
-		t := time.NewTimer(time.Until(at))
-		defer t.Stop()
-		commitC = t.C
-	}
-	if at, ok := f.s.WakeAt(); ok && !f.frozen {
-		t := time.NewTimer(time.Until(at))
-		defer t.Stop()
-		retryC = t.C
+	commitC, stopCommit := w.timerAt(w.e.due())
+	defer stopCommit()
+	var retryC, idleC <-chan time.Time
+	if !f.frozen {
+		var stopRetry, stopIdle func()
+		retryC, stopRetry = w.timerAt(f.s.WakeAt())
+		defer stopRetry()
+		idleC, stopIdle = w.timerAt(w.e.idleAt())
+		defer stopIdle()
 	}
 	var ready <-chan struct{}
 	if !f.frozen {
@@ -241,6 +241,8 @@ func (w *worker) waitFlight(f *flight, mode int32) error {
 		return w.ctx.Err()
 	case <-commitC:
 		return w.commit()
+	case <-idleC:
+		return w.releaseIdle()
 	}
 	return nil
 }

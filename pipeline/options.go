@@ -403,20 +403,30 @@ func DeadLetterScanBound(bound time.Duration) DeadLetterOpt {
 // exceed n stops the pipeline with a *RecordError wrapping ErrPoisonStorm,
 // its partition's committed offset before it.
 //
-// Until a record of its partition has succeeded in the term, a record that
-// failed for good is held, not dead-lettered: unlanded, the committed
-// offset stays before it. The first success shows the configuration reads
-// the partition's records: the held records are dead-lettered and landed
-// (each through the DeadLetterMaxShare bound), and later failures are
-// dead-lettered at once, as a poison record between good ones is. So a
-// configuration that no record satisfies (a mistyped key field, an effect
-// that refuses every call) dead-letters nothing and commits nothing past a
-// failure: PoisonStormError.NoSuccess says so and First names the offset to
-// start from once it is fixed. A replay's partition that reads its range to
-// the end holding records stops the same way. A term that ends holding
-// records leaves them to the partition's next owner. It costs the held
-// records' memory, at most n. With n = 0 (no bound) nothing is held: a
-// failure is dead-lettered at once.
+// A record that failed for good is held, not dead-lettered: unlanded, the
+// committed offset stays before it, until a later record of its partition
+// succeeds, which shows it was a poison record between good ones: the
+// held records below that success are dead-lettered and landed, in offset
+// order (each through the DeadLetterMaxShare bound). The bound counts the
+// held records, so a run of failures, whether it begins before any success
+// (a mistyped key field, an effect that refuses every call) or after some
+// (a receiver that starts refusing), dead-letters nothing and commits
+// nothing past its first failure: PoisonStormError.NoSuccess says which,
+// and First names the offset to start from once the cause is fixed. With
+// MaxInFlight the run is in offset order: a failure below a success that
+// already landed is dead-lettered at once. A replay's partition that reads
+// its range to the end holding records stops the same way when none of its
+// records succeeded, and dead-letters them when some did. A term that ends
+// holding records leaves them to the partition's next owner. A partition
+// that has seen a success and then holds records while it reads nothing
+// new for the commit interval (CommitInterval; 5s when 0) dead-letters
+// them and commits past them: they still count in its run until a later
+// record succeeds, so a storm that trickles in one record at a time stops
+// at the bound too, with at most n dead-lettered (PoisonStormError's
+// DeadLettered). It costs the held records' memory, at most n, and a
+// commit interval of delay for a poison record that ends what was
+// produced. With n = 0 (no bound) nothing is held: a failure is
+// dead-lettered at once.
 func DeadLetterMaxRun(n int) DeadLetterOpt {
 	return deadLetterOpt(func(d *deadLetterConfig) { d.maxRun = n })
 }

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -39,11 +41,16 @@ type PoisonStormError struct {
 	InWindow, Window int
 	MaxShare         float64 // the share of Window that may be poison; 0: no bound
 	// First is the offset of the first record of the partition's run of
-	// failures: its committed offset stays at or before it.
+	// failures (held, none of them dead-lettered): its committed offset
+	// stays at or before it.
 	First int64
+	// DeadLettered counts the records of the run before First that were
+	// dead-lettered while the partition was idle (DeadLetterMaxRun): in
+	// the dead-letter topic, committed past.
+	DeadLettered int
 	// NoSuccess is set when no record of the partition succeeded in the
-	// term: nothing of its run was dead-lettered. AtEnd is set when a
-	// replay's partition read its range to the end holding Run records.
+	// term. AtEnd is set when a replay's partition read its range to the
+	// end holding Run records and none succeeded.
 	NoSuccess, AtEnd bool
 	// Cause is the record's own failure (wrapping sink.ErrNoKey,
 	// ErrBadValue, ErrCrossSlot, or ErrEffectFailed).
@@ -57,12 +64,15 @@ func (e *PoisonStormError) Error() string {
 			e.Run, e.First, e.Cause)
 	}
 	if e.MaxRun > 0 && e.Run > e.MaxRun {
-		what := "the partition's run from offset %d dead-lettered"
-		if e.NoSuccess {
-			what = "none of the partition's records succeeded, none dead-lettered from offset %d"
+		what := fmt.Sprintf("none dead-lettered from offset %d, the first of the partition's run", e.First)
+		switch {
+		case e.NoSuccess:
+			what = fmt.Sprintf("none of the partition's records succeeded, none dead-lettered from offset %d", e.First)
+		case e.DeadLettered > 0:
+			what = fmt.Sprintf("none dead-lettered from offset %d; %d of the run before it were, while the partition was idle", e.First, e.DeadLettered)
 		}
-		return fmt.Sprintf("%d records failed for good with no success since over the pipeline's partitions, bound %d ("+what+"): %v",
-			e.Run, e.MaxRun, e.First, e.Cause)
+		return fmt.Sprintf("%d records failed for good with no success since over the pipeline's partitions, bound %d (%s): %v",
+			e.Run, e.MaxRun, what, e.Cause)
 	}
 	return fmt.Sprintf("%d dead letters among the last %d records, bound %.0f%%: %v", e.InWindow, e.Window, 100*e.MaxShare, e.Cause)
 }
@@ -71,15 +81,16 @@ func (e *PoisonStormError) Error() string {
 func (e *PoisonStormError) Unwrap() error { return e.Cause }
 
 // stormGate is one partition's side of the storm bounds, for one term:
-// its run of records that failed for good since its last success, those
-// of them held because it has seen no success yet, and a window of its
-// last records, dead letter or not. Plain state inside the partition
+// its run of records that failed for good with no later record of the
+// partition succeeded yet, held, and a window of its last records, dead
+// letter or not. Plain state inside the partition
 // engine, which decides on it (enginestorm.go); the worker's storm path
 // (stormpath.go) keeps the pipeline's sum and writes the dead letters.
 type stormGate struct {
-	run       int          // records failed for good since the last success
-	first     int64        // offset of the run's first record
-	held      []heldRecord // by offset; only while !succeeded
+	held      []heldRecord // the run: failed for good, no later success yet; by offset
+	aside     int          // records of the run dead-lettered while the partition was idle (engine.idle)
+	lastHold  time.Time    // when the newest record was held
+	best      int64        // the highest offset that succeeded in this term; -1: none
 	succeeded bool         // a record of the partition succeeded in this term
 	stormed   bool         // the term stops on a storm: nothing held is released
 	ring      []bool       // the window's records: dead letter or not; nil without a share bound
@@ -104,6 +115,20 @@ func (g *stormGate) hold(h heldRecord) {
 	g.held = append(g.held, heldRecord{})
 	copy(g.held[i+1:], g.held[i:])
 	g.held[i] = h
+}
+
+// takeBelow returns the held records below off and forgets them.
+func (g *stormGate) takeBelow(off int64) []heldRecord {
+	i := 0
+	for i < len(g.held) && g.held[i].r.Offset < off {
+		i++
+	}
+	if i == 0 {
+		return nil
+	}
+	h := slices.Clone(g.held[:i])
+	g.held = slices.Delete(g.held, 0, i)
+	return h
 }
 
 // take returns the held records and forgets them.

@@ -254,14 +254,13 @@ func (w *worker) finishCommit() error {
 	return nil
 }
 
-// idle waits for records, a stop, or the next commit.
+// idle waits for records, a stop, the next commit, or the time to
+// dead-letter records held with no success after them (releaseIdle).
 func (w *worker) idle() error {
-	var timer <-chan time.Time
-	if at, ok := w.e.due(); ok {
-		t := time.NewTimer(time.Until(at))
-		defer t.Stop()
-		timer = t.C
-	}
+	timer, stopCommit := w.timerAt(w.e.due())
+	defer stopCommit()
+	idleC, stopIdle := w.timerAt(w.e.idleAt())
+	defer stopIdle()
 	select {
 	case <-w.q.ready:
 	case <-w.wake:
@@ -269,8 +268,20 @@ func (w *worker) idle() error {
 		return w.ctx.Err()
 	case <-timer:
 		return w.commit()
+	case <-idleC:
+		return w.releaseIdle()
 	}
 	return nil
+}
+
+// timerAt is a channel that fires at at when ok (nil, never, when not),
+// and the func that stops its timer.
+func (w *worker) timerAt(at time.Time, ok bool) (<-chan time.Time, func()) {
+	if !ok {
+		return nil, func() {}
+	}
+	t := time.NewTimer(time.Until(at))
+	return t.C, func() { t.Stop() }
 }
 
 func (w *worker) process(recs []*kgo.Record) error {

@@ -68,12 +68,21 @@ func poisonStorm(err error) error {
 		return nil
 	}
 	var st *pipeline.PoisonStormError
-	if errors.As(err, &st) && st.NoSuccess {
+	switch {
+	case errors.As(err, &st) && st.NoSuccess:
 		return &exitError{code: exitFailure, lines: []string{err.Error(),
 			fmt.Sprintf("no record of the partition succeeded: the configuration, not the data, is the likely cause: check %s and the --effect fields against a record of the topic, and for a refused effect the receiver's URL, path and credentials; nothing of the run was dead-lettered and no offset was committed past its first failure (offset %d of this partition), so a run with the setting fixed reads the records again",
 				flagRef(fKeyFrom), st.First)}}
+	case st != nil && st.MaxRun > 0 && st.Run > st.MaxRun:
+		aside := "nothing of the run was dead-lettered"
+		if st.DeadLettered > 0 {
+			aside = fmt.Sprintf("%d records of the run were dead-lettered while the partition was idle (they are in the dead-letter topic), none after them", st.DeadLettered)
+		}
+		return &exitError{code: exitFailure, lines: []string{err.Error(),
+			fmt.Sprintf("records of the partition succeeded before the run of failures began: something that changed mid-stream is the likely cause (the receiver's URL, path or credentials, a new kind of record that %s or the --effect fields do not match); %s and no offset was committed past offset %d of this partition, so a run with the cause fixed reads the records from it again (raise %s if the data is really this bad)",
+				flagRef(fKeyFrom), aside, st.First, flagRef(fDLQMaxRun))}}
 	}
 	return &exitError{code: exitFailure, lines: []string{err.Error(),
-		fmt.Sprintf("so many failures say the configuration, not the data, is the likely cause: check %s and the --effect fields against a record of the topic; the partition stopped before committing past this record; the records of the run before it are in the dead-letter topic (reset-offsets to the run's first offset reads them again once fixed; raise %s or %s if the data is really this bad)",
-			flagRef(fKeyFrom), flagRef(fDLQMaxRun), flagRef(fDLQMaxShare))}}
+		fmt.Sprintf("so many dead letters say the configuration, not the data, is the likely cause: check %s and the --effect fields against a record of the topic; the partition stopped before committing past this record; the dead letters before it are in the dead-letter topic (reset-offsets to the offset the line names reads them again once fixed; raise %s if the data is really this bad)",
+			flagRef(fKeyFrom), flagRef(fDLQMaxShare))}}
 }

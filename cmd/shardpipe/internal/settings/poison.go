@@ -83,7 +83,7 @@ func PoisonGroup(p *Poison, topics func() []string) cliflags.Group {
 		&cli.StringFlag{Name: fDLQPrefix, Value: DefaultOwnPrefix,
 			Usage: "prefix of shardpipe's own Redis keys besides the ledger: the markers that keep each dead letter written once (prefix + dlq:topic:partition:offset), the key written before each durability wait (prefix + fence) and the one each readiness probe writes (prefix + health); checked at start to stay apart from every other key shardpipe writes (--ledger-prefix's, --totals-hash), so no business key can name one"},
 		&cli.IntFlag{Name: FlagDLQMaxRun, Value: pipeline.DefaultDeadLetterMaxRun,
-			Usage: "--on-poison dlq: stop (exit 1) at the record failed for good that makes more than this many with no success since, over all partitions; a partition with no success yet holds its failures instead of dead-lettering them: so many say the configuration (--key-from, --effect fields, --http-url) is wrong, not the data (0: no bound)"},
+			Usage: "--on-poison dlq: stop (exit 1) at the record failed for good that makes more than this many with no later success of their partitions, over all partitions; a failure is held, not dead-lettered, until a later record of its partition succeeds: so many say the configuration (--key-from, --effect fields, --http-url) is wrong, not the data, and nothing of them is dead-lettered (0: no bound, no holding)"},
 		&cli.FloatFlag{Name: FlagDLQMaxShare, Value: pipeline.DefaultDeadLetterMaxShare,
 			Usage: "--on-poison dlq: stop (exit 1) at the poison record that makes more than this share of a partition's last --dlq-window records poison (0: no bound)"},
 		&cli.IntFlag{Name: fDLQWindow, Value: pipeline.DefaultDeadLetterWindow,
