@@ -35,6 +35,11 @@ var (
 	// the ones given (another effect, totals hash or key space). The error
 	// is a *LedgerMismatchError.
 	ErrLedgerMismatch = errors.New("admin: ledger made with other settings")
+	// ErrKeysCollide: two of the keys a pipeline writes in Redis can be
+	// one key (the ledger prefix over the program's own keys, a totals
+	// hash among them): one would be written over the other, or a
+	// record's business key could name it. The error is a *KeysCollideError.
+	ErrKeysCollide = errors.New("admin: redis keys collide")
 )
 
 // CheckError is one problem a check found on a server or topic: what is

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -69,6 +70,10 @@ type Prepared struct {
 // that finds a problem, returning that step's errors as the check made
 // them (joined when several, see Problems) and no options:
 //
+//  0. the Redis keys the pipeline writes are apart: the ledger prefix,
+//     s.Keys and the program's own keys under s.Own do not collide, as
+//     the command checks its flags, before asking any server
+//     (CheckKeysApart: ErrKeysCollide);
 //  1. the brokers answer, every topic exists, the Redis answers, runs
 //     Redis 7.0+ and is no cluster node behind a single-node client
 //     (Preflight);
@@ -90,6 +95,9 @@ func Prepare(ctx context.Context, s Setup) (Prepared, error) {
 	var out Prepared
 	if s.Kafka == nil || s.Redis == nil {
 		return out, errors.New("admin: Prepare needs Setup.Kafka and Setup.Redis")
+	}
+	if err := CheckKeysApart(s.keys()); err != nil {
+		return out, err
 	}
 	adm := kadm.NewClient(s.Kafka)
 	if kErr, rErr := Preflight(ctx, adm, s.Topics, s.Redis, s.RedisName); kErr != nil || rErr != nil {
@@ -128,4 +136,14 @@ func Prepare(ctx context.Context, s Setup) (Prepared, error) {
 	}
 	out.Options = append(out.Options, pipeline.CountOnce(sink.NewCommitMarks(s.Redis, s.Own)))
 	return out, nil
+}
+
+// keys are the Redis keys a pipeline of s writes, each named by its
+// Setup field (CheckKeysApart).
+func (s Setup) keys() []OwnedKey {
+	ks := []OwnedKey{{Setting: "Setup.LedgerPrefix", Value: s.LedgerPrefix, What: "every ledger key", Key: s.LedgerPrefix, Prefix: true}}
+	for i, k := range s.Keys {
+		ks = append(ks, OwnedKey{Setting: fmt.Sprintf("Setup.Keys[%d]", i), Value: k, What: "a key the pipeline writes", Key: k})
+	}
+	return append(ks, OwnKeys("Setup.Own", s.Own, s.LedgerPrefix, s.Durability.FenceKey)...)
 }

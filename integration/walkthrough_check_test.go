@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 // walkFigures are what produce's summary and flags say the walkthrough's
@@ -43,6 +45,12 @@ func checkWalkOutput(t *testing.T, c docCommand, out string, f walkFigures) {
 		if out != want || commentNumber() != want {
 			t.Errorf("%s: %q ledger entries (comment %q), want one per unique order: %s", c.line, out, c.comment, want)
 		}
+	case strings.Contains(c.line, " get \"$("):
+		// "each naming the record that applied it"
+		cl, err := sink.DecodeClaim(out)
+		if err != nil || cl.Topic != f.topic || cl.State != sink.ClaimApplied || cl.Offset < 0 || int64(cl.Partition) >= f.partitions {
+			t.Errorf("%s: %q (%v), want a ledger entry naming a record of %s, applied", c.line, out, err, f.topic)
+		}
 	case strings.Contains(c.line, " hvals "):
 		if want := strconv.FormatInt(f.cents, 10); out != want {
 			t.Errorf("%s: %q cents, want the %s produce printed", c.line, out, want)
@@ -53,7 +61,7 @@ func checkWalkOutput(t *testing.T, c docCommand, out string, f walkFigures) {
 			t.Errorf("%s: read %d, applied %d, suppressed %d; want every one of the %d records suppressed:\n%s",
 				c.line, read, applied, suppressed, f.records, out)
 		}
-		if nums := firstNumber.FindAllString(c.comment, -1); strings.Contains(c.line, "--dry-run") &&
+		if nums := firstNumber.FindAllString(c.comment, -1); strings.Contains(c.line, "--dry-run") && c.comment != "" &&
 			(len(nums) != 2 || nums[0] != "0" || nums[1] != strconv.FormatInt(f.records, 10)) {
 			t.Errorf("the dry run's comment %q does not say 0 and %d", c.comment, f.records)
 		}

@@ -116,28 +116,39 @@ func progress(cond func(line string) bool) func(string) bool {
 var produceSummary = regexp.MustCompile(`produce: (\d+) records to \S+ in \S+: (\d+) unique orders, \d+ duplicates; exactly-once totals: \d+ customers, (\d+) cents`)
 
 // TestREADMEWalkthrough runs the shell commands of README.md's "Ten minutes
-// on local servers" in order, as written, on the real servers: a unique
-// topic, group and key prefix in place of orders, shardpipe and
-// shardpipe:, the servers' addresses in place of the local ones. Commands
-// with & run in the background, the next one once produce printed that it
-// created the topic (as the README says); kill -KILL %2 comes once that run applied
-// records while produce still writes; the run in the foreground runs in
-// the background until produce ended and its progress line shows lag=0
-// (as the README says), and is stopped with SIGINT (Ctrl-C) at the end,
-// exit 0. Every other command must exit 0 and show what its comment says:
-// status lag 0 on every partition, one ledger entry per unique order, the
-// totals produce printed, replay's dry run and run applying 0.
+// on local servers", and of docs/getting-started.md's walkthrough at
+// length, in order, as written, on the real servers: a unique topic, group
+// and key prefix in place of orders, shardpipe and shardpipe:, the
+// servers' addresses in place of the local ones. Commands with & run in the
+// background, the next one once produce printed that it created the topic
+// (as the README says); kill -KILL %2 comes once that run applied records
+// while produce still writes; the run in the foreground runs in the
+// background until produce ended and its progress line shows lag=0 (as the
+// README says), and is stopped with SIGINT (Ctrl-C) at the end, exit 0.
+// Every other command must exit 0 and show what its comment says: status
+// lag 0 on every partition, one ledger entry per unique order, a ledger
+// entry naming its record, the totals produce printed, replay's dry run and
+// run applying 0. And, as both pages say, the records read again after the
+// kill show up as suppressed: the restarted run's summary counts at least
+// every ledger entry the killed one wrote past the offsets it had committed.
 func TestREADMEWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the README's walkthrough on the real servers: about a minute")
 	}
+	for _, page := range []string{"../README.md", "../docs/getting-started.md"} {
+		t.Run(filepath.Base(page), func(t *testing.T) { walkthrough(t, page) })
+	}
+}
+
+// walkthrough runs page's "Ten minutes on local servers" (TestREADMEWalkthrough).
+func walkthrough(t *testing.T, page string) {
 	brokers, addr := integration.Kafka(t), integration.Redis(t)
 	rdb := integration.NewRedisClient(t, addr)
 	prefix, topic, group := integration.RedisPrefix(t, rdb), integration.Topic(t), integration.Group(t)
 	t.Cleanup(func() {
 		_, _ = integration.NewAdmin(t, brokers).DeleteTopics(context.Background(), topic, topic+".dlq")
 	})
-	cmds, err := walkthroughCommands("../README.md", "## Ten minutes on local servers")
+	cmds, err := walkthroughCommands(page, "## Ten minutes on local servers")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,13 +171,15 @@ func TestREADMEWalkthrough(t *testing.T) {
 	defer cancel()
 	var jobs []*walkProc
 	var produce, consumer *walkProc
+	var killedAt time.Time
+	var committedAtKill map[int32]int64 // the group's offsets once the killed run is gone
 	var records, unique, cents, partitions int64
 	for _, c := range cmds {
 		line := sub(c.line)
 		isRun := strings.Contains(c.line, "./shardpipe run ")
 		switch {
-		case strings.HasPrefix(c.line, "scripts/services.sh "):
-			t.Logf("skipped %q: the servers run already", c.line)
+		case strings.HasPrefix(c.line, "scripts/services.sh "), c.line == `eval "$(scripts/services.sh env)"`:
+			t.Logf("skipped %q: the servers run already, and the test names them", c.line)
 		case c.background:
 			w := startWalk(t, line, env)
 			jobs = append(jobs, w)
@@ -194,6 +207,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 			}
 			_ = job.cmd.Process.Signal(syscall.SIGKILL)
 			_ = job.exited(ctx, t)
+			killedAt, committedAtKill = time.Now(), groupOffsets(ctx, t, brokers, group, topic)
 		case isRun: // the consumer in the foreground: left running
 			consumer = startWalk(t, line, env)
 			if produce == nil {
@@ -230,5 +244,24 @@ func TestREADMEWalkthrough(t *testing.T) {
 	_ = consumer.cmd.Process.Signal(syscall.SIGINT) // "Stop run with Ctrl-C"
 	if err := consumer.exited(ctx, t); err != nil {
 		t.Fatalf("run after Ctrl-C: %v, want exit 0\n%s", err, consumer.output())
+	}
+	if committedAtKill == nil {
+		t.Fatal("the walkthrough kills no run")
+	}
+	// "The records read again after the kill show up as suppressed."
+	reread := claimsPastCommit(ctx, t, rdb, prefix+"ledger:", committedAtKill, killedAt)
+	suppressed := int64(-1)
+	for _, l := range strings.Split(consumer.output(), "\n") {
+		if strings.Contains(l, "msg=summary") {
+			suppressed = logInt(l, "suppressed")
+		}
+	}
+	t.Logf("killed with offsets %v committed and %d records applied past them; the restarted run suppressed %d", committedAtKill, reread, suppressed)
+	if reread == 0 {
+		t.Fatalf("the killed run applied nothing past its last commit: the kill came at no point that reads records again")
+	}
+	if suppressed < reread {
+		t.Fatalf("the restarted run's summary says suppressed=%d, fewer than the %d records the killed run applied past its commit:\n%s",
+			suppressed, reread, consumer.output())
 	}
 }

@@ -29,6 +29,7 @@ func TestOwnedKeysKeptApart(t *testing.T) {
 		{"totals hash is the probe's key", run, totals("shardpipe:health"), []string{hash + ` "shardpipe:health"`, dlq + ` "shardpipe:"`, "readiness probe"}},
 		{"totals hash inside the ledger", run, totals("shardpipe:ledger:evil"), []string{hash, ledger + ` "shardpipe:ledger:"`}},
 		{"totals hash among the dead-letter markers", run, totals("shardpipe:dlq:x"), []string{hash, dlq, "dead-letter markers"}},
+		{"totals hash among the commit marks", run, totals("shardpipe:committed:x"), []string{hash, dlq, "the commit marks"}},
 		{"totals hash is a fence key", run, totals("shardpipe:fence"), []string{hash, dlq, "fence"}},
 		{"dead-letter markers inside the ledger", run, []string{"--ledger-prefix", "app:", "--dlq-prefix", "app:"}, []string{dlq + ` "app:"`, ledger + ` "app:"`}},
 		{"probe key inside the ledger", run, []string{"--ledger-prefix", "app:hea", "--dlq-prefix", "app:"}, []string{dlq, ledger, "readiness probe"}},

@@ -37,7 +37,7 @@ func (sc *sinkConfig) groups(topics func() []string) []cliflags.Group {
 // the ledger's and those under --dlq-prefix, its manifest among them
 // (settings.KeysGroup keeps them apart with a command's own).
 func (sc *sinkConfig) keys() []settings.OwnedKey {
-	return append(append(sc.l.Keys(), sc.p.Keys()...), sc.p.ManifestKey(sc.l.Spec.Prefix))
+	return append(sc.l.Keys(), sc.p.OwnKeys(sc.l.Spec.Prefix)...)
 }
 
 // tail are the shared groups after a command's own; reports says what

@@ -3,6 +3,7 @@ package cmdtest_test
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,8 +20,10 @@ import (
 // a replay given --effect none, and a run given --key-space per-topic, are
 // refused (exit 2) naming the stored and the given setting and the fix,
 // touching nothing; a replay given no --effect takes the manifest's, so
-// the totals of orders produced since are exact; --ledger-change replaces
-// the manifest on purpose.
+// the totals of orders produced since are exact; another --totals-hash,
+// and SHARDPIPE_EFFECT=none (a variable counts as given), are refused the
+// same way; --ledger-change replaces the manifest on purpose; and a ledger
+// without a manifest (made before manifests) gets one, with a log line.
 func TestCmdLedgerManifest(t *testing.T) {
 	t.Parallel()
 	brokers, addr := integration.Kafka(t), integration.Redis(t)
@@ -92,8 +95,29 @@ func TestCmdLedgerManifest(t *testing.T) {
 	if code != 2 || !strings.Contains(out, `"per-topic": the ledger under`) || !strings.Contains(out, `was made with "shared"`) {
 		t.Fatalf("run --key-space per-topic on a shared ledger: exit %d, want 2 naming both key spaces\n%s", code, out)
 	}
+	// Another --totals-hash is refused as another effect is: its totals
+	// would start from zero beside the ledger's claims.
+	other := prefix + "other-totals"
+	code, out = replay("r2h", "--totals-hash", other)
+	if code != 2 || !strings.Contains(out, `--totals-hash (SHARDPIPE_TOTALS_HASH) "`+other+`": the ledger under`) ||
+		!strings.Contains(out, `was made with "`+hash+`"`) {
+		t.Fatalf("replay --totals-hash %s on a ledger totalling into %s: exit %d, want 2 naming both hashes\n%s", other, hash, code, out)
+	}
+	// A variable counts as given, as its flag does: SHARDPIPE_EFFECT=none
+	// is refused, not taken for "not given" and overridden by the manifest.
+	env := exec.CommandContext(ctx, bin, "replay", "--brokers", b, "--topic", topic, "--id", "r2e", "--from", "0",
+		"--redis", addr, "--ledger-prefix", ledger, "--dlq-prefix", own, "--on-poison", "stop")
+	env.Env = append(itest.WithoutShardpipeEnv(), "SHARDPIPE_EFFECT=none")
+	raw, _ := env.CombinedOutput()
+	if code, out := env.ProcessState.ExitCode(), string(raw); code != 2 || !strings.Contains(out, `"none": the ledger under`) ||
+		!strings.Contains(out, `was made with "totals"`) {
+		t.Fatalf("SHARDPIPE_EFFECT=none on a totals ledger: exit %d, want 2 naming both effects\n%s", code, out)
+	}
 	if got := total(); got == want {
 		t.Fatalf("totals %d moved while the refused commands ran", got)
+	}
+	if n, err := rdb.Exists(ctx, other).Result(); err != nil || n != 0 {
+		t.Fatalf("the refused --totals-hash %s was written", other)
 	}
 
 	if code, out := replay("r3"); code != 0 || !strings.Contains(out, "effect=totals") {
@@ -107,8 +131,21 @@ func TestCmdLedgerManifest(t *testing.T) {
 		t.Fatalf("replay --ledger-change: exit %d\n%s", code, out)
 	}
 	var m sink.Manifest
-	raw, _ := rdb.Get(ctx, sink.ManifestKey(own, ledger)).Bytes()
+	raw, _ = rdb.Get(ctx, sink.ManifestKey(own, ledger)).Bytes()
 	if err := json.Unmarshal(raw, &m); err != nil || m.Effect != "none" {
 		t.Fatalf("manifest after --ledger-change: %s, want effect none", raw)
+	}
+
+	// A ledger made before manifests (claims, no manifest key) gets one
+	// from the settings given, and says so.
+	if err := rdb.Del(ctx, sink.ManifestKey(own, ledger)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	code, out = replay("r5", "--effect", "totals", "--totals-hash", hash, "--log-format", "json")
+	if code != 0 || !strings.Contains(out, "ledger manifest written: the ledger had none (new, or made before manifests)") {
+		t.Fatalf("replay on a ledger without a manifest: exit %d, want 0 logging the manifest written\n%s", code, out)
+	}
+	if m := manifest(); m.Effect != "totals" || m.TotalsHash != hash {
+		t.Fatalf("manifest written for the ledger made before manifests: %+v, want totals into %s", m, hash)
 	}
 }

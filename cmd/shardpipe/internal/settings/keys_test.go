@@ -20,7 +20,7 @@ func TestKeysGroup(t *testing.T) {
 	}
 	own := func(ledgerKeys []OwnedKey, dlq, checkpoints, id string) []OwnedKey {
 		p := Poison{Prefix: dlq}
-		return append(append(append(ledgerKeys, p.Keys()...), p.ProbeKey()), Replay{ID: id, CheckpointPrefix: checkpoints}.Keys()...)
+		return append(append(append(ledgerKeys, p.OwnKeys("l:")...), p.ProbeKey()), Replay{ID: id, CheckpointPrefix: checkpoints}.Keys()...)
 	}
 	tests := []struct {
 		name string

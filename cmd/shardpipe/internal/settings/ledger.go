@@ -49,6 +49,10 @@ type Ledger struct {
 	// Change is --ledger-change: write the given settings into the
 	// ledger's manifest, replacing what it holds.
 	Change bool
+	// totals are the totals flags as given or defaulted, whatever the
+	// effect: a replay that takes --effect totals from the manifest checks
+	// a --totals-hash it was given against the manifest's (Reconcile).
+	totals sink.Totals
 }
 
 // LedgerGiven says which of the manifest's settings were given.
@@ -102,6 +106,7 @@ func LedgerGroup(l *Ledger, cluster *bool) cliflags.Group {
 func (l *Ledger) load(c *cli.Command, bad *cliflags.Problems, cluster bool) {
 	*l = Ledger{Change: c.Bool(FlagLedgerChange), Given: LedgerGiven{Effect: c.IsSet(FlagEffect), KeySpace: c.IsSet(fKeySpace),
 		TotalsHash: c.IsSet(fTotalsHash), TotalsGroupField: c.IsSet(fTotalsGroup), TotalsAmountField: c.IsSet(fTotalsAmount)}}
+	l.totals = sink.Totals{Hash: c.String(fTotalsHash), GroupField: c.String(fTotalsGroup), AmountField: c.String(fTotalsAmount)}
 	s := &l.Spec
 	var err error
 	if s.Prefix = c.String(FlagLedgerPrefix); s.Prefix == "" {
@@ -121,7 +126,7 @@ func (l *Ledger) load(c *cli.Command, bad *cliflags.Problems, cluster bool) {
 	switch e := c.String(FlagEffect); e {
 	case "none":
 	case "totals":
-		t := sink.Totals{Hash: c.String(fTotalsHash), GroupField: c.String(fTotalsGroup), AmountField: c.String(fTotalsAmount)}
+		t := l.totals
 		for _, f := range []struct{ name, v string }{{fTotalsHash, t.Hash}, {fTotalsGroup, t.GroupField}, {fTotalsAmount, t.AmountField}} {
 			if f.v == "" {
 				bad.Addf("%s: empty; --effect totals needs it", ref(f.name))

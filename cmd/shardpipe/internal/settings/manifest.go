@@ -55,6 +55,13 @@ func flagOf(name string) string {
 // --sql-url, so it must be given. It returns the problems and the settings taken.
 func (l *Ledger) Reconcile(stored sink.Manifest) (problems, taken []string) {
 	given := l.Manifest(nil, "")
+	if !l.Given.Effect && stored.Effect == "totals" && given.Effect != "totals" {
+		// The effect is taken from the manifest: its totals settings are
+		// compared with the flags, so a --totals-hash given is checked, not
+		// dropped.
+		t := l.totals
+		given.TotalsHash, given.TotalsGroupField, given.TotalsAmountField = t.Hash, t.GroupField, t.AmountField
+	}
 	for _, d := range stored.Differences(given) {
 		if l.Given.given(d.Name) || d.Name == "effect" && stored.Effect != "none" && stored.Effect != "totals" {
 			problems = append(problems, fmt.Sprintf("%s %q: the ledger under %s %q was made with %q (its manifest)",
