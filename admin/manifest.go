@@ -38,6 +38,8 @@ func (e *LedgerMismatchError) Unwrap() error { return ErrLedgerMismatch }
 // ledger: the manifest at key (sink.ManifestKey) must record given's
 // effect, totals settings and key space, or it returns a
 // *LedgerMismatchError (ErrLedgerMismatch) and the program must not start;
+// a manifest of claims newer than this build reads is refused with an
+// error wrapping sink.ErrClaimFormat (Manifest.CheckFormat);
 // a ledger without a manifest gets given, which CheckLedger then returns
 // as stored (written true). replace writes given whatever is there, to
 // change a ledger on purpose (another effect or key space applies every
@@ -49,6 +51,9 @@ func CheckLedger(ctx context.Context, rdb redis.UniversalClient, key string, giv
 			return sink.Manifest{}, false, err
 		}
 		if ok {
+			if err := m.CheckFormat(); err != nil {
+				return m, false, fmt.Errorf("admin: ledger manifest %s: %w", key, err)
+			}
 			if d := m.Differences(given); len(d) > 0 {
 				return m, false, &LedgerMismatchError{Key: key, Stored: m, Fields: d}
 			}

@@ -3,6 +3,7 @@ package admin_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/shardpipe/shardpipe/admin"
@@ -48,5 +49,15 @@ func TestCheckLedger(t *testing.T) {
 	}
 	if _, _, err := admin.CheckLedger(ctx, rdb, key, none, false); err != nil {
 		t.Fatalf("after replace: %v", err)
+	}
+	// A ledger whose claims are of a newer format than this build reads is
+	// refused even with its own settings: its claims would be misread.
+	newer := none
+	newer.ClaimFormat, newer.CreatedBy = sink.ClaimFormat+1, "shardpipe v9"
+	if _, err := sink.WriteManifest(ctx, rdb, key, newer, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := admin.CheckLedger(ctx, rdb, key, none, false); !errors.Is(err, sink.ErrClaimFormat) || !strings.Contains(err.Error(), "shardpipe v9") {
+		t.Fatalf("CheckLedger on claims of format %d = %v, want sink.ErrClaimFormat naming the writer", newer.ClaimFormat, err)
 	}
 }

@@ -130,7 +130,8 @@ var produceSummary = regexp.MustCompile(`produce: (\d+) records to \S+ in \S+: (
 // entry naming its record, the totals produce printed, replay's dry run and
 // run applying 0. And, as both pages say, the records read again after the
 // kill show up as suppressed: the restarted run's summary counts at least
-// every ledger entry the killed one wrote past the offsets it had committed.
+// every ledger entry the killed one wrote past the offsets it had committed,
+// and its redelivered count is exactly theirs.
 func TestREADMEWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the README's walkthrough on the real servers: about a minute")
@@ -250,18 +251,24 @@ func walkthrough(t *testing.T, page string) {
 	}
 	// "The records read again after the kill show up as suppressed."
 	reread := claimsPastCommit(ctx, t, rdb, prefix+"ledger:", committedAtKill, killedAt)
-	suppressed := int64(-1)
+	suppressed, redelivered := int64(-1), int64(-1)
 	for _, l := range strings.Split(consumer.output(), "\n") {
 		if strings.Contains(l, "msg=summary") {
-			suppressed = logInt(l, "suppressed")
+			suppressed, redelivered = logInt(l, "suppressed"), logInt(l, "redelivered")
 		}
 	}
-	t.Logf("killed with offsets %v committed and %d records applied past them; the restarted run suppressed %d", committedAtKill, reread, suppressed)
+	t.Logf("killed with offsets %v committed and %d records applied past them; the restarted run suppressed %d, redelivered %d", committedAtKill, reread, suppressed, redelivered)
 	if reread == 0 {
 		t.Fatalf("the killed run applied nothing past its last commit: the kill came at no point that reads records again")
 	}
 	if suppressed < reread {
 		t.Fatalf("the restarted run's summary says suppressed=%d, fewer than the %d records the killed run applied past its commit:\n%s",
 			suppressed, reread, consumer.output())
+	}
+	// Exactly those are the ones met again for the same record: every
+	// other suppressed record is a re-send of an order claimed already.
+	if redelivered != reread {
+		t.Fatalf("the restarted run's summary says redelivered=%d; the killed run applied %d records past its commit, each read again once:\n%s",
+			redelivered, reread, consumer.output())
 	}
 }

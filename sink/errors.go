@@ -60,4 +60,10 @@ var (
 	// ErrBadClaim means a ledger key holds a value that is not a claim
 	// written by this package.
 	ErrBadClaim = errors.New("sink: not a claim")
+
+	// ErrClaimFormat means a ledger's manifest records claims of a newer
+	// format than this package reads (Manifest.CheckFormat): a program
+	// must not apply records through that ledger, since it would misread
+	// the claims it finds.
+	ErrClaimFormat = errors.New("sink: the ledger's claims are of a newer format")
 )

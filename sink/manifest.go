@@ -88,6 +88,19 @@ func WriteManifest(ctx context.Context, rdb redis.UniversalClient, key string, m
 	return ok, nil
 }
 
+// CheckFormat returns nil when this package reads the claims m records
+// (m.ClaimFormat at most ClaimFormat), else an error wrapping
+// ErrClaimFormat naming both formats and the manifest's writer. Every
+// program checks it before it applies a record through the ledger; it
+// costs nothing.
+func (m Manifest) CheckFormat() error {
+	if m.ClaimFormat > ClaimFormat {
+		return fmt.Errorf("sink: the ledger holds claims of format %d, written by %s; this build reads format %d: %w",
+			m.ClaimFormat, m.CreatedBy, ClaimFormat, ErrClaimFormat)
+	}
+	return nil
+}
+
 // ManifestField is one setting of a Manifest that two manifests disagree
 // on: its name (effect, totals_hash, totals_group_field,
 // totals_amount_field, key_space), the stored value and the given one.

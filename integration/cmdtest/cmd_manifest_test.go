@@ -148,4 +148,16 @@ func TestCmdLedgerManifest(t *testing.T) {
 	if m := manifest(); m.Effect != "totals" || m.TotalsHash != hash {
 		t.Fatalf("manifest written for the ledger made before manifests: %+v, want totals into %s", m, hash)
 	}
+
+	// Claims of a newer format than this build reads are refused, with
+	// the ledger's own settings too: they would be misread.
+	newer := manifest()
+	newer.ClaimFormat, newer.CreatedBy = sink.ClaimFormat+1, "shardpipe v9"
+	if _, err := sink.WriteManifest(ctx, rdb, sink.ManifestKey(own, ledger), newer, true); err != nil {
+		t.Fatal(err)
+	}
+	code, out = replay("r6")
+	if code != 2 || !strings.Contains(out, "holds claims of format "+strconv.Itoa(newer.ClaimFormat)+", written by shardpipe v9") {
+		t.Fatalf("replay on a ledger of claim format %d: exit %d, want 2 naming the format and its writer\n%s", newer.ClaimFormat, code, out)
+	}
 }

@@ -31,7 +31,7 @@ func (l *Ledger) CheckManifest(ctx context.Context, rdb redis.UniversalClient, k
 		if err != nil {
 			return stored, ok, unreachable(fmt.Sprintf("redis %s: %v", redisDesc, err))
 		}
-		if ok && stored.ClaimFormat > sink.ClaimFormat {
+		if ok && stored.CheckFormat() != nil { // the check admin.CheckLedger makes, worded with the flag
 			return stored, ok, refusal(fmt.Sprintf("the ledger under %s %q holds claims of format %d, written by %s; this shardpipe reads format %d: use that version or a newer one",
 				ref(FlagLedgerPrefix), l.Spec.Prefix, stored.ClaimFormat, stored.CreatedBy, sink.ClaimFormat))
 		}

@@ -87,5 +87,5 @@ func (r *RunReport) report(ctx context.Context, interval time.Duration) {
 func (r *RunReport) Final() {
 	tot := pipeline.Totals(r.p.Stats())
 	r.log.Info("summary", "attempts", tot.Attempts, "applied", tot.Applied, "suppressed", tot.Suppressed,
-		"dead_lettered", tot.DeadLettered, "fenced_commits", tot.Fenced)
+		"dead_lettered", tot.DeadLettered, "fenced_commits", tot.Fenced, "redelivered", tot.Redelivered)
 }
