@@ -33,8 +33,13 @@
 // outcome: land (apply.go) for effects, commit.go for commits (reapply.go
 // applies exposed records again first; countonce.go raises the group's
 // commit mark), stormpath.go for records that failed for good
-// (deadletter.go writes them), finish.go for a term's end. The stop modes
-// and the exit decisions are still the driver's, one set per schedule.
+// (deadletter.go writes them), finish.go for a term's end. Each
+// schedule's loop is a driver of the engine's step (enginestep.go): from
+// the loop's state (the stop mode, a fence, what is queued and, in flight,
+// held, running and waiting) next decides what to take or start and how
+// the turn ends (wait, commit, wait at the bound, finish a range, exit,
+// crash, fail), one decision for both schedules, checked in every small
+// state by TestEngineStepExhaustive and scripted in testdata/engine/step.txt.
 //
 // On revoke a worker finishes its in-flight batch and commits synchronously
 // before the rebalance goes on. On loss it stops without committing. Close

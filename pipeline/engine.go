@@ -26,6 +26,9 @@ type engine struct {
 	mark     int64        // the group's commit mark at the term's start (CountOnce); -1: none
 	storm    stormLimits
 	redoCap  int // the largest redo buffer kept once empty
+	// maxBatch and queueRecords bound what next takes: a batch, or the
+	// records MaxInFlight holds.
+	maxBatch, queueRecords int
 
 	tr         *checkpoint.Tracker // nil before the term's first record
 	since      time.Time           // when the oldest uncommitted record landed
@@ -53,7 +56,7 @@ type stormLimits struct {
 // of d (nil: no dead letters).
 func newEngine(cfg *config, d *deadLetterConfig) *engine {
 	e := &engine{policy: cfg.policy, retry: cfg.retry, inFlight: cfg.maxInFlight > 0, mark: -1, lastCommit: -1,
-		redoCap: 4 * cfg.maxBatch, storms: stormGate{best: -1}}
+		redoCap: 4 * cfg.maxBatch, maxBatch: cfg.maxBatch, queueRecords: cfg.queueRecords, storms: stormGate{best: -1}}
 	_, e.losses = cfg.barrier.(LossReporter)
 	if d != nil {
 		e.storm = stormLimits{maxRun: d.maxRun, maxShare: d.maxShare, window: d.window, idle: cfg.policy.Interval}

@@ -153,7 +153,7 @@ func TestEngineScripts(t *testing.T) {
 // partition, default 0) and at=D (the time since the script's start, for
 // what it notes; the clock only moves forward).
 //
-//	config [inflight] [every=N] [interval=D] [max=N] [losses] [maxrun=N] [share=F window=N] [mark=N]
+//	config [inflight] [every=N] [interval=D] [max=N] [batch=N] [queue=N] [losses] [maxrun=N] [share=F window=N] [mark=N]
 //	read from..to          records read from the partition (the first starts the tracker)
 //	land off... [outcome=applied|suppressed|redelivered] [lossat=N]
 //	marker off             a transaction marker
@@ -165,6 +165,8 @@ func TestEngineScripts(t *testing.T) {
 //	end                    the term ends: the run of failures and what is held
 //	at-end                 a replay's partition read its range to the end
 //	idle                   when held records are dead-lettered idle, and those due now
+//	step [mode=M] [fenced] [queued=N] [frozen] [held=N] [running=N] [waiting=N] [crash] [fatal]
+//	                       the loop's next step in that state (mode: running, finishing, draining, revoking)
 //	state
 func (r *engineRig) cmd(d *datadriven.TestData) (string, error) {
 	p := int32(0)
@@ -199,7 +201,7 @@ func (r *engineRig) cmd(d *datadriven.TestData) (string, error) {
 			}
 			lossAt = n
 		default:
-			if d.Cmd == "config" {
+			if d.Cmd == "config" || d.Cmd == "step" {
 				continue
 			}
 			from, to, isRange := strings.Cut(a.Key, "..")
@@ -326,6 +328,12 @@ func (r *engineRig) cmd(d *datadriven.TestData) (string, error) {
 		case len(released) > 0:
 			fmt.Fprintf(&b, "dead-lettered %v\n", released)
 		}
+	case "step":
+		s, err := loopStateOf(d)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(r.stepLine(r.part(p).next(s, r.now)))
 	case "state":
 	default:
 		return "", fmt.Errorf("unknown command %q", d.Cmd)
@@ -336,7 +344,7 @@ func (r *engineRig) cmd(d *datadriven.TestData) (string, error) {
 
 // configure sets the config of the engines started from now on.
 func (r *engineRig) configure(d *datadriven.TestData) error {
-	r.cfg = config{maxBatch: 500, retry: sink.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}}
+	r.cfg = config{maxBatch: 500, queueRecords: 1000, retry: sink.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}}
 	r.dlq = nil
 	r.parts, r.applied, r.failing = map[int32]*engine{}, map[int32]int{}, 0
 	var mark int64 = -1
@@ -347,7 +355,7 @@ func (r *engineRig) configure(d *datadriven.TestData) error {
 		}
 		var n int
 		switch a.Key {
-		case "every", "max", "maxrun", "window", "mark":
+		case "every", "max", "maxrun", "window", "mark", "batch", "queue":
 			var err error
 			if n, err = strconv.Atoi(v); err != nil {
 				return fmt.Errorf("config %s=%q: %v", a.Key, v, err)
@@ -380,6 +388,10 @@ func (r *engineRig) configure(d *datadriven.TestData) error {
 			r.dlqConfigured().window = n
 		case "mark":
 			mark = int64(n)
+		case "batch":
+			r.cfg.maxBatch = n
+		case "queue":
+			r.cfg.queueRecords = n
 		default:
 			return fmt.Errorf("config: unknown argument %q", a.Key)
 		}
@@ -424,4 +436,73 @@ func heldOffsets(hs []heldRecord) []int64 {
 		out[i] = h.r.Offset
 	}
 	return out
+}
+
+// loopStateOf is the loop state a step command names.
+func loopStateOf(d *datadriven.TestData) (loopState, error) {
+	var s loopState
+	for _, a := range d.CmdArgs {
+		v := ""
+		if len(a.Vals) > 0 {
+			v = a.Vals[0]
+		}
+		n := 0
+		switch a.Key {
+		case "queued", "held", "running", "waiting":
+			var err error
+			if n, err = strconv.Atoi(v); err != nil {
+				return s, fmt.Errorf("step %s=%q: %v", a.Key, v, err)
+			}
+		}
+		switch a.Key {
+		case "p", "at":
+		case "mode":
+			m, ok := map[string]int32{"running": running, "finishing": finishing, "draining": draining, "revoking": revoking}[v]
+			if !ok {
+				return s, fmt.Errorf("step mode=%q: unknown mode", v)
+			}
+			s.mode = m
+		case "fenced":
+			s.fenced = true
+		case "frozen":
+			s.frozen = true
+		case "crash":
+			s.crash = true
+		case "fatal":
+			s.fatal = true
+		case "queued":
+			s.queued = n
+		case "held":
+			s.held = n
+		case "running":
+			s.running = n
+		case "waiting":
+			s.waiting = n
+		default:
+			return s, fmt.Errorf("step: unknown argument %q", a.Key)
+		}
+	}
+	return s, nil
+}
+
+// stepLine prints a step: what it does first, then how the turn ends.
+func (r *engineRig) stepLine(st step) string {
+	var parts []string
+	if st.freeze {
+		parts = append(parts, "freeze")
+	}
+	if st.giveUp {
+		parts = append(parts, "give up the retries")
+	}
+	if st.take > 0 {
+		parts = append(parts, fmt.Sprintf("take %d", st.take))
+	}
+	if st.start {
+		parts = append(parts, "start")
+	}
+	then := "then " + st.then.String()
+	if st.then == thenBound {
+		then += fmt.Sprintf(" at %v", st.at.Sub(r.t0))
+	}
+	return strings.Join(append(parts, then), ", ") + "\n"
 }

@@ -43,68 +43,62 @@ type flightDone struct {
 	err      error
 }
 
-// loopInFlight is loop with MaxInFlight: records go from the queue into a
+// loopInFlight is loop with MaxInFlight, the in-flight driver of the
+// engine's step (enginestep.go): records go from the queue into a
 // keySched, which starts them up to the caps, and land in any order in the
 // tracker, whose commit point stays before the lowest offset not landed.
 func (w *worker) loopInFlight() (err error) {
 	f := &flight{s: newKeySched[*flightRecord](w.p.cfg.maxInFlight), done: make(chan flightDone, w.p.cfg.maxInFlight)}
 	defer func() { err = w.endFlight(f, err) }()
 	for {
-		mode := w.mode.Load()
-		if mode == revoking || w.fenced.Load() {
+		s := loopState{mode: w.mode.Load(), fenced: w.fenced.Load(), queued: w.q.len(), frozen: f.frozen,
+			held: f.s.Held(), running: f.s.Running(), waiting: f.s.Waiting(), crash: f.crash, fatal: f.fatal != nil}
+		st := w.e.next(s, time.Now())
+		if st.freeze {
 			f.frozen = true
 		}
-		if givingUp(mode) && f.s.Waiting() > 0 {
-			// Asked to stop while effects wait for a retry: none comes in
-			// this term (as a failed batch is not retried at a stop). A
-			// replay finishing its range retries them, as running does.
+		if st.giveUp {
 			w.giveUpWaiting(f)
 		}
-		if !f.frozen {
-			if err := w.admit(f); err != nil {
+		if st.take > 0 {
+			if err := w.admit(f, st.take); err != nil {
 				return err
 			}
+		}
+		if st.start {
 			if err := w.startReady(f); err != nil {
 				return err
 			}
 		}
-		if f.s.Running() == 0 {
-			switch {
-			case f.crash:
-				w.crash(f.last)
-				return errFenced
-			case f.fatal != nil:
-				return f.fatal
-			case f.frozen, mode == draining && f.s.Held() == 0 && w.q.len() == 0:
-				return nil
-			case mode == finishing && f.s.Held() == 0 && w.q.len() == 0:
-				if err := w.heldAtEnd(); err != nil {
-					return err
-				}
-				return w.finishCommit() // a replay's range landed: commit its end
-			}
-		}
-		if w.e.dueAt(time.Now()) {
-			if err := w.commit(); err != nil {
+		switch st.then {
+		case thenCrash:
+			w.crash(f.last)
+			return errFenced
+		case thenFatal:
+			return f.fatal
+		case thenExit:
+			return nil
+		case thenFinish:
+			if err := w.heldAtEnd(); err != nil {
 				return err
 			}
-			continue
+			return w.finishCommit() // a replay's range landed: commit its end
+		case thenCommit:
+			err = w.commit()
+		case thenWait:
+			err = w.waitFlight(f, s.mode)
 		}
-		if err := w.waitFlight(f, mode); err != nil {
+		if err != nil {
 			return err
 		}
 	}
 }
 
-// admit moves records from the queue into the scheduler while the
-// partition may hold more: no more than MaxUncommitted past the last
-// commit, and no more than QueueRecords held.
-func (w *worker) admit(f *flight) error {
-	room := w.e.admitRoom(w.p.cfg.queueRecords, f.s.Held())
-	if room <= 0 {
-		return nil
-	}
-	recs := w.q.take(room)
+// admit moves n records from the queue into the scheduler (the engine
+// sized n: no more than MaxUncommitted past the last commit, and no more
+// than QueueRecords held).
+func (w *worker) admit(f *flight, n int) error {
+	recs := w.q.take(n)
 	if len(recs) == 0 {
 		return nil
 	}

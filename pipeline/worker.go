@@ -12,19 +12,6 @@ import (
 	"github.com/shardpipe/shardpipe/sink"
 )
 
-// stop modes, strongest last.
-const (
-	running   int32 = iota
-	finishing       // finish the queue, retrying through failures as running does, commit, exit (a replay's range end)
-	draining        // finish the queue, commit, exit; a batch failing now is given up (Close)
-	revoking        // finish the in-flight batch, commit, exit (revoke)
-)
-
-// givingUp reports whether mode is a stop that gives up a failing batch or
-// commit (draining, revoking) rather than retrying it: finishing is not one,
-// a replay that reached its range's end still owes its last batch.
-func givingUp(mode int32) bool { return mode >= draining }
-
 // worker owns one partition for one term: its queue, tracker and commits.
 // Everything but the atomics is touched by the worker goroutine alone.
 type worker struct {
@@ -163,66 +150,48 @@ func (w *worker) leftForReplay(stopped error) {
 		"committed", w.committed(), "first_left", w.e.tr.CommitPoint(), "queued", w.q.len(), "err", stopped)
 }
 
+// loop is the batches' driver of the engine's step (enginestep.go): it
+// reads the loop's state, asks the engine what to do, and does it.
 func (w *worker) loop() error {
 	if w.p.cfg.maxInFlight > 0 {
 		return w.loopInFlight() // inflight.go
 	}
-	maxBatch := w.p.cfg.maxBatch
 	for {
-		mode := w.mode.Load()
-		if mode == revoking || w.fenced.Load() {
+		st := w.e.next(loopState{mode: w.mode.Load(), fenced: w.fenced.Load(), queued: w.q.len()}, time.Now())
+		var err error
+		switch st.then {
+		case thenExit:
 			return nil
-		}
-		n := w.e.room(maxBatch)
-		if n == 0 {
-			// As many records landed past the last commit as the
-			// policy allows: nothing more lands before a commit.
-			if err := w.atBound(mode); err != nil {
+		case thenFinish:
+			if err := w.heldAtEnd(); err != nil {
 				return err
 			}
-			if givingUp(mode) && w.e.tr.LandedSinceCommit() > 0 {
-				return nil // stopping while commits fail: the final commit tries once more
+			return w.finishCommit()
+		case thenCommit:
+			err = w.commit()
+		case thenBound:
+			err = w.atBound(st.at)
+		case thenWait:
+			err = w.idle()
+		case thenLoop:
+			if recs := w.q.take(st.take); len(recs) > 0 {
+				err = w.process(recs)
 			}
-			continue
 		}
-		recs := w.q.take(n)
-		if len(recs) == 0 {
-			if mode == draining {
-				return nil
-			}
-			if mode == finishing {
-				if err := w.heldAtEnd(); err != nil {
-					return err
-				}
-				return w.finishCommit()
-			}
-			if err := w.idle(); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := w.process(recs); err != nil {
+		if err != nil {
 			return err
 		}
 	}
 }
 
-// atBound commits when the commit is due, else (a failed commit waits for
-// its retry) waits for that retry, a stop or the end of the term. Records
+// atBound waits, at the policy's Max, for the commit due at at (a failed
+// commit's retry), a stop that gives up or the end of the term. Records
 // stay queued meanwhile; the queue's bound pauses the partition's fetching.
-func (w *worker) atBound(mode int32) error {
-	at, _ := w.e.due() // due: the policy's Max has landed
-	if !at.After(time.Now()) {
-		return w.commit()
-	}
-	if givingUp(mode) {
-		return nil
-	}
+func (w *worker) atBound(at time.Time) error {
 	t := time.NewTimer(time.Until(at))
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return w.commit()
 	case <-w.quit:
 	case <-w.ctx.Done():
 		return w.ctx.Err()
