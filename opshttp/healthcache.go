@@ -7,26 +7,29 @@ import (
 	"time"
 )
 
-// healthCache holds readiness's last Redis result, so that a flood of
-// probes costs Redis one write per interval. Safe for concurrent use.
+// healthCache holds the last result of one readiness check that calls a
+// server (Redis's write, a Dependency's ping), so that a flood of probes
+// costs the server one call per interval. Safe for concurrent use.
 type healthCache struct {
+	name    string                          // the check's name in a Report
+	what    string                          // the call, for messages: "SET key", "ping"
+	run     func(ctx context.Context) Check // the call, bounded by its own timeout
 	mu      sync.Mutex
 	last    Check
-	started time.Time     // when the write behind last started; zero: none yet
-	running chan struct{} // closed when the write in flight ends; nil: none
+	started time.Time     // when the call behind last started; zero: none yet
+	running chan struct{} // closed when the call in flight ends; nil: none
 }
 
-// get returns the last result when its write started less than
-// p.redisEvery ago; otherwise it waits for the write in flight, starting
-// one when there is none. The write runs on its own (bounded by
-// p.redisTimeout), so a probe whose ctx ends stops waiting without
-// cutting it short for the others.
-func (h *healthCache) get(ctx context.Context, p *Probe) Check {
+// get returns the last result when its call started less than every ago;
+// otherwise it waits for the call in flight, starting one when there is
+// none. The call runs on its own (bounded by its own timeout), so a probe
+// whose ctx ends stops waiting without cutting it short for the others.
+func (h *healthCache) get(ctx context.Context, every time.Duration, now func() time.Time) Check {
 	if err := ctx.Err(); err != nil {
-		return Check{Name: "redis", Detail: fmt.Sprintf("SET %s not tried: %v", p.redisKey, err)}
+		return Check{Name: h.name, Detail: fmt.Sprintf("%s not tried: %v", h.what, err)}
 	}
 	h.mu.Lock()
-	if !h.started.IsZero() && h.running == nil && p.now().Sub(h.started) < p.redisEvery {
+	if !h.started.IsZero() && h.running == nil && now().Sub(h.started) < every {
 		c := h.last
 		h.mu.Unlock()
 		return c
@@ -35,9 +38,9 @@ func (h *healthCache) get(ctx context.Context, p *Probe) Check {
 	if wait == nil {
 		done := make(chan struct{})
 		h.running, wait = done, done
-		start := p.now()
+		start := now()
 		go func() {
-			c := p.setHealth(context.WithoutCancel(ctx))
+			c := h.run(context.WithoutCancel(ctx))
 			h.mu.Lock()
 			h.last, h.started, h.running = c, start, nil
 			h.mu.Unlock()
@@ -51,6 +54,6 @@ func (h *healthCache) get(ctx context.Context, p *Probe) Check {
 		defer h.mu.Unlock()
 		return h.last
 	case <-ctx.Done():
-		return Check{Name: "redis", Detail: fmt.Sprintf("SET %s: gave up waiting: %v", p.redisKey, ctx.Err())}
+		return Check{Name: h.name, Detail: fmt.Sprintf("%s: gave up waiting: %v", h.what, ctx.Err())}
 	}
 }

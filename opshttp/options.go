@@ -1,6 +1,8 @@
 package opshttp
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,6 +28,27 @@ func Redis(rdb redis.UniversalClient, key string) Opt {
 // arrive while a write is in flight wait for it, so Redis gets at most one
 // SET per d however often readiness is asked. Default: DefaultRedisInterval.
 func RedisInterval(d time.Duration) Opt { return opt(func(p *Probe) { p.redisEvery = d }) }
+
+// Dependency makes readiness check another server the pipeline's effects
+// need (a database, a receiver): a check called name that passes when ping
+// returns nil within two seconds. Like Redis's write, a ping is shared by
+// the probes of one RedisInterval, so a flood of probes costs the server
+// one ping per interval. desc names the server in the check's detail and
+// must hold no secret. Default: none.
+func Dependency(name, desc string, ping func(context.Context) error) Opt {
+	return opt(func(p *Probe) {
+		run := func(ctx context.Context) Check {
+			ctx, cancel := context.WithTimeout(ctx, p.redisTimeout)
+			defer cancel()
+			start := p.now()
+			if err := ping(ctx); err != nil {
+				return Check{Name: name, Detail: fmt.Sprintf("%s did not answer: %v", desc, err)}
+			}
+			return Check{Name: name, OK: true, Detail: fmt.Sprintf("%s answered in %s", desc, p.now().Sub(start).Round(time.Microsecond))}
+		}
+		p.deps = append(p.deps, &healthCache{name: name, what: "ping " + desc, run: run})
+	})
+}
 
 // DefaultRedisInterval is RedisInterval's default.
 const DefaultRedisInterval = time.Second

@@ -53,6 +53,7 @@ type Probe struct {
 	redisTimeout time.Duration
 	redisEvery   time.Duration
 	health       *healthCache
+	deps         []*healthCache // Dependency checks, in the order given
 	wedged       time.Duration
 	failing      int64
 	group        string
@@ -62,10 +63,11 @@ type Probe struct {
 // New returns a Probe over src.
 func New(src Source, opts ...Opt) *Probe {
 	p := &Probe{src: src, wedged: 2 * time.Minute, failing: 3, redisTimeout: 2 * time.Second, redisEvery: DefaultRedisInterval,
-		now: time.Now, health: &healthCache{}}
+		now: time.Now}
 	for _, o := range opts {
 		o.apply(p)
 	}
+	p.health = &healthCache{name: "redis", what: "SET " + p.redisKey, run: p.setHealth}
 	return p
 }
 
@@ -92,9 +94,10 @@ func (p *Probe) Live() Report {
 
 // Ready reports whether the pipeline runs, has joined its group (assigned,
 // or waiting for an assignment), Redis takes a write (with the Redis
-// option), no held partition's commits failed FailingCommits times in a row
-// and none is fenced. It costs one Stats call and, with Redis, at most one
-// SET per RedisInterval (shared by the probes of that interval).
+// option), every Dependency answers, no held partition's commits failed
+// FailingCommits times in a row and none is fenced. It costs one Stats call
+// and, with Redis, at most one SET per RedisInterval (shared by the probes
+// of that interval), and as much for each Dependency's ping.
 func (p *Probe) Ready(ctx context.Context) Report {
 	r := Report{OK: true}
 	p.running(&r)
@@ -125,6 +128,10 @@ func (p *Probe) Ready(ctx context.Context) Report {
 	if p.rdb != nil {
 		p.redis(ctx, &r)
 	}
+	for _, d := range p.deps {
+		c := d.get(ctx, p.redisEvery, p.now)
+		r.add(c.Name, c.OK, "%s", c.Detail)
+	}
 	if len(failing) > 0 {
 		r.add("commits", false, "commits failing: %s", strings.Join(failing, ", "))
 	} else {
@@ -147,7 +154,7 @@ func (p *Probe) running(r *Report) {
 }
 
 func (p *Probe) redis(ctx context.Context, r *Report) {
-	c := p.health.get(ctx, p)
+	c := p.health.get(ctx, p.redisEvery, p.now)
 	r.add(c.Name, c.OK, "%s", c.Detail)
 }
 

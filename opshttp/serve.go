@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -28,7 +29,8 @@ type Ops struct {
 	reg     *prometheus.Registry
 	timings *metrics.Timings
 	kafka   *metrics.Kafka
-	stop    func() // set by Start
+	root    atomic.Pointer[http.Handler] // what the server serves beside /metrics; nil: nothing (404)
+	stop    func()                       // set once the server serves (Starting or Start)
 }
 
 // Listen binds addr (host:port; "" serves nothing and returns a nil Ops)
@@ -68,20 +70,63 @@ func (o *Ops) Options() []pipeline.Opt {
 	return []pipeline.Opt{pipeline.Measure(o.timings), pipeline.KafkaOptions(kgo.WithHooks(o.kafka.Hook()))}
 }
 
+// Starting serves, until Start, /metrics and probes that say the process
+// is starting: /readyz answers 503 with one failed check, "start", whose
+// detail is detail (what it waits for), and /healthz 200 (alive). Call it
+// at most once, before Start; without it nothing answers on the address
+// until Start.
+func (o *Ops) Starting(detail string, log *slog.Logger) {
+	if o == nil {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		writeReport(w, Report{Checks: []Check{{Name: "start", Detail: detail}}})
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeReport(w, Report{OK: true, Checks: []Check{{Name: "start", OK: true, Detail: "alive, starting"}}})
+	})
+	var h http.Handler = mux
+	o.root.Store(&h)
+	o.serve(log, true)
+}
+
 // Start registers a metrics.Collector over stats and serves /metrics on
 // o's listener and, when probe is not nil, its Handler (/healthz, /readyz,
-// /status), until Close (metrics.ServeHandler). Call it at most once.
+// /status), until Close (metrics.ServeHandler); after Starting it takes
+// the starting probes' place. Call it at most once.
 func (o *Ops) Start(stats func() []pipeline.PartitionStats, probe *Probe, log *slog.Logger) {
 	if o == nil {
 		return
 	}
 	o.reg.MustRegister(metrics.NewCollector(stats))
-	var h http.Handler
 	if probe != nil {
-		h = probe.Handler()
+		h := probe.Handler()
+		o.root.Store(&h)
+	} else {
+		o.root.Store(nil)
+	}
+	o.serve(log, probe != nil)
+}
+
+// serve starts the server on o's listener, once: /metrics and, with
+// probes, what o.root holds at each request.
+func (o *Ops) serve(log *slog.Logger, probes bool) {
+	if o.stop != nil {
+		return
+	}
+	var root http.Handler
+	if probes {
+		root = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if h := o.root.Load(); h != nil {
+				(*h).ServeHTTP(w, r)
+				return
+			}
+			http.NotFound(w, r)
+		})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	_, done := metrics.ServeHandler(ctx, o.ln, prometheus.Gatherers{o.reg, o.kafka}, h, log)
+	_, done := metrics.ServeHandler(ctx, o.ln, prometheus.Gatherers{o.reg, o.kafka}, root, log)
 	o.stop = func() { cancel(); <-done }
 }
 

@@ -31,8 +31,14 @@
 // or NOT NULL failing, a value out of range) rolls the transaction back,
 // inbox row included, and is returned wrapping sink.ErrRejected, so the
 // pipeline dead-letters the record and goes on; a Work error that wraps
-// sink.ErrBadValue or sink.ErrRejected is returned as is. Any other error
-// (the connection, a lock timeout) is returned for the pipeline to retry.
+// sink.ErrBadValue or sink.ErrRejected is returned as is. A database that
+// cannot be used at all (no connection, a connection cut, SQLSTATE class 08
+// or 57P: starting, shutting down, restarting; 53300: out of connections)
+// wraps sink.ErrUnavailable: the pipeline retries the record until
+// PostgreSQL is back, not counting the attempts against it, so an outage
+// dead-letters nothing. Any other error (a lock or statement timeout, a
+// serialization failure) is returned for the pipeline to retry as a failed
+// attempt.
 //
 // Imports: sink (for sink.Record and its sentinels), pgx/v5 and the standard
 // library.

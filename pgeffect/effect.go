@@ -66,7 +66,10 @@ func New(db DB, table string, work Work, opts ...Opt) (*Effect, error) {
 // wraps sink.ErrNotApplied (the guard releases the claim and the pipeline
 // retries), the record's own (see the package doc) sink.ErrRejected. A
 // failed COMMIT's outcome is unknown: the error says so and a retry is safe,
-// since a commit that did land left the key in the inbox.
+// since a commit that did land left the key in the inbox. A failure of the
+// connection itself (PostgreSQL down, restarting, out of connections: see
+// the package doc) also wraps sink.ErrUnavailable, so the pipeline retries
+// the record until the database is back without counting the attempts.
 func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	ik := key
 	if e.perTopic {
@@ -74,7 +77,7 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	}
 	tx, err := e.db.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("pgeffect: %s key %s: begin: %w: %w", at(r), sink.QuoteKey(key), sink.ErrNotApplied, err)
+		return fmt.Errorf("pgeffect: %s key %s: begin: %w", at(r), sink.QuoteKey(key), notApplied(err))
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op; else the rollback itself
 	var got string
@@ -82,12 +85,15 @@ func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil // in the inbox: the Work committed before
 	case err != nil:
-		return fmt.Errorf("pgeffect: %s key %s: inbox insert into %s: %w: %w", at(r), sink.QuoteKey(key), e.table, sink.ErrNotApplied, err)
+		return fmt.Errorf("pgeffect: %s key %s: inbox insert into %s: %w", at(r), sink.QuoteKey(key), e.table, notApplied(err))
 	}
 	if err := e.work(ctx, tx, key, r); err != nil {
 		return fmt.Errorf("pgeffect: %s key %s: work (rolled back): %w", at(r), sink.QuoteKey(key), classify(err))
 	}
 	if err := tx.Commit(ctx); err != nil {
+		if unavailable(err) {
+			err = fmt.Errorf("%w: %w", sink.ErrUnavailable, err)
+		}
 		return fmt.Errorf("pgeffect: %s key %s: commit failed, so it may or may not have landed (a retry finds the key in the inbox if it did): %w",
 			at(r), sink.QuoteKey(key), err)
 	}
@@ -104,6 +110,16 @@ func classify(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23")) {
 		return fmt.Errorf("%w: %w", sink.ErrRejected, err)
+	}
+	return notApplied(err)
+}
+
+// notApplied wraps err, a failure before COMMIT (rolled back: nothing
+// happened), in sink.ErrNotApplied and, when PostgreSQL could not be used
+// at all (unavailable), in sink.ErrUnavailable too.
+func notApplied(err error) error {
+	if unavailable(err) {
+		return fmt.Errorf("%w: %w: %w", sink.ErrNotApplied, sink.ErrUnavailable, err)
 	}
 	return fmt.Errorf("%w: %w", sink.ErrNotApplied, err)
 }

@@ -36,7 +36,9 @@ type ExternalEffect func(ctx context.Context, key string, r *sink.Record) error
 // ones before it. An effect refused for good (its error wraps
 // sink.ErrRejected: a 4xx) is that record's failure: it is not applied
 // again by a retry but goes down the path of records that fail for good
-// (see DeadLetterMaxRun), and the batch goes on. Any other failure (the
+// (see DeadLetterMaxRun), and the batch goes on. An effect whose system is
+// down (its error wraps sink.ErrUnavailable) is retried until it lands or
+// the term ends, its attempts not counted (EffectAttempts). Any other failure (the
 // effect's error, Redis, a lost lease) stops the batch at that record:
 // the pipeline lands the records before it, then applies again from it
 // with a backoff that starts over after the progress; an effect that
@@ -78,10 +80,12 @@ func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result,
 				endEffectSpan(span, effErr)
 				return effErr
 			})
-			if err != nil && effErr != nil && ctx.Err() == nil && !errors.Is(err, sink.ErrUnknown) && !errors.Is(err, sink.ErrLeaseLost) {
+			if err != nil && effErr != nil && ctx.Err() == nil && !errors.Is(err, sink.ErrUnknown) && !errors.Is(err, sink.ErrLeaseLost) &&
+				!errors.Is(effErr, sink.ErrUnavailable) {
 				// The effect failed and did not happen: its claim was released.
 				// (Not when the term is ending: a call cut short by the stop
-				// is no attempt to count against the record.)
+				// is no attempt to count against the record; nor when the
+				// effect's system is down, which says nothing of the record.)
 				err = fmt.Errorf("%s/%d offset %d key %s: %w: %w", r.Topic, r.Partition, r.Offset, sink.QuoteKey(key), ErrEffectFailed, err)
 			}
 			results[i] = sink.Result{Key: key, Outcome: out}

@@ -243,8 +243,8 @@ func MaxInFlightTotal(n int) Opt { return opt(func(c *config) { c.maxInFlightTot
 // else the pipeline stops on it. An effect error wrapping sink.ErrRejected
 // is given up at once. Retries wait the backoff of failed batches (100ms
 // doubling to 5s). Failures of unknown outcome (Redis unreachable, a
-// timed-out call) are not counted: they are retried until the term ends,
-// as batches are.
+// timed-out call) and effects whose system is down (sink.ErrUnavailable)
+// are not counted: they are retried until the term ends, as batches are.
 func EffectAttempts(n int) Opt { return opt(func(c *config) { c.effectAttempts = n }) }
 
 // StopOnEffectFailure makes a record whose effect is given up (see

@@ -57,6 +57,18 @@ var (
 	// absorbs that; nothing absorbs an effect taken as done that never ran).
 	ErrNotApplied = errors.New("sink: effect not applied")
 
+	// ErrUnavailable is what an external effect wraps its error in when the
+	// system it writes to could not be used at all (a database that does
+	// not answer, is restarting or is out of connections), so the failure
+	// says nothing about the record: with pipeline.Guarded the record is
+	// retried with the backoff until it lands or the term ends, and the
+	// attempt is not counted against it (pipeline.EffectAttempts), as a
+	// Redis that does not answer is not. Like any failure that is not an
+	// unknown outcome, it releases the record's claim, so return it only
+	// when the effect did not happen or running it again is harmless (an
+	// inbox in the effect's own transaction, as pgeffect keeps).
+	ErrUnavailable = errors.New("sink: effect's system unavailable")
+
 	// ErrBadClaim means a ledger key holds a value that is not a claim
 	// written by this package.
 	ErrBadClaim = errors.New("sink: not a claim")

@@ -18,3 +18,12 @@ func listenOps(addr string, rdb redis.UniversalClient) (*opshttp.Ops, error) {
 	}
 	return ops, nil
 }
+
+// startingDetail is what run's starting readiness check says it waits for.
+func startingDetail(rc *runConfig) string {
+	servers := "Kafka and Redis"
+	if rc.sqlEffect {
+		servers = "Kafka, Redis and PostgreSQL"
+	}
+	return fmt.Sprintf("starting: checking %s (up to --connect-timeout %v each)", servers, rc.connectTimeout)
+}

@@ -55,6 +55,10 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 		return err
 	}
 	defer ops.Close()
+	// Until the pipeline runs, /readyz answers 503 ("start": what run waits
+	// for) and /healthz 200, so an orchestrator sees a process that waits
+	// for its servers, not one that hangs.
+	ops.Starting(startingDetail(rc), log)
 	tr, err := otelenv.Start(ctx, os.Getenv, c.Root().ErrWriter, rdb)
 	if err != nil {
 		return usageErr(err.Error())
@@ -81,7 +85,11 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	if err != nil {
 		return failure(err)
 	}
-	ops.Start(p.Stats, opshttp.New(p, opshttp.Redis(probeRdb, opshttp.HealthKey(rc.dlqPrefix)), opshttp.Group(rc.group)), log)
+	probeOpts := []opshttp.Opt{opshttp.Redis(probeRdb, opshttp.HealthKey(rc.dlqPrefix)), opshttp.Group(rc.group)}
+	if pool != nil {
+		probeOpts = append(probeOpts, opshttp.Dependency("postgres", "PostgreSQL at "+rc.sql.Desc, pool.Ping))
+	}
+	ops.Start(p.Stats, opshttp.New(p, probeOpts...), log)
 	rep := termui.NewRunReport(p, rc.group, rc.topics, log)
 	repDone := make(chan struct{})
 	repCtx, repStop := context.WithCancel(context.Background())

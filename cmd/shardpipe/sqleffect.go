@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 )
 
 // openSQL is --effect sql's start-up (settings.SQL.Open within
-// --connect-timeout): the pool and the effect, or an exit error (2: the
+// --connect-timeout, a PostgreSQL that does not answer waited for and the
+// wait logged once): the pool and the effect, or an exit error (2: the
 // statement or inbox table refused; 3: PostgreSQL unreachable or the
 // credentials refused). Without --effect sql it returns nils.
 func openSQL(ctx context.Context, rc *runConfig, log *slog.Logger) (*pgxpool.Pool, *pgeffect.Effect, error) {
@@ -22,7 +24,9 @@ func openSQL(ctx context.Context, rc *runConfig, log *slog.Logger) (*pgxpool.Poo
 	}
 	ctx, cancel := context.WithTimeout(ctx, rc.connectTimeout)
 	defer cancel()
-	pool, eff, err := rc.sql.Open(ctx, rc.l.Spec.PerTopic)
+	pool, eff, err := rc.sql.Open(ctx, rc.l.Spec.PerTopic, func(err error) {
+		log.Warn(fmt.Sprintf("waiting for PostgreSQL at %s up to %v: %v", rc.sql.Desc, rc.connectTimeout, err))
+	})
 	var se *settings.SQLStartError
 	switch {
 	case errors.As(err, &se) && se.Usage:
