@@ -88,7 +88,8 @@ test-docker:
 	scripts/docker.sh run scripts/test-docker.sh
 
 ## chaos: the full fault suite (internal/harness/cmd/chaos) on a Kafka and a Redis of its own, on free ports:
-## 100,000 orders, both group protocols, seeded kills, zombies, Redis and broker restarts; the
+## 100,000 orders, both group protocols, seeded kills, zombies, Redis and broker restarts; then guard
+## mode (--effect http) and the SQL effect (a PostgreSQL of its own, restarted at once mid-run); the
 ## independent checker prints the figures. CHAOSFLAGS="-seed N" repeats a schedule.
 ## CLUSTER=1: the suite on a Redis Cluster (three masters, one replica each) and a three-broker
 ## Kafka instead (master failovers, broker SIGKILLs), then the heavy cluster tests of integration/.

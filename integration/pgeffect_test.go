@@ -253,8 +253,8 @@ func (tx lostCommitTx) Commit(ctx context.Context) error {
 func TestPgEffectCommitOutcomeLost(t *testing.T) {
 	t.Parallel()
 	var lose atomic.Bool
-	lose.Store(true)
 	f := newPgFixtureOn(t, func(p *pgxpool.Pool) pgeffect.DB { return lostCommitDB{Pool: p, lose: &lose} })
+	lose.Store(true) // the next COMMIT, the record's (EnsureInbox committed its own)
 	rdb := integration.NewRedisClient(t, integration.Redis(t))
 	g, err := sink.NewGuard(rdb, sink.WithPrefix(integration.RedisPrefix(t, rdb)))
 	if err != nil {

@@ -37,10 +37,21 @@ func quoteTable(name string) (string, error) {
 	return pgx.Identifier(parts).Sanitize(), nil
 }
 
-// EnsureInbox creates the inbox table when it is missing (CREATE TABLE IF
-// NOT EXISTS; one round trip); an existing table is left as it is.
+// EnsureInbox creates the inbox table when it is missing; an existing
+// table is left as it is. Processes that start together may all call it:
+// the CREATE TABLE IF NOT EXISTS runs under a transaction-scoped advisory
+// lock on the table's name, since PostgreSQL fails all but one of such a
+// race with a unique violation in its catalog. It costs one transaction of
+// three statements.
 func (e *Effect) EnsureInbox(ctx context.Context) error {
-	if _, err := e.db.Exec(ctx, fmt.Sprintf(inboxSchema, e.table)); err != nil {
+	err := pgx.BeginFunc(ctx, e.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "shardpipe inbox "+e.table); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, fmt.Sprintf(inboxSchema, e.table))
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("pgeffect: creating inbox table %s: %w", e.table, err)
 	}
 	return nil

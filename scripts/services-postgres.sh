@@ -3,7 +3,9 @@
 #   scripts/services.sh start postgres   initdb once under the services directory (a user shardpipe with a
 #                                        random password, scram-sha-256), start it on 127.0.0.1 only
 #                                        (fsync and synchronous_commit on, as the SQL effect's promise needs)
-#   scripts/services.sh stop|status|kill postgres
+#   scripts/services.sh stop|status postgres
+#   scripts/services.sh kill postgres    an immediate stop (pg_ctl -m immediate: no checkpoint, every connection cut,
+#                                        crash recovery at the next start), as a crash of the server would leave it
 #   scripts/services.sh env              prints POSTGRES_URL=postgres://shardpipe:PASSWORD@127.0.0.1:PORT/postgres
 #                                        once it was initialised
 #
@@ -84,6 +86,15 @@ stop_postgres() {
 	log "stopping postgres (pid $(cat "$PG_PID"))"
 	pg_as "$(pg_bindir)/pg_ctl" -D "$PG_DATA" -m fast -w -t 30 stop >&2 || stop_pidfile postgres "$PG_PID"
 	rm -f "$PG_PID"
+}
+
+# crash_postgres: pg_ctl stop -m immediate (SIGQUIT: the server and its backends exit at once, no
+# checkpoint); the next start runs crash recovery. SIGKILL of the postmaster alone could leave backends
+# holding its shared memory, and the next start would refuse.
+crash_postgres() {
+	alive "$PG_PID" || die "kill: postgres is not running (no live pid in $PG_PID)"
+	log "stopping postgres (pid $(cat "$PG_PID")) at once: pg_ctl stop -m immediate"
+	pg_as "$(pg_bindir)/pg_ctl" -D "$PG_DATA" -m immediate -w -t 30 stop >&2 || die "pg_ctl stop -m immediate failed"
 }
 
 env_postgres() {

@@ -12,6 +12,7 @@
 #                                             with no name, the clusters and postgres too
 #   scripts/services.sh stop redis-cluster|kafka-cluster [N]   stop a cluster, or its node N, gracefully
 #   scripts/services.sh kill kafka|redis      SIGKILL one server by its pid file (a crash, for fault tests)
+#   scripts/services.sh kill postgres         pg_ctl stop -m immediate (a crash of the server; see services-postgres.sh)
 #   scripts/services.sh kill redis-cluster|kafka-cluster N     SIGKILL node N of a cluster
 #   scripts/services.sh status [kafka|redis|redis-cluster|kafka-cluster]  say what is running; exit 0 only when all named are up
 #   scripts/services.sh env      print KAFKA_BROKERS=..., REDIS_ADDR=... (and VALKEY_SERVER=... once fetched,
@@ -504,12 +505,13 @@ cmd_start() {
 
 # cmd_kill NAME: SIGKILL the server named in its pid file and wait until it is
 # gone; the pid file stays behind, as after a crash (start replaces it).
+# PostgreSQL is stopped with pg_ctl -m immediate instead (crash_postgres).
 cmd_kill() {
 	local file pid
 	case "${1:-}" in
 	kafka) file="$KAFKA_PID" ;;
 	redis) file="$REDIS_PID" ;;
-	postgres) file="$PG_PID" ;;
+	postgres) crash_postgres; return ;;
 	*) die "kill: name kafka, redis or postgres" ;;
 	esac
 	alive "$file" || die "kill: $1 is not running (no live pid in $file)"

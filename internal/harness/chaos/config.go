@@ -40,6 +40,23 @@ type Config struct {
 	// RecordPass runs the record-mode pass (the fields above); false runs the
 	// guard pass alone.
 	RecordPass bool
+	// SQL is the last pass, `run --effect sql`; zero Orders: none.
+	SQL SQLPass
+}
+
+// SQLPass is the SQL pass: `shardpipe run --effect sql --max-in-flight 16`
+// inserting one row per order into a table without a unique constraint,
+// on the run's own PostgreSQL (services.sh start postgres: fsync and
+// synchronous_commit on), on a topic and group of its own, after the other
+// passes. Its schedule per protocol: Kills consumer kills, one zombie
+// pause and one immediate PostgreSQL restart (pg_ctl -m immediate: every
+// connection cut, COMMITs in flight unanswered, crash recovery) while
+// effects run; no poison records. The checker wants one row per order.
+type SQLPass struct {
+	Orders    int
+	Produce   time.Duration
+	Protocols []string
+	Kills     int
 }
 
 // GuardPass is the guard-mode pass: `shardpipe run --effect http` against
@@ -74,7 +91,8 @@ func Full() Config {
 		SessionTimeout: 6 * time.Second, ZombiePause: 10 * time.Second, Poison: 30, DrainTimeout: 3 * time.Minute,
 		RecordPass: true,
 		Guard: GuardPass{Orders: 20_000, Produce: 150 * time.Second, Protocols: []string{"classic", "consumer"}, Kills: 4,
-			RedisOutage: guardOutage}}
+			RedisOutage: guardOutage},
+		SQL: SQLPass{Orders: 10_000, Produce: 90 * time.Second, Protocols: []string{"classic", "consumer"}, Kills: 4}}
 }
 
 // Short is the variant `make test` runs: 10,000 orders, one fault of each
@@ -85,6 +103,7 @@ func Short() Config {
 	c.Orders, c.Produce, c.Kills, c.FaultGap, c.Poison = 10_000, 50*time.Second, 1, time.Second, 6
 	c.Guard = GuardPass{Orders: 2_000, Produce: 40 * time.Second, Protocols: []string{"consumer"}, Kills: 1,
 		RedisOutage: guardOutage}
+	c.SQL = SQLPass{} // make chaos only: it needs PostgreSQL
 	return c
 }
 
@@ -94,6 +113,14 @@ func (c Config) guardConfig() Config {
 	g := c
 	g.Orders, g.Produce, g.Protocols, g.Kills, g.Poison = c.Guard.Orders, c.Guard.Produce, c.Guard.Protocols, c.Guard.Kills, 0
 	return g
+}
+
+// sqlConfig is c for the SQL pass: its orders, production time, protocols
+// and kills, no poison.
+func (c Config) sqlConfig() Config {
+	q := c
+	q.Orders, q.Produce, q.Protocols, q.Kills, q.Poison = c.SQL.Orders, c.SQL.Produce, c.SQL.Protocols, c.SQL.Kills, 0
+	return q
 }
 
 // DLQTopic is the dead-letter topic of topic, as `run` names it by default.
@@ -122,8 +149,21 @@ func (c Config) validate() error {
 	if c.ZombiePause <= c.SessionTimeout {
 		errs = append(errs, fmt.Errorf("chaos: zombie pause %v must exceed the session timeout %v", c.ZombiePause, c.SessionTimeout))
 	}
-	if !c.RecordPass && c.Guard.Orders == 0 {
-		errs = append(errs, errors.New("chaos: no pass to run (no record pass, no guard orders)"))
+	if !c.RecordPass && c.Guard.Orders == 0 && c.SQL.Orders == 0 {
+		errs = append(errs, errors.New("chaos: no pass to run (no record pass, no guard or sql orders)"))
+	}
+	if q := c.SQL; q.Orders > 0 {
+		if c.Cluster != nil {
+			errs = append(errs, errors.New("chaos: the sql pass runs on the single servers, not -cluster"))
+		}
+		if q.Produce <= 0 || q.Kills < 0 || len(q.Protocols) == 0 {
+			errs = append(errs, errors.New("chaos: sql pass: produce and protocols needed, kills 0 or more"))
+		}
+		for _, p := range q.Protocols {
+			if p != "classic" && p != "consumer" {
+				errs = append(errs, fmt.Errorf("chaos: sql pass group protocol %q: want classic or consumer", p))
+			}
+		}
 	}
 	if g := c.Guard; g.Orders > 0 {
 		if c.ReceiverBin == "" {

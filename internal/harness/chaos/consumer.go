@@ -37,10 +37,11 @@ type figures struct {
 	uncommitted        int64 // landed but not committed: what a zombie wakes holding
 }
 
-// startConsumer starts `shardpipe run` with args plus a log file and
+// startConsumer starts `shardpipe run` with args (env added to its
+// environment) plus a log file and
 // metrics on a port it picks itself (127.0.0.1:0; its log names the
 // address), so no port picked here can be taken before it binds.
-func startConsumer(bin, logDir string, slot, instance int, protocol string, args []string) (*consumer, error) {
+func startConsumer(bin, logDir string, slot, instance int, protocol string, args []string, env ...string) (*consumer, error) {
 	c := &consumer{slot: slot, instance: instance, protocol: protocol,
 		logPath: filepath.Join(logDir, fmt.Sprintf("consumer-%d-%02d-%s.log", slot, instance, protocol)),
 		done:    make(chan struct{})}
@@ -50,7 +51,7 @@ func startConsumer(bin, logDir string, slot, instance int, protocol string, args
 	}
 	full := append([]string{"run", "--group-protocol", protocol, "--metrics-addr", "127.0.0.1:0"}, args...)
 	c.cmd = exec.Command(bin, full...)
-	c.cmd.Env = cleanEnv()
+	c.cmd.Env = append(cleanEnv(), env...)
 	c.cmd.Stdout, c.cmd.Stderr = f, f
 	if err := c.cmd.Start(); err != nil {
 		f.Close()

@@ -120,6 +120,8 @@ func (r *runner) do(ctx context.Context, s step) error {
 		return nil
 	case faultRedisOutage:
 		return r.redisOutage(ctx, r.cfg.Guard.RedisOutage)
+	case faultPostgres:
+		return r.postgresRestart(ctx, s.Slot, s.Down)
 	case faultBroker:
 		_, p0 := r.watcher.Decreases()
 		r.logf("stopping the broker; start again %v after it exited", s.Down)
@@ -480,7 +482,11 @@ func (r *runner) revive() error {
 // startSlot starts a new instance in slot with the phase's protocol.
 func (r *runner) startSlot(slot int) error {
 	r.instance++
-	c, err := startConsumer(r.cfg.Bin, r.cfg.WorkDir, slot, r.instance, r.protocol, r.runArgs(slot))
+	var env []string
+	if r.sql {
+		env = []string{"SHARDPIPE_SQL_PASSWORD=" + r.sqlPassword}
+	}
+	c, err := startConsumer(r.cfg.Bin, r.cfg.WorkDir, slot, r.instance, r.protocol, r.runArgs(slot), env...)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +24,8 @@ import (
 type runner struct {
 	cfg                          Config // the pass's configuration (guardConfig for the guard pass)
 	guard                        bool   // `run --effect http` against recv
+	sql                          bool   // `run --effect sql` into sqlTable
+	sqlURL, sqlPassword          string // the SQL pass's --sql-url (no password) and its password
 	start                        time.Time
 	topic, group, prefix, totals string
 	protocol                     string
@@ -97,7 +101,7 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	adm := kadm.NewClient(cl)
 	var out Outcome
 	if cfg.RecordPass {
-		rep, err := runPass(ctx, cfg, adm, false, start)
+		rep, err := runPass(ctx, cfg, adm, passRecord, start)
 		if err != nil {
 			return out, err
 		}
@@ -105,7 +109,33 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 		logf("%s", rep.Line())
 	}
 	if cfg.Guard.Orders > 0 {
-		rep, err := runPass(ctx, cfg.guardConfig(), adm, true, start)
+		rep, err := runPass(ctx, cfg.guardConfig(), adm, passGuard, start)
+		if err != nil {
+			return out, err
+		}
+		out.Passes = append(out.Passes, rep)
+		if cfg.SQL.Orders > 0 {
+			logf("%s", rep.Line())
+		}
+	}
+	if cfg.SQL.Orders > 0 {
+		logf("starting postgres (fsync on, synchronous_commit on) for the sql pass")
+		// Run as root, the server runs as the postgres user, which must
+		// reach its directory (the work directory is made 0700).
+		for _, d := range []string{cfg.WorkDir, cfg.Services.Dir} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				return out, err
+			}
+		}
+		if err := cfg.Services.Start(ctx, "postgres"); err != nil {
+			return out, err
+		}
+		defer func() {
+			if err := cfg.Services.Stop(context.Background(), "postgres"); err != nil {
+				logf("stopping postgres: %v", err)
+			}
+		}()
+		rep, err := runPass(ctx, cfg.sqlConfig(), adm, passSQL, start)
 		if err != nil {
 			return out, err
 		}
@@ -114,16 +144,30 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	return out, nil
 }
 
+// passKind is which pass runPass runs.
+type passKind int
+
+const (
+	passRecord passKind = iota // --effect totals
+	passGuard                  // --effect http against the receiver
+	passSQL                    // --effect sql into a table of PostgreSQL
+)
+
 // runPass runs one pass on its own topic and group: production, consumers,
 // the fault schedule of each protocol, the drain, the stop, the verdict.
-func runPass(ctx context.Context, cfg Config, adm *kadm.Client, guard bool, start time.Time) (chaoscheck.Report, error) {
+func runPass(ctx context.Context, cfg Config, adm *kadm.Client, kind passKind, start time.Time) (chaoscheck.Report, error) {
 	id := fmt.Sprintf("chaos-%d-%d", cfg.Seed, time.Now().Unix())
 	what := "record mode, --effect totals"
-	if guard {
+	switch kind {
+	case passGuard:
 		id += "-guard"
 		what = "guard mode, --effect http"
+	case passSQL:
+		id += "-sql"
+		what = "guard mode, --effect sql into a table without a unique constraint"
 	}
-	r := &runner{cfg: cfg, guard: guard, start: start, topic: id, group: id, prefix: id + ":ledger:", totals: id + ":totals",
+	guard := kind == passGuard
+	r := &runner{cfg: cfg, guard: guard, sql: kind == passSQL, start: start, topic: id, group: id, prefix: id + ":ledger:", totals: id + ":totals",
 		slots: make([]*consumer, cfg.Consumers)}
 	if cfg.Cluster != nil && !guard { // the totals hash and the ledger keys in one slot
 		r.prefix, r.totals = "{"+id+"}:ledger:", "{"+id+"}:totals"
@@ -144,6 +188,21 @@ func runPass(ctx context.Context, cfg Config, adm *kadm.Client, guard bool, star
 		r.logf("receiver listening on %s, recording calls in %s", r.recv.addr, r.recv.calls)
 		vcfg.TotalsHash, vcfg.CallLog = "", r.recv.calls
 	}
+	var pgURL string
+	if r.sql {
+		var err error
+		if pgURL, err = cfg.Services.PostgresURL(ctx); err != nil {
+			return chaoscheck.Report{}, err
+		}
+		if r.sqlURL, r.sqlPassword, err = splitPassword(pgURL); err != nil {
+			return chaoscheck.Report{}, err
+		}
+		if err := r.createSQLTable(ctx, pgURL); err != nil {
+			return chaoscheck.Report{}, err
+		}
+		r.logf("table %s (no unique constraint), inbox %s, on %s", r.sqlTable(), r.sqlInbox(), r.sqlURL)
+		vcfg.TotalsHash = ""
+	}
 	err := r.chaos(ctx, adm)
 	r.stopAll()
 	if r.recv != nil {
@@ -156,6 +215,11 @@ func runPass(ctx context.Context, cfg Config, adm *kadm.Client, guard bool, star
 	}
 	r.logf("verifying")
 	vcfg.Kills, vcfg.Stops, vcfg.RedisDown, vcfg.HTTPTimeout = r.kills, r.stops, r.redisDown, httpTimeout
+	if r.sql {
+		if vcfg.SQLRows, err = r.sqlRows(ctx, pgURL); err != nil {
+			return chaoscheck.Report{}, err
+		}
+	}
 	rep, err := chaoscheck.Verify(ctx, vcfg, r.watcher, r.figures())
 	if err != nil {
 		return chaoscheck.Report{}, err
@@ -194,8 +258,11 @@ func (r *runner) chaos(ctx context.Context, adm *kadm.Client) error {
 
 	rng := rand.New(rand.NewPCG(r.cfg.Seed, r.cfg.Seed^0xc4a05))
 	fixed := recordFaults
-	if r.guard {
+	switch {
+	case r.guard:
 		fixed = guardFaults
+	case r.sql:
+		fixed = sqlFaults
 	}
 	schedules := make([][]step, len(r.cfg.Protocols))
 	for i := range schedules {
@@ -284,6 +351,10 @@ func (r *runner) runArgs(slot int) []string {
 	case r.guard:
 		effect = []string{"--effect", "http", "--http-url", r.recv.URL(), "--http-timeout", httpTimeout.String(),
 			"--max-in-flight", strconv.Itoa(guardInFlight)}
+	case r.sql:
+		effect = []string{"--effect", "sql", "--sql-url", r.sqlURL, "--sql-inbox-table", r.sqlInbox(),
+			"--sql-exec", "INSERT INTO " + r.sqlTable() + " (order_id, customer, amount_cents) VALUES (@order_id, @customer, @amount_cents)",
+			"--max-in-flight", strconv.Itoa(guardInFlight)}
 	case slot%2 == 1:
 		effect = []string{"--effect", "totals", "--totals-hash", r.totals, "--max-in-flight", strconv.Itoa(recordInFlight)}
 	default:
@@ -305,7 +376,8 @@ func (r *runner) runArgs(slot int) []string {
 	return args
 }
 
-// The --max-in-flight of the record pass's odd slots and of the guard pass.
+// The --max-in-flight of the record pass's odd slots and of the guard and
+// SQL passes.
 const recordInFlight, guardInFlight = 8, 16
 
 // scrapeLoop reads every live consumer's metrics twice a second, so a
@@ -385,3 +457,15 @@ func (r *runner) logf(format string, args ...any) {
 // call longer during a Redis outage; the caller then gives up, its
 // outcome unknown, and calls again, which the checker excuses.
 const httpTimeout = 5 * time.Second
+
+// splitPassword is raw, a postgres:// URL, without its password, and the
+// password (for SHARDPIPE_SQL_PASSWORD: run refuses a --sql-url holding one).
+func splitPassword(raw string) (string, string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return "", "", fmt.Errorf("chaos: postgres URL: want postgres://user:password@host:port/db")
+	}
+	pw, _ := u.User.Password()
+	u.User = url.User(u.User.Username())
+	return u.String(), pw, nil
+}

@@ -18,16 +18,21 @@ const (
 	// (their replies held until Redis is gone) and keeps it down past the
 	// sink's retry budget (GuardPass.RedisOutage), then restarts it.
 	faultRedisOutage
+	// faultPostgres stops the SQL pass's PostgreSQL at once (pg_ctl -m
+	// immediate) while effects run, and starts it again after Down.
+	faultPostgres
 )
 
 func (k faultKind) String() string {
-	return [...]string{"kill", "zombie", "redis-crash", "broker-restart", "redis-outage"}[k]
+	return [...]string{"kill", "zombie", "redis-crash", "broker-restart", "redis-outage", "postgres-restart"}[k]
 }
 
-// recordFaults and guardFaults are each phase's faults besides the kills.
+// recordFaults, guardFaults and sqlFaults are each phase's faults besides
+// the kills.
 var (
 	recordFaults = []faultKind{faultZombie, faultRedis, faultBroker}
 	guardFaults  = []faultKind{faultZombie, faultRedisOutage}
+	sqlFaults    = []faultKind{faultZombie, faultPostgres}
 )
 
 // step is one scheduled fault: wait Gap, then do Kind to Slot (a consumer),
@@ -63,6 +68,8 @@ func phaseSchedule(rng *rand.Rand, consumers, kills int, gap time.Duration, fixe
 			s.Down = 500*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
 		case faultBroker:
 			s.Down = time.Duration(rng.Int64N(int64(2 * time.Second)))
+		case faultPostgres:
+			s.Down = 500*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
 		}
 		steps[i] = s.round()
 	}
@@ -99,6 +106,8 @@ func (r *runner) cost(s step) time.Duration {
 		return s.Down + 12*time.Second
 	case faultRedisOutage:
 		return r.cfg.Guard.RedisOutage + 3*time.Second
+	case faultPostgres:
+		return s.Down + 5*time.Second
 	}
 	return 0
 }

@@ -23,7 +23,8 @@ type Services struct {
 	KafkaPort      int
 	ControllerPort int
 	RedisPort      int
-	picked         [3]bool     // which ports PickPorts chose (StartPicking may choose them again)
+	PostgresPort   int         // the SQL pass's PostgreSQL (started by name only: "postgres")
+	picked         [4]bool     // which ports PickPorts chose (StartPicking may choose them again)
 	onRetry        func(error) // tests: called before Restart tries again
 }
 
@@ -31,8 +32,8 @@ type Services struct {
 // free now may be taken before a server binds it: StartPicking picks again
 // when that happens.
 func (s *Services) PickPorts() error {
-	taken := map[int]bool{s.KafkaPort: true, s.ControllerPort: true, s.RedisPort: true}
-	for i, p := range []*int{&s.KafkaPort, &s.ControllerPort, &s.RedisPort} {
+	taken := map[int]bool{s.KafkaPort: true, s.ControllerPort: true, s.RedisPort: true, s.PostgresPort: true}
+	for i, p := range []*int{&s.KafkaPort, &s.ControllerPort, &s.RedisPort, &s.PostgresPort} {
 		if *p == 0 {
 			s.picked[i] = true
 		}
@@ -65,9 +66,12 @@ func (s Services) env() []string {
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SHARDPIPE_KAFKA_PORT=") && !strings.HasPrefix(kv, "SHARDPIPE_KAFKA_CONTROLLER_PORT=") &&
 			!strings.HasPrefix(kv, "SHARDPIPE_REDIS_PORT=") && !strings.HasPrefix(kv, "SHARDPIPE_SERVICES_DIR=") &&
-			!strings.HasPrefix(kv, "SHARDPIPE_REDIS_APPENDFSYNC=") {
+			!strings.HasPrefix(kv, "SHARDPIPE_REDIS_APPENDFSYNC=") && !strings.HasPrefix(kv, "SHARDPIPE_POSTGRES_PORT=") {
 			env = append(env, kv)
 		}
+	}
+	if s.PostgresPort != 0 {
+		env = append(env, "SHARDPIPE_POSTGRES_PORT="+strconv.Itoa(s.PostgresPort))
 	}
 	return append(env,
 		"SHARDPIPE_KAFKA_PORT="+strconv.Itoa(s.KafkaPort),
@@ -75,6 +79,23 @@ func (s Services) env() []string {
 		"SHARDPIPE_REDIS_PORT="+strconv.Itoa(s.RedisPort),
 		"SHARDPIPE_SERVICES_DIR="+s.Dir,
 		"SHARDPIPE_REDIS_APPENDFSYNC=always")
+}
+
+// PostgresURL is the started PostgreSQL's URL, password included, as
+// `services.sh env` prints it.
+func (s Services) PostgresURL(ctx context.Context) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(s.Root, "scripts", "services.sh"), "env")
+	cmd.Dir, cmd.Env = s.Root, s.env()
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("services.sh env: %w", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "POSTGRES_URL="); ok {
+			return v, nil
+		}
+	}
+	return "", errors.New("services.sh env printed no POSTGRES_URL: postgres was never started in this directory")
 }
 
 // do runs services.sh with args; its output goes into the error on failure.
@@ -118,11 +139,11 @@ const (
 func (s *Services) StartPicking(ctx context.Context, logf func(string, ...any), name ...string) error {
 	for attempt := 1; ; attempt++ {
 		err := s.Start(ctx, name...)
-		if err == nil || !bindFailure(err) || attempt >= bindAttempts || s.picked == [3]bool{} {
+		if err == nil || !bindFailure(err) || attempt >= bindAttempts || s.picked == [4]bool{} {
 			return err
 		}
 		_ = s.Stop(ctx, name...)
-		for i, p := range []*int{&s.KafkaPort, &s.ControllerPort, &s.RedisPort} {
+		for i, p := range []*int{&s.KafkaPort, &s.ControllerPort, &s.RedisPort, &s.PostgresPort} {
 			if s.picked[i] {
 				*p = 0
 			}

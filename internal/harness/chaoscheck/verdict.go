@@ -98,7 +98,9 @@ type Report struct {
 	Doubled    int
 	// Effects are the external effect's runs (guard mode), nil for a run
 	// with --effect totals.
-	Effects    *EffectRuns
+	Effects *EffectRuns
+	// Rows are the SQL pass's table figures, nil for the other passes.
+	Rows       *RowRuns
 	Violations []string // the first few, each naming what is wrong
 	More       int      // violations not listed
 	Faults     Faults
@@ -134,6 +136,10 @@ type Faults struct {
 	// RedisOutages counts Redis kept down past the sink's retry budget while
 	// guard-mode effects were in flight (guard pass).
 	RedisOutages int
+	// PostgresRestarts counts immediate PostgreSQL restarts (SQL pass), and
+	// PostgresRestartsSeen those after which a consumer logged a retried
+	// effect: the restart reached effects in flight.
+	PostgresRestarts, PostgresRestartsSeen int
 	// Cluster says the run was on a Redis Cluster and a three-broker Kafka:
 	// Redis faults were master failovers (a master SIGKILLed, its replica
 	// took over and kept what was replicated before, the consumers wrote on)
@@ -158,8 +164,11 @@ func (r Report) OK() bool { return len(r.Violations) == 0 && r.Lost == 0 && r.Do
 func (r Report) Line() string {
 	f := r.Faults
 	prefix := "chaos:"
-	if r.Effects != nil {
+	switch {
+	case r.Effects != nil:
 		prefix = "chaos guard:"
+	case r.Rows != nil:
+		prefix = "chaos sql:"
 	}
 	s := fmt.Sprintf("%s orders=%d unique=%d poison=%d dlq=%d protocols=%s kills=%d/%d zombie_pauses=%d/%d "+
 		"redis_restarts=%d/%d broker_restarts=%d/%d rebalances=%d fenced_commits=%d suppressed=%d replayed=%d watch_polls=%d offset_decreases=%d lost=%d doubled=%d",
@@ -172,6 +181,9 @@ func (r Report) Line() string {
 	}
 	if r.Effects != nil {
 		s += fmt.Sprintf(" redis_outages=%d %s", f.RedisOutages, r.Effects.Line())
+	}
+	if r.Rows != nil {
+		s += fmt.Sprintf(" postgres_restarts=%d/%d %s", f.PostgresRestartsSeen, f.PostgresRestarts, r.Rows.Line())
 	}
 	return s
 }

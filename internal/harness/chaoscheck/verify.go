@@ -41,6 +41,10 @@ type Config struct {
 	Kills     []Kill
 	Stops     []Kill
 	RedisDown []Window
+	// SQLRows, for the SQL pass (`run --effect sql`), are the rows per order
+	// of its table: every ledger claim must be done and every order have one
+	// row. Nil: not a SQL pass.
+	SQLRows SQLRows
 	// HTTPTimeout is the consumers' --http-timeout: a call the receiver
 	// answered that much after it arrived was given up by its caller, its
 	// outcome unknown to it, and may run again.
@@ -94,7 +98,7 @@ func Verify(ctx context.Context, cfg Config, w *Watcher, faults Faults) (Report,
 		}
 	}
 	fs := facts{topic: t, ledger: l, dlq: dlq, haveDLQ: cfg.DLQTopic != "", committed: committed, faults: faults,
-		history: history, log: log, replicated: cfg.ReplicatedOffsets}
+		history: history, log: log, replicated: cfg.ReplicatedOffsets, rows: cfg.SQLRows}
 	if guard {
 		fs.effects = &effectFacts{calls: calls, kills: cfg.Kills, stops: cfg.Stops, redisDown: cfg.RedisDown, httpTimeout: cfg.HTTPTimeout}
 	}
@@ -133,6 +137,7 @@ type facts struct {
 	replicated bool
 	polls      Polls
 	effects    *effectFacts // guard mode; nil for --effect totals
+	rows       SQLRows      // the SQL pass; nil otherwise
 	faults     Faults
 }
 
@@ -150,11 +155,17 @@ type effectFacts struct {
 func judge(fs facts) Report {
 	t, v := fs.topic, &verdict{}
 	var runs *EffectRuns
-	if fs.effects != nil {
+	var rows *RowRuns
+	switch {
+	case fs.effects != nil:
 		checkLedger(t, fs.ledger, "done", v)
 		e := checkEffects(t, fs.effects, v)
 		runs = &e
-	} else {
+	case fs.rows != nil:
+		checkLedger(t, fs.ledger, "done", v)
+		r := checkRows(t, fs.rows, v)
+		rows = &r
+	default:
 		checkLedger(t, fs.ledger, "", v)
 		checkTotals(t, fs.ledger.Totals, v)
 	}
@@ -184,7 +195,7 @@ func judge(fs facts) Report {
 	sort.Strings(v.violations)
 	return Report{Orders: t.Records - len(t.Poison), Unique: len(t.Orders), Poison: len(t.Poison), DLQ: v.dlq,
 		Decreases: decreases, StaleReads: stale, Watch: fs.polls, Lost: max(v.lost, v.effectLost), Doubled: v.doubled,
-		Effects: runs, Violations: v.violations, More: v.more, Faults: fs.faults, LoggedDecreases: logged}
+		Effects: runs, Rows: rows, Violations: v.violations, More: v.more, Faults: fs.faults, LoggedDecreases: logged}
 }
 
 // checkOffsets wants every partition's committed offset at its log end.

@@ -6,12 +6,14 @@
 // totals; the second of the three processes with --max-in-flight 8, the
 // others in batches, so both schedules share the group), then in guard mode
 // (--effect http --max-in-flight 16 against the receiver, with a Redis
-// outage past the sink's retry budget while effects are in flight),
-// and prints the independent checker's verdict as one line of figures per
+// outage past the sink's retry budget while effects are in flight), then
+// with the SQL effect (--effect sql --max-in-flight 16 into a table without
+// a unique constraint on a PostgreSQL of its own, restarted at once while
+// effects run; the checker wants one row per order), and prints the independent checker's verdict as one line of figures per
 // pass. It exits 1 on any violation, 2 when the run could not be carried
 // out.
 //
-//	go run ./internal/harness/cmd/chaos [-short] [-cluster] [-seed N] [-poison N] [-orders N] [-passes record,guard]
+//	go run ./internal/harness/cmd/chaos [-short] [-cluster] [-seed N] [-poison N] [-orders N] [-passes record,guard,sql]
 //
 // With -cluster (`make chaos CLUSTER=1`) the servers are a Redis Cluster of
 // three masters with one replica each and a Kafka of three brokers
@@ -57,7 +59,7 @@ func run() int {
 	kafkaPort := flag.Int("kafka-port", 0, "broker port (0: one free at start)")
 	controllerPort := flag.Int("controller-port", 0, "KRaft controller port (0: one free at start)")
 	redisPort := flag.Int("redis-port", 0, "Redis port (0: one free at start)")
-	passes := flag.String("passes", "record,guard", "the passes to run: record (--effect totals), guard (--effect http), or both")
+	passes := flag.String("passes", "", "the passes to run, comma-separated: record (--effect totals), guard (--effect http), sql (--effect sql) (default: all three; record,guard with -cluster)")
 	cluster := flag.Bool("cluster", false, "run on a Redis Cluster (three masters, one replica each) and a three-broker Kafka: master failovers and broker kills")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -84,21 +86,32 @@ func run() int {
 	if *produce > 0 {
 		cfg.Produce = *produce
 	}
-	record, guard := false, false
+	if *passes == "" {
+		*passes = "record,guard,sql"
+		if *cluster {
+			*passes = "record,guard"
+		}
+	}
+	record, guard, sql := false, false, false
 	for _, p := range strings.Split(*passes, ",") {
 		switch strings.TrimSpace(p) {
 		case "record":
 			record = true
 		case "guard":
 			guard = true
+		case "sql":
+			sql = true
 		default:
-			fmt.Fprintf(os.Stderr, "chaos: -passes %q: want record, guard or both\n", *passes)
+			fmt.Fprintf(os.Stderr, "chaos: -passes %q: want a list of record, guard and sql\n", *passes)
 			return 2
 		}
 	}
 	cfg.RecordPass = record
 	if !guard {
 		cfg.Guard = chaos.GuardPass{}
+	}
+	if !sql {
+		cfg.SQL = chaos.SQLPass{}
 	}
 	cfg.Out = os.Stdout
 	root, err := os.Getwd()
