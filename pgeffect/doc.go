@@ -11,7 +11,7 @@
 //		return err
 //	})
 //	if err := eff.EnsureInbox(ctx); err != nil { ... }
-//	applier := pipeline.Guarded(guard, eff.Do)
+//	applier := pipeline.GuardedBatch(guard, eff.DoBatch) // or pipeline.Guarded(guard, eff.Do)
 //
 // Guarantee: the inbox row and the Work's writes commit in one transaction,
 // so a key the inbox holds has had its Work applied once and is not applied
@@ -23,8 +23,12 @@
 // Prune and Pruner delete only rows older than their cutoff, which must
 // lie before every record still readable (the topic's retention).
 //
-// Cost: one transaction (BEGIN, the inbox INSERT, the Work, COMMIT) per
-// record; this first version does not batch records into one transaction.
+// Cost: with DoBatch (pipeline.GuardedBatch), one transaction per batch:
+// BEGIN, one INSERT of all the batch's keys into the inbox, the Work of
+// each new key, COMMIT (one durable commit for the batch); a record the
+// Work refuses is left out by running the transaction again without it.
+// With Do (pipeline.Guarded), or with MaxInFlight, where every record is a
+// batch of its own, one transaction per record.
 //
 // A Work error that PostgreSQL reports as the record's own fault (SQLSTATE
 // class 22, data exception, or 23, integrity constraint violation: a CHECK

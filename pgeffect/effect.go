@@ -49,7 +49,7 @@ func New(db DB, table string, work Work, opts ...Opt) (*Effect, error) {
 		return nil, err
 	}
 	e := &Effect{db: db, table: q, work: work,
-		insert: "INSERT INTO " + q + " (key, topic, kafka_partition, kafka_offset) VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO NOTHING RETURNING key"}
+		insert: "INSERT INTO " + q + " (key, topic, kafka_partition, kafka_offset) SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::bigint[]) ON CONFLICT (key) DO NOTHING RETURNING key"}
 	for _, o := range opts {
 		o(e)
 	}
@@ -57,10 +57,10 @@ func New(db DB, table string, work Work, opts ...Opt) (*Effect, error) {
 }
 
 // Do is the effect of record r with business key key (a
-// pipeline.ExternalEffect): one transaction that inserts the key into the
-// inbox and, when it was new, runs the Work, then commits. A key the inbox
-// holds already returns nil at once: the Work committed before. It costs
-// four round trips plus the Work's when the key is new, three when not.
+// pipeline.ExternalEffect): DoBatch of r alone, one transaction that
+// inserts the key into the inbox and, when it was new, runs the Work, then
+// commits. A key the inbox holds already returns nil without running the
+// Work: it committed before. It costs four round trips plus the Work's.
 //
 // A failure before COMMIT rolls back and nothing happened: a transient one
 // wraps sink.ErrNotApplied (the guard releases the claim and the pipeline
@@ -71,33 +71,7 @@ func New(db DB, table string, work Work, opts ...Opt) (*Effect, error) {
 // the package doc) also wraps sink.ErrUnavailable, so the pipeline retries
 // the record until the database is back without counting the attempts.
 func (e *Effect) Do(ctx context.Context, key string, r *sink.Record) error {
-	ik := key
-	if e.perTopic {
-		ik = r.Topic + ":" + key
-	}
-	tx, err := e.db.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("pgeffect: %s key %s: begin: %w", at(r), sink.QuoteKey(key), notApplied(err))
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op; else the rollback itself
-	var got string
-	switch err := tx.QueryRow(ctx, e.insert, ik, r.Topic, r.Partition, r.Offset).Scan(&got); {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil // in the inbox: the Work committed before
-	case err != nil:
-		return fmt.Errorf("pgeffect: %s key %s: inbox insert into %s: %w", at(r), sink.QuoteKey(key), e.table, notApplied(err))
-	}
-	if err := e.work(ctx, tx, key, r); err != nil {
-		return fmt.Errorf("pgeffect: %s key %s: work (rolled back): %w", at(r), sink.QuoteKey(key), classify(err))
-	}
-	if err := tx.Commit(ctx); err != nil {
-		if unavailable(err) {
-			err = fmt.Errorf("%w: %w", sink.ErrUnavailable, err)
-		}
-		return fmt.Errorf("pgeffect: %s key %s: commit failed, so it may or may not have landed (a retry finds the key in the inbox if it did): %w",
-			at(r), sink.QuoteKey(key), err)
-	}
-	return nil
+	return e.DoBatch(ctx, []string{key}, []*sink.Record{r})[0]
 }
 
 // classify wraps err in sink.ErrRejected when PostgreSQL reports it as the

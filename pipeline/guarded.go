@@ -56,9 +56,20 @@ func Guarded(g *sink.Guard, effect ExternalEffect) Applier {
 
 var _ Finisher = guarded{}
 
+// guarded is Guarded (effect set) or GuardedBatch (batch set).
 type guarded struct {
 	g      *sink.Guard
 	effect ExternalEffect
+	batch  BatchEffect
+}
+
+// attempt is what Guard.Do did with one record: its key, outcome and
+// error, and the effect's own error when the effect ran and failed.
+type attempt struct {
+	key    string
+	out    sink.Outcome
+	err    error
+	effErr error
 }
 
 // Key is the guard's business key of r (Keyer): MaxInFlight orders by it.
@@ -66,62 +77,85 @@ func (a guarded) Key(r *sink.Record) (string, error) { return a.g.Key(r) }
 
 func (a guarded) Apply(ctx context.Context, batch []sink.Record) ([]sink.Result, error) {
 	results := make([]sink.Result, len(batch))
-	for i := range batch {
-		r := &batch[i]
-		key, err := a.g.Key(r)
-		if err == nil {
-			var out sink.Outcome
-			var effErr error
-			out, err = a.g.Do(ctx, r, func(ctx context.Context, k string) error {
-				ctx, span := effectSpan(ctx, r)
-				// Its text reaches logs, traces, /status and dead-letter
-				// headers: no URL's password or query value in it.
-				effErr = secure.RedactError(a.effect(ctx, k, r))
-				endEffectSpan(span, effErr)
-				return effErr
-			})
-			if err != nil && effErr != nil && ctx.Err() == nil && !errors.Is(err, sink.ErrUnknown) && !errors.Is(err, sink.ErrLeaseLost) &&
-				!errors.Is(effErr, sink.ErrUnavailable) {
-				// The effect failed and did not happen: its claim was released.
-				// (Not when the term is ending: a call cut short by the stop
-				// is no attempt to count against the record; nor when the
-				// effect's system is down, which says nothing of the record.)
-				err = fmt.Errorf("%s/%d offset %d key %s: %w: %w", r.Topic, r.Partition, r.Offset, sink.QuoteKey(key), ErrEffectFailed, err)
-			}
-			results[i] = sink.Result{Key: key, Outcome: out}
-			if err == nil && (out == sink.Suppressed || out == sink.Redelivered) && traced(r) {
-				results[i].Applier = a.applier(ctx, key)
+	for i := 0; i < len(batch); {
+		var tries []attempt
+		if a.batch != nil {
+			tries = a.chain(ctx, batch[i:])
+		} else {
+			tries = []attempt{a.one(ctx, &batch[i])}
+		}
+		for j, t := range tries {
+			if a.judge(ctx, batch, i+j, t, results) {
+				return results, nil
 			}
 		}
-		switch {
-		case errors.Is(err, sink.ErrNoKey) || errors.Is(err, sink.ErrBadValue):
-			results[i] = sink.Result{Key: key, Err: err}
-		case errors.Is(err, sink.ErrMisconfigured):
-			// No retry fixes it: the record is refused, the ones before it
-			// keep their outcomes and the rest are not attempted.
-			results[i] = sink.Result{Key: key, Err: err}
-			for j := i + 1; j < len(batch); j++ {
-				results[j].Err = fmt.Errorf("sink: %s/%d@%d: not attempted after offset %d was refused: %w",
-					batch[j].Topic, batch[j].Partition, batch[j].Offset, r.Offset, sink.ErrMisconfigured)
-			}
-			return results, nil
-		case errors.Is(err, ErrEffectFailed) && errors.Is(err, sink.ErrRejected):
-			// Refused for good and not applied (its claim released): the
-			// record's own failure, like a poison record's; the rest go on.
-			results[i] = sink.Result{Key: key, Err: err}
-		case err != nil:
-			// This record's outcome is unknown or it failed: the records
-			// before it are known, so the pipeline lands them and applies
-			// again from this one; the rest are not attempted.
-			results[i] = sink.Result{Key: key, Err: err}
-			for j := i + 1; j < len(batch); j++ {
-				results[j].Err = fmt.Errorf("sink: %s/%d@%d: not attempted after offset %d failed: %w",
-					batch[j].Topic, batch[j].Partition, batch[j].Offset, r.Offset, errNotAttempted)
-			}
-			return results, nil
-		}
+		i += len(tries)
 	}
 	return results, nil
+}
+
+// one runs r through Guard.Do with the effect.
+func (a guarded) one(ctx context.Context, r *sink.Record) attempt {
+	key, err := a.g.Key(r)
+	if err != nil {
+		return attempt{key: key, err: err}
+	}
+	t := attempt{key: key}
+	t.out, t.err = a.g.Do(ctx, r, func(ctx context.Context, k string) error {
+		ctx, span := effectSpan(ctx, r)
+		// Its text reaches logs, traces, /status and dead-letter
+		// headers: no URL's password or query value in it.
+		t.effErr = secure.RedactError(a.effect(ctx, k, r))
+		endEffectSpan(span, t.effErr)
+		return t.effErr
+	})
+	return t
+}
+
+// judge sets results[i] from t, the attempt of batch[i]; true when the
+// records after it are not to be attempted (their results are set so).
+func (a guarded) judge(ctx context.Context, batch []sink.Record, i int, t attempt, results []sink.Result) bool {
+	r, key, err := &batch[i], t.key, t.err
+	if err != nil && t.effErr != nil && ctx.Err() == nil && !errors.Is(err, sink.ErrUnknown) && !errors.Is(err, sink.ErrLeaseLost) &&
+		!errors.Is(t.effErr, sink.ErrUnavailable) {
+		// The effect failed and did not happen: its claim was released.
+		// (Not when the term is ending: a call cut short by the stop
+		// is no attempt to count against the record; nor when the
+		// effect's system is down, which says nothing of the record.)
+		err = fmt.Errorf("%s/%d offset %d key %s: %w: %w", r.Topic, r.Partition, r.Offset, sink.QuoteKey(key), ErrEffectFailed, err)
+	}
+	if err == nil {
+		results[i] = sink.Result{Key: key, Outcome: t.out}
+		if (t.out == sink.Suppressed || t.out == sink.Redelivered) && traced(r) {
+			results[i].Applier = a.applier(ctx, key)
+		}
+		return false
+	}
+	results[i] = sink.Result{Key: key, Err: err}
+	switch {
+	case errors.Is(err, sink.ErrNoKey) || errors.Is(err, sink.ErrBadValue):
+		return false
+	case errors.Is(err, sink.ErrMisconfigured):
+		// No retry fixes it: the record is refused, the ones before it
+		// keep their outcomes and the rest are not attempted.
+		for j := i + 1; j < len(batch); j++ {
+			results[j] = sink.Result{Err: fmt.Errorf("sink: %s/%d@%d: not attempted after offset %d was refused: %w",
+				batch[j].Topic, batch[j].Partition, batch[j].Offset, r.Offset, sink.ErrMisconfigured)}
+		}
+		return true
+	case errors.Is(err, ErrEffectFailed) && errors.Is(err, sink.ErrRejected):
+		// Refused for good and not applied (its claim released): the
+		// record's own failure, like a poison record's; the rest go on.
+		return false
+	}
+	// This record's outcome is unknown or it failed: the records before it
+	// are known, so the pipeline lands them and applies again from this
+	// one; the rest are not taken as attempted.
+	for j := i + 1; j < len(batch); j++ {
+		results[j] = sink.Result{Err: fmt.Errorf("sink: %s/%d@%d: not attempted after offset %d failed: %w",
+			batch[j].Topic, batch[j].Partition, batch[j].Offset, r.Offset, errNotAttempted)}
+	}
+	return true
 }
 
 // errNotAttempted is the Result.Err of a batch's records after one whose
