@@ -96,7 +96,9 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	go func() { defer close(repDone); rep.Loop(repCtx, rc.log.reportInterval) }()
 	idleDone := make(chan struct{})
 	go func() { defer close(idleDone); explainNoPartitions(repCtx, p, rc, log) }()
-	err = p.Run(ctx)
+	if ctx, err = withFaultPoints(ctx); err == nil {
+		err = p.Run(ctx)
+	}
 	repStop()
 	<-repDone
 	<-idleDone

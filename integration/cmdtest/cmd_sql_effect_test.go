@@ -81,15 +81,9 @@ func TestCmdRunSQLEffect(t *testing.T) {
 		t.Fatalf("run after SIGTERM: exit %d\n%s", code, run.Output())
 	}
 
-	var rows, distinct, inboxed int
-	if err := pool.QueryRow(ctx, "SELECT count(*), count(DISTINCT order_id) FROM "+table).Scan(&rows, &distinct); err != nil {
-		t.Fatal(err)
-	}
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+inbox).Scan(&inboxed); err != nil {
-		t.Fatal(err)
-	}
-	if rows != orders || distinct != orders || inboxed != orders {
-		t.Errorf("table holds %d rows of %d orders, the inbox %d keys; want %d of each", rows, distinct, inboxed, orders)
+	n := countSQL(ctx, t, pool, table, inbox)
+	if n.rows != orders || n.distinct != orders || n.inbox != orders {
+		t.Errorf("table holds %d rows of %d orders, the inbox %d keys; want %d of each", n.rows, n.distinct, n.inbox, orders)
 	}
 	dl := integration.NewKafkaClient(t, brokers, kgo.ConsumeTopics(dlq), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	causes, attempts := map[string]string{}, map[string]string{}

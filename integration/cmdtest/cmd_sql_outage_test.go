@@ -173,15 +173,9 @@ func TestCmdRunSQLPostgresOutage(t *testing.T) {
 	}
 
 	pool = integration.NewPostgresPool(t, pg.URL())
-	var rows, distinct, inboxed int
-	if err := pool.QueryRow(ctx, "SELECT count(*), count(DISTINCT order_id) FROM "+table).Scan(&rows, &distinct); err != nil {
-		t.Fatal(err)
-	}
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+inbox).Scan(&inboxed); err != nil {
-		t.Fatal(err)
-	}
-	if rows != total || distinct != total || inboxed != total {
-		t.Errorf("table holds %d rows (%d distinct orders), the inbox %d keys; want %d of each", rows, distinct, inboxed, total)
+	n := countSQL(ctx, t, pool, table, inbox)
+	if n.rows != total || n.distinct != total || n.inbox != total {
+		t.Errorf("table holds %d rows (%d distinct orders), the inbox %d keys; want %d of each", n.rows, n.distinct, n.inbox, total)
 	}
 	ends, committed := itest.EndOffsets(ctx, t, brokers, topic), itest.GroupCommitted(ctx, t, brokers, group, topic)
 	for p, end := range ends {

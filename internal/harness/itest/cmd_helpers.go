@@ -19,11 +19,12 @@ import (
 )
 
 // BuildShardpipe builds cmd/shardpipe into a temporary directory and returns
-// the binary's path.
-func BuildShardpipe(t *testing.T) string {
+// the binary's path; tags are build tags (shardpipe_faults: the fault
+// points of cmd/shardpipe/faultkill.go).
+func BuildShardpipe(t *testing.T, tags ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "shardpipe")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/shardpipe")
+	cmd := exec.Command("go", "build", "-tags", strings.Join(tags, ","), "-o", bin, "./cmd/shardpipe")
 	cmd.Dir = RepoRoot(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/shardpipe: %v\n%s", err, out)

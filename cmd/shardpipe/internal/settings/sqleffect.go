@@ -117,13 +117,15 @@ func hasPassword(u *url.URL) bool {
 
 // Guarded is --effect sql: guard mode (a sink.Guard on l's Redis rdb, key
 // space, TTL and key source, with GuardLease) around eff, one inbox
-// transaction per record; in a per-topic key space, one Guard per topic.
+// transaction per batch (pipeline.GuardedBatch: per record with
+// --max-in-flight, where each record is a batch); in a per-topic key space,
+// one Guard per topic.
 func (s SQL) Guarded(l Ledger, eff *pgeffect.Effect, rdb redis.UniversalClient, topics []string, log *slog.Logger) (pipeline.Applier, error) {
 	return l.PerTopic(topics, log, func(sp Spec, topic string) (pipeline.Applier, error) {
 		g, err := sp.Guard(rdb, topic, GuardLease)
 		if err != nil {
 			return nil, err
 		}
-		return pipeline.Guarded(g, eff.Do), nil
+		return pipeline.GuardedBatch(g, eff.DoBatch), nil
 	})
 }
