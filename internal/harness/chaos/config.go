@@ -44,8 +44,9 @@ type Config struct {
 	SQL SQLPass
 }
 
-// SQLPass is the SQL pass: `shardpipe run --effect sql --max-in-flight 16`
-// inserting one row per order into a table without a unique constraint,
+// SQLPass is the SQL pass: `shardpipe run --effect sql`, the odd slots with
+// --max-in-flight 16 and the even ones in batches (one transaction per
+// batch), inserting one row per order into a table without a unique constraint,
 // on the run's own PostgreSQL (services.sh start postgres: fsync and
 // synchronous_commit on), on a topic and group of its own, after the other
 // passes. Its schedule per protocol: Kills consumer kills, one zombie

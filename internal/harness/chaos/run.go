@@ -341,10 +341,11 @@ func (r *runner) phase(ctx context.Context, proto string, steps []step) error {
 }
 
 // runArgs are the flags of the `shardpipe run` in slot: the guard pass
-// runs its effects in flight (--max-in-flight guardInFlight), and the
-// record pass runs the odd slots in flight (recordInFlight) beside the even
-// ones in batches, so both schedules of the partition engine take every
-// fault, in one group, and hand partitions to each other.
+// runs its effects in flight (--max-in-flight guardInFlight); the record
+// and SQL passes run the odd slots in flight (recordInFlight,
+// guardInFlight) beside the even ones in batches (for SQL: one transaction
+// per batch), so both schedules of the partition engine take every fault,
+// in one group, and hand partitions to each other.
 func (r *runner) runArgs(slot int) []string {
 	var effect []string
 	switch {
@@ -352,9 +353,13 @@ func (r *runner) runArgs(slot int) []string {
 		effect = []string{"--effect", "http", "--http-url", r.recv.URL(), "--http-timeout", httpTimeout.String(),
 			"--max-in-flight", strconv.Itoa(guardInFlight)}
 	case r.sql:
+		inFlight := 0
+		if slot%2 == 1 {
+			inFlight = guardInFlight
+		}
 		effect = []string{"--effect", "sql", "--sql-url", r.sqlURL, "--sql-inbox-table", r.sqlInbox(),
 			"--sql-exec", "INSERT INTO " + r.sqlTable() + " (order_id, customer, amount_cents) VALUES (@order_id, @customer, @amount_cents)",
-			"--max-in-flight", strconv.Itoa(guardInFlight)}
+			"--max-in-flight", strconv.Itoa(inFlight)}
 	case slot%2 == 1:
 		effect = []string{"--effect", "totals", "--totals-hash", r.totals, "--max-in-flight", strconv.Itoa(recordInFlight)}
 	default:
@@ -376,8 +381,8 @@ func (r *runner) runArgs(slot int) []string {
 	return args
 }
 
-// The --max-in-flight of the record pass's odd slots and of the guard and
-// SQL passes.
+// The --max-in-flight of the record pass's odd slots, of the guard pass and
+// of the SQL pass's odd slots.
 const recordInFlight, guardInFlight = 8, 16
 
 // scrapeLoop reads every live consumer's metrics twice a second, so a
