@@ -22,8 +22,8 @@ type ledgerConfig struct {
 	redis      flagcheck.RedisTarget
 	l          settings.Ledger
 	ttl        time.Duration
-	httpEffect bool // --effect http (run only; its settings are runConfig.http)
-	sqlEffect  bool // --effect sql (run only; its settings are runConfig.sql)
+	httpEffect bool // --effect http (its settings are effectConfig.http)
+	sqlEffect  bool // --effect sql (its settings are effectConfig.sql)
 	// guardEffect is "http" or "sql" for a guard-mode effect, else "".
 	guardEffect string
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/urfave/cli/v3"
 
@@ -33,7 +34,13 @@ Examples:
    shardpipe replay --topic orders --id restore-1 --from 6h --redis redis:6379 --effect totals --rate 2000
 
    # partitions 0 and 3 between two times (--to is exclusive)
-   shardpipe replay --topic orders --id fix-42 --partition-ids 0,3 --from 2026-11-30T01:00:00Z --to 2026-11-30T02:00:00Z`,
+   shardpipe replay --topic orders --id fix-42 --partition-ids 0,3 --from 2026-11-30T01:00:00Z --to 2026-11-30T02:00:00Z
+
+   # a ledger run applied with --effect sql: the same SQL flags as run; an order whose key
+   # the inbox holds does not run the statement again, even when Redis lost its claim
+   shardpipe replay --topic orders --id restore-2 --from 6h --redis redis:6379 --effect sql \
+       --sql-url postgres://app@db:5432/shop --sql-password-file pg-password \
+       --sql-exec 'INSERT INTO orders_applied (order_id, customer, amount_cents) VALUES (@order_id, @customer, @amount_cents)'`,
 		Description: "Reads each partition's range by direct assignment (no consumer group: the live group is not\n" +
 			"disturbed) up to an end fixed when the replay starts, and applies every record through the\n" +
 			"ledger as run does: keys the ledger holds are suppressed, missing ones applied. --to is\n" +
@@ -42,6 +49,12 @@ Examples:
 			"duration ago is not planned again), other range flags under a used --id are refused (exit 2),\n" +
 			"and a newer run fences an older one still running (it exits 1). A range holding records\n" +
 			"older than --ttl whose keys the ledger lacks (they would apply again) needs --force.\n" +
+			"--effect http and sql run in guard mode as in run (with --max-in-flight): a key whose\n" +
+			"claim is gone runs its effect again, a POST with the same Idempotency-Key, or for sql\n" +
+			"the inbox transaction, which skips the statement for a key the inbox holds. --effect sql\n" +
+			"checks PostgreSQL at start as run does: waited for within --connect-timeout, the inbox\n" +
+			"created if missing, the statement prepared (exit 2 if refused, 3 if unreachable or the\n" +
+			"password is). A dry run asks the Redis ledger only: no call, no PostgreSQL.\n" +
 			"Ends with a table per partition on stdout.",
 	}, replayAction)
 }
@@ -77,21 +90,11 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 	if err != nil {
 		return err
 	}
-	var applier pipeline.Applier = ledger
-	maxBatch := rc.commitConfig.maxBatch
-	if rc.rate > 0 {
-		applier = pipeline.Paced(ledger, rc.rate)
-		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
-	}
-	opts := []pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...),
-		pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given),
-		pipeline.Options(rc.commitConfig.options(maxBatch, barrier, log)...),
-		pipeline.Options(rc.poisonConfig.options(rdb, rc.ledgerConfig)...),
-		pipeline.Options(ops.Options()...), pipeline.Options(tr.Options()...)}
-	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
+	r, closeEffect, err := newReplay(ctx, rc, rdb, barrier, ranges, log, append(ops.Options(), tr.Options()...)...)
 	if err != nil {
-		return failure(err)
+		return err
 	}
+	defer closeEffect()
 	ops.Start(r.Stats, nil, log)
 	ctx, stop := untilSignal(ctx)
 	defer stop()
@@ -127,6 +130,49 @@ func replayAction(ctx context.Context, c *cli.Command, rc *replayConfig) error {
 		return failure(fmt.Errorf("replay %q interrupted; what landed is checkpointed: run the same command again to continue", rc.id))
 	}
 	return failure(err)
+}
+
+// newReplay builds the replay's sink as run builds its own
+// (effectConfig.applier: the ledger, or guard mode around an HTTP call or
+// --effect sql's inbox transaction, opened first by openEffect as run
+// opens it), paced by --rate, with run's --max-in-flight, and the replay
+// over ranges; extra are added (ops, tracing). A dry run opens no
+// database: it asks the Redis ledger only. The returned func closes what
+// was opened; err is an exit error.
+func newReplay(ctx context.Context, rc *replayConfig, rdb redis.UniversalClient, barrier pipeline.Barrier, ranges []pipeline.Range,
+	log *slog.Logger, extra ...pipeline.Opt) (*pipeline.Replay, func(), error) {
+	sqlEff := sqlEffect{close: func() {}}
+	switch {
+	case rc.dryRun && rc.sqlEffect:
+		log.Info("dry run: PostgreSQL not contacted; would-apply counts the keys the Redis ledger lacks, and a replay would not run --sql-exec for those of them the inbox holds",
+			"database", rc.sql.Desc, "inbox", rc.sql.Inbox)
+	case !rc.dryRun:
+		var err error
+		if sqlEff, err = rc.openEffect(ctx, rc.ledgerConfig, rc.connectTimeout, log); err != nil {
+			return nil, nil, err
+		}
+	}
+	applier, err := rc.applier(rc.ledgerConfig, sqlEff.eff, []string{rc.topic}, rdb, log)
+	if err != nil {
+		sqlEff.close()
+		return nil, nil, failure(err)
+	}
+	maxBatch := rc.commitConfig.maxBatch
+	if rc.rate > 0 {
+		applier = pipeline.Paced(applier, rc.rate)
+		maxBatch = max(1, min(maxBatch, int(rc.rate/10)))
+	}
+	opts := []pipeline.ReplayOpt{pipeline.Brokers(rc.brokers...), pipeline.KafkaOptions(rc.opts...),
+		pipeline.Sink(applier), pipeline.CheckpointPrefix(rc.checkpointPrefix), pipeline.PlanGiven(rc.given),
+		pipeline.Options(rc.commitConfig.options(maxBatch, barrier, log)...),
+		pipeline.Options(rc.poisonConfig.options(rdb, rc.ledgerConfig)...),
+		pipeline.Options(rc.inflight.options()...), pipeline.Options(extra...)}
+	r, err := pipeline.NewReplay(rc.id, rc.topic, ranges, rdb, opts...)
+	if err != nil {
+		sqlEff.close()
+		return nil, nil, failure(err)
+	}
+	return r, sqlEff.close, nil
 }
 
 // planReplay fixes the ranges (the stored ones of an earlier run of the id

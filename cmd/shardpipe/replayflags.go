@@ -22,6 +22,7 @@ type replayConfig struct {
 	from, to   pipeline.Bound
 	partitions []int32
 	sinkConfig
+	effectConfig     // --effect http's and sql's settings, --max-in-flight
 	dryRun, force    bool
 	rate             float64
 	checkpointPrefix string
@@ -37,7 +38,8 @@ func (rc *replayConfig) Groups() []cliflags.Group {
 		cliflags.Then(settings.PartitionsGroup(&rc.r.Partitions, "partitions to replay, comma-separated (default: all)"), func() { rc.partitions = rc.r.Partitions }),
 	}
 	gs = append(gs, rc.groups(func() []string { return []string{rc.topic} })...)
-	gs = append(gs, cliflags.Then(settings.ReplayRunGroup(&rc.r, &rc.guardEffect), func() {
+	gs = append(gs, rc.effectGroups(&rc.ledgerConfig)...)
+	gs = append(gs, cliflags.Then(settings.ReplayRunGroup(&rc.r), func() {
 		rc.given, rc.dryRun, rc.force, rc.rate, rc.checkpointPrefix = rc.r.Given, rc.r.DryRun, rc.r.Force, rc.r.Rate, rc.r.CheckpointPrefix
 	}), settings.MetricsGroup(&rc.metricsAddr, "serve Prometheus metrics (the same series as run's, per partition of the replay) at http://ADDR/metrics, e.g. :9465 (empty: off)"))
 	return append(gs, rc.tail("when stderr is not a terminal: how often to log a progress line",

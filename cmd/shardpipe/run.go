@@ -73,21 +73,18 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 		return interruptedOr(ctx, log, err)
 	}
 	checkRetention(ctx, rc, log)
-	pool, sqlEff, err := openSQL(ctx, rc, log)
+	sqlEff, err := rc.openEffect(ctx, rc.ledgerConfig, rc.connectTimeout, log)
 	if err != nil {
 		return interruptedOr(ctx, log, err)
 	}
-	if pool != nil {
-		defer pool.Close()
-		defer startPruner(rc, sqlEff, log)() // stops before the pool closes
-	}
-	p, err := newPipeline(rc, rdb, log, barrier, sqlEff, append(ops.Options(), tr.Options()...)...)
+	defer sqlEff.close()
+	p, err := newPipeline(rc, rdb, log, barrier, sqlEff.eff, append(ops.Options(), tr.Options()...)...)
 	if err != nil {
 		return failure(err)
 	}
 	probeOpts := []opshttp.Opt{opshttp.Redis(probeRdb, opshttp.HealthKey(rc.dlqPrefix)), opshttp.Group(rc.group)}
-	if pool != nil {
-		probeOpts = append(probeOpts, opshttp.Dependency("postgres", "PostgreSQL at "+rc.sql.Desc, pool.Ping))
+	if sqlEff.pool != nil {
+		probeOpts = append(probeOpts, opshttp.Dependency("postgres", "PostgreSQL at "+rc.sql.Desc, sqlEff.pool.Ping))
 	}
 	ops.Start(p.Stats, opshttp.New(p, probeOpts...), log)
 	rep := termui.NewRunReport(p, rc.group, rc.topics, log)
@@ -115,20 +112,11 @@ func runAction(ctx context.Context, c *cli.Command, rc *runConfig) error {
 	return nil
 }
 
-// newPipeline builds the sink (the ledger, or guard mode for --effect http
-// and, around sqlEff, --effect sql) and the pipeline from rc. barrier, when not nil, runs before every commit
+// newPipeline builds the sink (effectConfig.applier: the ledger, or guard
+// mode for --effect http and, around sqlEff, --effect sql) and the pipeline from rc. barrier, when not nil, runs before every commit
 // (redisDurability); extra are added (opshttp.Ops.Options).
 func newPipeline(rc *runConfig, rdb redis.UniversalClient, log *slog.Logger, barrier pipeline.Barrier, sqlEff *pgeffect.Effect, extra ...pipeline.Opt) (*pipeline.Pipeline, error) {
-	var ledger pipeline.Applier
-	var err error
-	switch {
-	case rc.httpEffect:
-		ledger, err = newHTTPGuarded(rc.ledgerConfig, rc.http, rc.topics, rdb, log)
-	case rc.sqlEffect:
-		ledger, err = rc.sql.Guarded(rc.l, sqlEff, rdb, rc.topics, log)
-	default:
-		ledger, err = newApplier(rc.ledgerConfig, rc.topics, rdb, log)
-	}
+	ledger, err := rc.applier(rc.ledgerConfig, sqlEff, rc.topics, rdb, log)
 	if err != nil {
 		return nil, err
 	}

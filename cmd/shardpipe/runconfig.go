@@ -15,9 +15,7 @@ type runConfig struct {
 	topics []string
 	group  string
 	sinkConfig
-	http            settings.HTTP // with --effect http
-	sql             settings.SQL  // with --effect sql
-	inflight        inflightConfig
+	effectConfig
 	consume         settings.Consume
 	protocol        pipeline.Protocol
 	startLatest     bool
@@ -33,12 +31,12 @@ func (rc *runConfig) Groups() []cliflags.Group {
 		topicsGroup(&rc.topics, "topic to consume; repeat the flag or separate with commas (required)", true),
 		consumerGroup(&rc.group)}
 	gs = append(gs, rc.groups(func() []string { return rc.topics })...)
-	gs = append(gs, settings.HTTPGroup(&rc.http, &rc.httpEffect), settings.SQLGroup(&rc.sql, &rc.sqlEffect),
-		cliflags.Then(settings.InFlightGroup(&rc.inflight.s), func() { rc.inflight.s.ForEffect(rc.guardEffect != "") }), cliflags.Then(settings.ConsumeGroup(&rc.consume), func() {
-			cs := rc.consume
-			rc.protocol, rc.startLatest, rc.sessionTimeout, rc.shutdownTimeout, rc.instanceID = cs.Protocol, cs.StartLatest, cs.SessionTimeout, cs.ShutdownTimeout, cs.InstanceID
-			rc.p.CreateDLQ = cs.CreateDLQ
-		}), settings.MetricsGroup(&rc.metricsAddr, "serve Prometheus metrics (per partition counters, offsets and lag; latency histograms; Kafka client, Redis pool, Go and process metrics) at http://ADDR/metrics, the probes /healthz and /readyz, and the status page /status, e.g. :9464 (empty: off)"))
+	gs = append(gs, rc.effectGroups(&rc.ledgerConfig)...)
+	gs = append(gs, cliflags.Then(settings.ConsumeGroup(&rc.consume), func() {
+		cs := rc.consume
+		rc.protocol, rc.startLatest, rc.sessionTimeout, rc.shutdownTimeout, rc.instanceID = cs.Protocol, cs.StartLatest, cs.SessionTimeout, cs.ShutdownTimeout, cs.InstanceID
+		rc.p.CreateDLQ = cs.CreateDLQ
+	}), settings.MetricsGroup(&rc.metricsAddr, "serve Prometheus metrics (per partition counters, offsets and lag; latency histograms; Kafka client, Redis pool, Go and process metrics) at http://ADDR/metrics, the probes /healthz and /readyz, and the status page /status, e.g. :9464 (empty: off)"))
 	return append(gs, rc.tail("how often to log a one-line progress summary",
 		func() []settings.OwnedKey { return []settings.OwnedKey{rc.p.ProbeKey()} })...)
 }

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/shardpipe/shardpipe/sink"
 )
 
 // TestSharedPrefixNamed: an http ledger (guard mode) started on the
@@ -33,5 +37,29 @@ func TestSharedPrefixNamed(t *testing.T) {
 	if code != exitFailure || !strings.Contains(strings.Join(lines, "\n"), "not a claim of this key space") ||
 		!strings.Contains(strings.Join(lines, "\n"), `use a separate --ledger-prefix (SHARDPIPE_LEDGER_PREFIX) for the http ledger, not "orders:ledger:"`) {
 		t.Fatalf("run --effect http on a totals ledger's prefix: exit %d, lines %q; want exit 1 saying to use a separate --ledger-prefix", code, lines)
+	}
+}
+
+// TestSharedPrefixHint: the hint names the guard-mode ledger (http or sql,
+// run's or replay's) that met a none or totals ledger's keys, and for a
+// none or totals ledger says guard ledgers cannot share its prefix.
+func TestSharedPrefixHint(t *testing.T) {
+	bad := fmt.Errorf("orders/0@3: %w", sink.ErrBadClaim)
+	for _, tt := range []struct {
+		guard, want string
+	}{
+		{"http", `for the http ledger, not "p:"`},
+		{"sql", `for the sql ledger, not "p:"`},
+		{"", "an --effect http or sql ledger and a none or totals ledger cannot share a prefix"},
+	} {
+		lc := ledgerConfig{guardEffect: tt.guard}
+		lc.l.Spec.Prefix = "p:"
+		var ee *exitError
+		if err := sharedPrefix("replay", bad, lc); !errors.As(err, &ee) || ee.code != exitFailure || !strings.Contains(strings.Join(ee.lines, "\n"), tt.want) {
+			t.Errorf("guard %q: %v; want exit 1 naming %q", tt.guard, err, tt.want)
+		}
+	}
+	if err := sharedPrefix("run", errors.New("other"), ledgerConfig{}); err != nil {
+		t.Errorf("another error: %v, want nil", err)
 	}
 }

@@ -38,7 +38,8 @@ type InFlight struct {
 	StopOnFailure bool
 }
 
-// InFlightGroup is run's flags of concurrent effects, loaded into ic.
+// InFlightGroup is run's and replay's flags of concurrent effects, loaded
+// into ic.
 func InFlightGroup(ic *InFlight) cliflags.Group {
 	return cliflags.NewGroup(ic.load,
 		&cli.IntFlag{Name: fMaxInFlight, Value: 0,

@@ -35,12 +35,12 @@ type Ledger struct {
 	// Spec is the ledger (its Logger is set where it is used); Spec.Totals
 	// is --effect totals, nil for none and http.
 	Spec Spec
-	// HTTP is --effect http: guard mode around an HTTP call (run only; its
-	// settings are an HTTP group's).
+	// HTTP is --effect http: guard mode around an HTTP call (run and
+	// replay; its settings are an HTTP group's).
 	HTTP bool
 	// SQL is --effect sql: guard mode around a PostgreSQL transaction that
-	// records the key in an inbox table (run only; its settings are an SQL
-	// group's).
+	// records the key in an inbox table (run and replay; its settings are an
+	// SQL group's).
 	SQL bool
 	// Given says which of the settings the ledger's manifest records were
 	// set (flag or variable), not left at their defaults: those are
@@ -94,7 +94,7 @@ func LedgerGroup(l *Ledger, cluster *bool) cliflags.Group {
 		&cli.StringFlag{Name: fKeySpace, Value: "shared",
 			Usage: "shared: one business key space for every topic (ledger key <ledger-prefix><key>), so a key applied from one topic is suppressed in the others, as for re-sends spread over topics; per-topic: each topic's keys apart (<ledger-prefix><topic>:<key>). replay needs the value run used; changing it on an existing ledger applies every retained record again"},
 		&cli.StringFlag{Name: FlagEffect, Value: "none",
-			Usage: "effect per business key: none or totals (HINCRBY a hash per group field), which land atomically with the ledger entry; or http (run only: POST to --http-url in guard mode: claim, call, mark done), or sql (run only: guard mode around one PostgreSQL transaction per record that inserts the key into --sql-inbox-table and runs --sql-exec only for a new key)"},
+			Usage: "effect per business key: none or totals (HINCRBY a hash per group field), which land atomically with the ledger entry; or http (POST to --http-url in guard mode: claim, call, mark done), or sql (guard mode around one PostgreSQL transaction per record that inserts the key into --sql-inbox-table and runs --sql-exec only for a new key)"},
 		&cli.StringFlag{Name: fTotalsHash, Value: "shardpipe:totals", Usage: "totals: the Redis hash that holds the sums"},
 		&cli.StringFlag{Name: fTotalsGroup, Value: "customer", Usage: "totals: the JSON field whose value names the hash field"},
 		&cli.StringFlag{Name: fTotalsAmount, Value: "amount_cents", Usage: "totals: the JSON integer field added to the sum"},

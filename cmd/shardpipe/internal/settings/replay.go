@@ -92,11 +92,11 @@ func (r *Replay) loadRange(c *cli.Command, bad *cliflags.Problems) {
 	}
 }
 
-// ReplayRunGroup is how replay runs, loaded into r after the range, its
-// partitions and the ledger: guardEffect is the ledger's guard-mode
-// effect (Ledger.GuardEffect: http or sql), which replay refuses.
-func ReplayRunGroup(r *Replay, guardEffect *string) cliflags.Group {
-	return cliflags.NewGroup(func(c *cli.Command, bad *cliflags.Problems) { r.loadRun(c, bad, *guardEffect) },
+// ReplayRunGroup is how replay runs, loaded into r after the range and
+// its partitions. Replay takes every effect run takes, guard mode's (http,
+// sql) with the flags of HTTPGroup and SQLGroup, as run does.
+func ReplayRunGroup(r *Replay) cliflags.Group {
+	return cliflags.NewGroup(r.loadRun,
 		&cli.BoolFlag{Name: FlagDryRun,
 			Usage: "read the range and the ledger only (EXISTS), write nothing, and print per partition how many records would be applied and suppressed"},
 		&cli.FloatFlag{Name: fRate,
@@ -107,13 +107,9 @@ func ReplayRunGroup(r *Replay, guardEffect *string) cliflags.Group {
 			Usage: "prefix of the replay's checkpoint keys in Redis (prefix + id + :topic:partition)"})
 }
 
-// loadRun reads how replay runs, and the settings that need the range and
-// the ledger.
-func (r *Replay) loadRun(c *cli.Command, bad *cliflags.Problems, guardEffect string) {
+// loadRun reads how replay runs, and the settings that need the range.
+func (r *Replay) loadRun(c *cli.Command, bad *cliflags.Problems) {
 	r.Given = flagcheck.GivenRange(c.String(FlagFrom), c.String(FlagTo), r.Partitions)
-	if guardEffect != "" {
-		bad.Addf("%s %s: replay does not run guard mode; it takes none or totals", ref(FlagEffect), guardEffect)
-	}
 	r.DryRun, r.Force = c.Bool(FlagDryRun), c.Bool(FlagForce)
 	r.Rate = FloatIn(c, bad, fRate, flagcheck.In(0.0, 10_000_000, "0: no limit"))
 	if r.CheckpointPrefix = c.String(fCheckpointPrefix); r.CheckpointPrefix == "" {

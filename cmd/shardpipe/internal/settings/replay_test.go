@@ -31,41 +31,35 @@ var now = time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
 func TestReplayGroups(t *testing.T) {
 	tests := []struct {
 		args []string
-		http bool // --effect http (the guard effect "http")
 		want []string
 		r    Replay // what loads, Now aside
 	}{
-		{[]string{"--id= r1 ", "--from=90m"}, false, nil, Replay{ID: "r1", From: pipeline.AtTime(now.Add(-90 * time.Minute)),
+		{[]string{"--id= r1 ", "--from=90m"}, nil, Replay{ID: "r1", From: pipeline.AtTime(now.Add(-90 * time.Minute)),
 			Given: "--from 90m --to (end) --partition-ids (all)", CheckpointPrefix: pipeline.DefaultReplayPrefix}},
-		{[]string{"--id=r", "--from=0", "--to=2026-11-30T04:00:00Z", "--partition-ids=3,0", "--dry-run", "--force", "--rate=2.5", "--checkpoint-prefix=c:"}, false, nil,
+		{[]string{"--id=r", "--from=0", "--to=2026-11-30T04:00:00Z", "--partition-ids=3,0", "--dry-run", "--force", "--rate=2.5", "--checkpoint-prefix=c:"}, nil,
 			Replay{ID: "r", From: pipeline.AtOffset(0), To: pipeline.AtTime(time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)), Partitions: []int32{3, 0},
 				Given: "--from 0 --to 2026-11-30T04:00:00Z --partition-ids 0,3", DryRun: true, Force: true, Rate: 2.5, CheckpointPrefix: "c:"}},
-		{[]string{"--id=", "--from=", "--to=soon", "--partition-ids=x", "--rate=-1", "--checkpoint-prefix="}, true, []string{
+		{[]string{"--id=", "--from=", "--to=soon", "--partition-ids=x", "--rate=-1", "--checkpoint-prefix="}, []string{
 			"--id (SHARDPIPE_ID): empty; name the replay", "--from (SHARDPIPE_FROM): empty; give an offset", `--to (SHARDPIPE_TO) "soon": want an offset`,
-			`--partition-ids (SHARDPIPE_PARTITION_IDS) "x": `, "--effect (SHARDPIPE_EFFECT) http: replay does not run guard mode",
-			"--rate (SHARDPIPE_RATE) -1: want 0 to 10000000 (0: no limit)", "--checkpoint-prefix (SHARDPIPE_CHECKPOINT_PREFIX): empty"}, Replay{}},
-		{[]string{"--id=r", "--from=-5"}, false, []string{`--from (SHARDPIPE_FROM) "-5": `}, Replay{}},
+			`--partition-ids (SHARDPIPE_PARTITION_IDS) "x": `, "--rate (SHARDPIPE_RATE) -1: want 0 to 10000000 (0: no limit)", "--checkpoint-prefix (SHARDPIPE_CHECKPOINT_PREFIX): empty"}, Replay{}},
+		{[]string{"--id=r", "--from=-5"}, []string{`--from (SHARDPIPE_FROM) "-5": `}, Replay{}},
 		// A range whose start is not before its end is empty: refused, not
 		// replayed as nothing with every partition done.
-		{[]string{"--id=r", "--from=500", "--to=100"}, false, []string{
+		{[]string{"--id=r", "--from=500", "--to=100"}, []string{
 			`--from (SHARDPIPE_FROM) "500" is not before --to (SHARDPIPE_TO) "100": offset 500 is not before offset 100`}, Replay{}},
-		{[]string{"--id=r", "--from=100", "--to=100"}, false, []string{`offset 100 is not before offset 100`}, Replay{}},
-		{[]string{"--id=r", "--from=30m", "--to=2h"}, false, []string{
+		{[]string{"--id=r", "--from=100", "--to=100"}, []string{`offset 100 is not before offset 100`}, Replay{}},
+		{[]string{"--id=r", "--from=30m", "--to=2h"}, []string{
 			`--from (SHARDPIPE_FROM) "30m" is not before --to (SHARDPIPE_TO) "2h": 2026-11-30T05:30:00Z is not before 2026-11-30T04:00:00Z`}, Replay{}},
-		{[]string{"--id=r", "--from=2026-11-30T05:00:00Z", "--to=2h"}, false, []string{`2026-11-30T05:00:00Z is not before 2026-11-30T04:00:00Z`}, Replay{}},
-		{[]string{"--id=r", "--from=2h", "--to=30m"}, false, nil, Replay{ID: "r", From: pipeline.AtTime(now.Add(-2 * time.Hour)),
+		{[]string{"--id=r", "--from=2026-11-30T05:00:00Z", "--to=2h"}, []string{`2026-11-30T05:00:00Z is not before 2026-11-30T04:00:00Z`}, Replay{}},
+		{[]string{"--id=r", "--from=2h", "--to=30m"}, nil, Replay{ID: "r", From: pipeline.AtTime(now.Add(-2 * time.Hour)),
 			To: pipeline.AtTime(now.Add(-30 * time.Minute)), Given: "--from 2h --to 30m --partition-ids (all)", CheckpointPrefix: pipeline.DefaultReplayPrefix}},
 		// An offset and a time compare only on the topic: not refused here.
-		{[]string{"--id=r", "--from=500", "--to=2h"}, false, nil, Replay{ID: "r", From: pipeline.AtOffset(500),
+		{[]string{"--id=r", "--from=500", "--to=2h"}, nil, Replay{ID: "r", From: pipeline.AtOffset(500),
 			To: pipeline.AtTime(now.Add(-2 * time.Hour)), Given: "--from 500 --to 2h --partition-ids (all)", CheckpointPrefix: pipeline.DefaultReplayPrefix}},
 	}
 	for _, tt := range tests {
 		r := Replay{Now: now}
-		guard := ""
-		if tt.http {
-			guard = "http"
-		}
-		bad := load(t, group(ReplayRangeGroup(&r), PartitionsGroup(&r.Partitions, "p"), ReplayRunGroup(&r, &guard)), tt.args...)
+		bad := load(t, group(ReplayRangeGroup(&r), PartitionsGroup(&r.Partitions, "p"), ReplayRunGroup(&r)), tt.args...)
 		checkProblems(t, tt.args, bad, tt.want...)
 		if len(tt.want) > 0 {
 			continue
