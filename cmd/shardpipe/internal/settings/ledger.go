@@ -94,7 +94,7 @@ func LedgerGroup(l *Ledger, cluster *bool) cliflags.Group {
 		&cli.StringFlag{Name: fKeySpace, Value: "shared",
 			Usage: "shared: one business key space for every topic (ledger key <ledger-prefix><key>), so a key applied from one topic is suppressed in the others, as for re-sends spread over topics; per-topic: each topic's keys apart (<ledger-prefix><topic>:<key>). replay needs the value run used; changing it on an existing ledger applies every retained record again"},
 		&cli.StringFlag{Name: FlagEffect, Value: "none",
-			Usage: "effect per business key: none or totals (HINCRBY a hash per group field), which land atomically with the ledger entry; or http (POST to --http-url in guard mode: claim, call, mark done), or sql (guard mode around one PostgreSQL transaction per record that inserts the key into --sql-inbox-table and runs --sql-exec only for a new key)"},
+			Usage: "effect per business key: none or totals (HINCRBY a hash per group field), which land atomically with the ledger entry; or http (POST to --http-url in guard mode: claim, call, mark done), or sql (guard mode around a PostgreSQL transaction that inserts the keys into --sql-inbox-table and runs --sql-exec only for a new key: one per record with --max-in-flight, one per batch without)"},
 		&cli.StringFlag{Name: fTotalsHash, Value: "shardpipe:totals", Usage: "totals: the Redis hash that holds the sums"},
 		&cli.StringFlag{Name: fTotalsGroup, Value: "customer", Usage: "totals: the JSON field whose value names the hash field"},
 		&cli.StringFlag{Name: fTotalsAmount, Value: "amount_cents", Usage: "totals: the JSON integer field added to the sum"},
