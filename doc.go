@@ -96,9 +96,11 @@
 //	    imports: admin, internal/orders, pipeline, sink
 //	cmd/shardpipe/internal/bench
 //	    the bench command's modes and report (guard mode with the HTTP effect
-//	    against a receiver it serves among them)
-//	    imports: httpeffect, internal/kafkainfo, internal/orders,
-//	    internal/topics, pipeline, secure, sink
+//	    against a receiver it serves, and the SQL effect as run builds it
+//	    against PostgreSQL's ceilings, among them)
+//	    imports: cmd/shardpipe/internal/cliflags,
+//	    cmd/shardpipe/internal/settings, httpeffect, internal/kafkainfo,
+//	    internal/orders, internal/topics, pgeffect, pipeline, secure, sink
 //	cmd/shardpipe/internal/produce
 //	    produce's sending loop: paced, acknowledged, interruptible
 //	    imports: internal/orders

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -33,6 +34,9 @@ const (
 	fGuardDelay      = "guard-delay"
 	fGuardInFlight   = "guard-in-flight"
 	fGuardParts      = "guard-partitions"
+	fSQLURL          = "sql-url"
+	fSQLPasswordFile = "sql-password-file"
+	fSQLRecords      = "sql-records"
 )
 
 func benchCommand() *cli.Command {
@@ -53,12 +57,17 @@ Examples:
 			"shardpipe's defaults, (e) with the totals effect, (f) replaying keys already claimed; then\n" +
 			"(g-i) guard mode with the HTTP effect against a receiver bench serves, on a topic of\n" +
 			"--guard-partitions: --max-in-flight 1 and --guard-in-flight with a --guard-delay receiver,\n" +
-			"and --guard-in-flight with a 0ms one; then\n" +
+			"and --guard-in-flight with a 0ms one; with --sql-url, (l) the first --sql-records orders\n" +
+			"INSERTed into a table of PostgreSQL batched (12 streams, 500 per transaction, no Kafka, no\n" +
+			"inbox, no Redis), (m) the same with the inbox's INSERT per order in those transactions and\n" +
+			"(n) shardpipe with --effect sql as run uses it by default (guard mode, --max-in-flight 16,\n" +
+			"one transaction per record) inserting them; then\n" +
 			"the latency from record timestamp to effect landed at --latency-rate. It prints records/s,\n" +
 			"CPU seconds per million records, peak RSS and allocations per record (median [min-max]),\n" +
-			"the ratios d/min(a,b), d/k, k/b, d/c, e/d, e/j, f/min(a,b), h/g, h/i and the costs against\n" +
-			"their targets. It writes only keys under 'shardpipe-bench:' (deleted after each round, TTL 1h)\n" +
-			"and topics named after --bench-topic.",
+			"the ratios d/min(a,b), d/k, k/b, d/c, e/d, e/j, f/min(a,b), h/g, h/i, m/l, n/l, n/m and the\n" +
+			"costs against their targets. It writes only keys under 'shardpipe-bench:' (deleted after each\n" +
+			"round, TTL 1h), topics named after --bench-topic and tables named shardpipe_bench_* (made\n" +
+			"for each round of l, m and n, and dropped after it).",
 	}, benchAction)
 }
 
@@ -76,11 +85,14 @@ func (bc *benchConfig) Groups() []cliflags.Group {
 		&cli.StringFlag{Name: fBenchTopic, Usage: "pre-filled topic to use (default shardpipe-bench-RECORDS, recreated when it holds another count)"},
 		&cli.IntFlag{Name: fRecords, Value: 1_000_000, Usage: "records in the topic, and per round of each mode"},
 		&cli.IntFlag{Name: fPartitions, Value: 12, Usage: "partitions of a topic the bench creates"},
-		&cli.StringFlag{Name: fModes, Usage: "measure only these, comma-separated: a-k or consume, sink, naive, shardpipe, totals, replay, guard (g-i), scripted (j), ledger (k), and latency (default all)"},
+		&cli.StringFlag{Name: fModes, Usage: "measure only these, comma-separated: a-n or consume, sink, naive, shardpipe, totals, replay, guard (g-i), scripted (j), ledger (k), sql (l-n), and latency (default all)"},
 		&cli.IntFlag{Name: fGuardRecords, Value: 20_000, Usage: "guard modes h and i: records per round (g: a twentieth; 0: skip g-i)"},
 		&cli.DurationFlag{Name: fGuardDelay, Value: 20 * time.Millisecond, Usage: "guard modes g and h: the receiver's delay per call"},
 		&cli.IntFlag{Name: fGuardInFlight, Value: 64, Usage: "guard modes h and i: --max-in-flight"},
 		&cli.IntFlag{Name: fGuardParts, Value: 1, Usage: "guard modes: partitions of their topic (the issue's ratio is per partition)"},
+		&cli.StringFlag{Name: fSQLURL, Usage: "modes l, m, n: the PostgreSQL database, postgres://USER@HOST:PORT/DB[?sslmode=...], without a password (give it with --sql-password-file, " + settings.EnvSQLPassword + " or PGPASSWORD), as run's (empty: skip l, m and n)"},
+		&cli.StringFlag{Name: fSQLPasswordFile, Usage: "modes l, m, n: a file holding the database user's password; or set " + settings.EnvSQLPassword + " (or PGPASSWORD)"},
+		&cli.IntFlag{Name: fSQLRecords, Value: 20_000, Usage: "modes l, m, n: the first orders of the topic each round inserts"},
 		&cli.IntFlag{Name: fCommitEvery, Usage: "modes d, e, f: commit every N records instead of the pipeline's default (a what-if; 0: the default)"},
 		&cli.IntFlag{Name: fRounds, Value: 3, Usage: "rounds per mode; figures are the median with min and max"},
 		&cli.IntFlag{Name: fNaiveRecords, Value: 20_000, Usage: "naive baseline: records per round at most"},
@@ -107,7 +119,9 @@ func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 		CommitEvery:  n(fCommitEvery, 0, 1_000_000),
 		GuardRecords: n(fGuardRecords, 0, 10_000_000), GuardDelay: d(fGuardDelay, 0, time.Second),
 		GuardInFlight: n(fGuardInFlight, 1, 4096), GuardPartitions: int32(n(fGuardParts, 1, 1000)),
-		Args: []string{"bench-worker", "--spec"}, Stderr: c.Root().ErrWriter,
+		SQLURL: strings.TrimSpace(c.String(fSQLURL)), SQLPasswordFile: c.String(fSQLPasswordFile),
+		SQLRecords: n(fSQLRecords, 1, 10_000_000),
+		Args:       []string{"bench-worker", "--spec"}, Stderr: c.Root().ErrWriter,
 		Log: newLogger(c.Root().ErrWriter, logConfig{format: "text"}),
 	}
 	bc.json, bc.jsonFile = c.Bool(fJSON), c.String(fJSONFile)
@@ -120,6 +134,11 @@ func (bc *benchConfig) load(c *cli.Command, bad *cliflags.Problems) {
 		bad.Addf("%s: %v", flagRef(fModes), err)
 	} else {
 		bc.Modes = ms
+	}
+	if bc.SQLURL != "" {
+		settings.LoadSQLDB(bc.SQLURL, bc.SQLPasswordFile, bad) // refused as run refuses it
+	} else if slices.ContainsFunc(bc.Modes, bench.IsSQL) {
+		bad.Addf("%s names l, m or n: they need %s", flagRef(fModes), flagRef(fSQLURL))
 	}
 	if _, err := flagcheck.ParseRedis(bc.Redis, false); err != nil {
 		redisProblems(bad, bc.Redis, err)

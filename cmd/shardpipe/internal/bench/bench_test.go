@@ -84,16 +84,21 @@ func TestReportRatios(t *testing.T) {
 		GuardSeq:      res(100, 0.2),                  // 500/s
 		GuardInFlight: res(1000, 0.1),                 // 10k/s
 		GuardFast:     res(1000, 0.025),               // 40k/s
+		PGCeiling:     res(100, 0.002),                // 50k/s
+		PGInbox:       res(100, 0.004),                // 25k/s
+		SQLEffect:     res(100, 0.05),                 // 2k/s
 	}
 	lat := []Result{{P50ms: 5, P99ms: 30, MaxMs: 60}}
-	r := newReport(Config{GuardDelay: 20 * time.Millisecond, GuardInFlight: 64, GuardPartitions: 1}, results, lat)
+	r := newReport(Config{GuardDelay: 20 * time.Millisecond, GuardInFlight: 64, GuardPartitions: 1, Records: 1000, SQLRecords: 100}, results, lat)
 	want := Ratios{DOverCeiling: 0.8, DOverLedger: 0.5, LedgerOverSink: 1.6, DOverNaive: 80, EOverD: 0.5, EOverScripted: 0.8,
-		FOverCeiling: 1, HOverG: 20, HOverI: 0.25}
+		FOverCeiling: 1, HOverG: 20, HOverI: 0.25, InboxOverCeiling: 0.5, SQLOverCeiling: 0.04, SQLOverInbox: 0.08}
 	got := r.Ratios
 	for name, pair := range map[string][2]float64{"d/ceiling": {got.DOverCeiling, want.DOverCeiling},
 		"d/k": {got.DOverLedger, want.DOverLedger}, "k/b": {got.LedgerOverSink, want.LedgerOverSink},
 		"d/naive": {got.DOverNaive, want.DOverNaive}, "e/d": {got.EOverD, want.EOverD}, "e/j": {got.EOverScripted, want.EOverScripted},
-		"f/ceiling": {got.FOverCeiling, want.FOverCeiling}, "h/g": {got.HOverG, want.HOverG}, "h/i": {got.HOverI, want.HOverI}} {
+		"f/ceiling": {got.FOverCeiling, want.FOverCeiling}, "h/g": {got.HOverG, want.HOverG}, "h/i": {got.HOverI, want.HOverI},
+		"m/l": {got.InboxOverCeiling, want.InboxOverCeiling}, "n/l": {got.SQLOverCeiling, want.SQLOverCeiling},
+		"n/m": {got.SQLOverInbox, want.SQLOverInbox}} {
 		if d := pair[0] - pair[1]; d > 1e-9 || d < -1e-9 {
 			t.Errorf("%s = %v, want %v", name, pair[0], pair[1])
 		}
@@ -106,15 +111,18 @@ func TestReportRatios(t *testing.T) {
 	for _, m := range r.Modes {
 		letters += m.Letter
 	}
-	if letters != "abkjcdefghi" {
-		t.Errorf("modes in the order %s, want the ledger (k) and scripted (j) ceilings right after (b): abkjcdefghi", letters)
+	if letters != "abkjcdefghilmn" {
+		t.Errorf("modes in the order %s, want the ledger (k) and scripted (j) ceilings right after (b), the SQL modes last: abkjcdefghilmn", letters)
+	}
+	if r.SQLRecords != 100 {
+		t.Errorf("SQL records %d, want 100", r.SQLRecords)
 	}
 	js, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{`"d_over_ceiling":0.8`, `"d_over_ledger":0.5`, `"ledger_over_sink":1.6`, `"d_over_naive":80`, `"e_over_d":0.5`, `"e_over_scripted":0.8`, `"f_over_ceiling":1`,
-		`"h_over_g":20`, `"h_over_i":0.25`,
+		`"h_over_g":20`, `"h_over_i":0.25`, `"m_over_pg_ceiling":0.5`, `"n_over_pg_ceiling":0.04`, `"n_over_pg_inbox":0.08`, `"sql_records":100`,
 		`{"name":"d / min(a, b)","value":0.8,"bound":0.85,"at_most":false,"met":false}`,
 		`{"name":"e / j (scripted ceiling)","value":0.8,"bound":0.8,"at_most":false,"met":true}`,
 		`{"name":"(d) CPU s per 1M","value":6.25,"bound":2,"at_most":true,"met":false}`,
@@ -137,7 +145,10 @@ func TestReportRatios(t *testing.T) {
 		"(d) allocs/record           3.00   <= 4    met", "(e) CPU s per 1M           12.50   <= 4    NOT met",
 		"latency p99 ms             30.00   <= 50   met",
 		"d / c                      80.00   >= 10   met", "(h) guard, HTTP 20ms, max in flight 64, 1p",
-		"h / g (in flight / seq)    20.00   >= 20   met", "h / i (delay / 0ms)         0.25   >= 0.5  NOT met"} {
+		"h / g (in flight / seq)    20.00   >= 20   met", "h / i (delay / 0ms)         0.25   >= 0.5  NOT met",
+		"(l) PostgreSQL ceiling (INSERTs batched, no Kafka)", "(n) shardpipe, --effect sql, run's defaults",
+		"m / l (inbox / pg ceil.)    0.50", "n / l (sql / pg ceiling)    0.04", "n / m (sql / pg inbox)      0.08",
+		"l, m and n: the first 100 orders of the topic per round"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, b.String())
 		}
@@ -165,6 +176,16 @@ func TestCheck(t *testing.T) {
 		{"no time", Spec{Mode: Consume, Records: 10}, Result{Records: 10}, false},
 		{"guard landed past the target", Spec{Mode: GuardInFlight, Records: 10}, Result{Records: 12, Applied: 12, Seconds: 1}, true},
 		{"guard on a used ledger", Spec{Mode: GuardSeq, Records: 10}, Result{Records: 10, Applied: 9, Suppressed: 1, Seconds: 1}, false},
+		{"pg ceiling all inserted", Spec{Mode: PGCeiling, Records: 10}, Result{Records: 10, Applied: 10, Rows: 10, Seconds: 1}, true},
+		{"pg ceiling short", Spec{Mode: PGCeiling, Records: 10}, Result{Records: 10, Applied: 9, Rows: 9, Seconds: 1}, false},
+		{"pg ceiling rows off", Spec{Mode: PGCeiling, Records: 10}, Result{Records: 10, Applied: 10, Rows: 9, Seconds: 1}, false},
+		{"pg inbox all inserted", Spec{Mode: PGInbox, Records: 10}, Result{Records: 10, Applied: 10, Rows: 10, InboxRows: 10, Seconds: 1}, true},
+		{"pg inbox without inbox rows", Spec{Mode: PGInbox, Records: 10}, Result{Records: 10, Applied: 10, Rows: 10, Seconds: 1}, false},
+		{"sql all applied", Spec{Mode: SQLEffect, Records: 10}, Result{Records: 10, Applied: 10, Rows: 10, InboxRows: 10, Seconds: 1}, true},
+		{"sql applied more than its topic", Spec{Mode: SQLEffect, Records: 10}, Result{Records: 12, Applied: 12, Rows: 12, InboxRows: 12, Seconds: 1}, false},
+		{"sql short", Spec{Mode: SQLEffect, Records: 10}, Result{Records: 10, Applied: 9, Suppressed: 1, Rows: 9, InboxRows: 9, Seconds: 1}, false},
+		{"sql rows off", Spec{Mode: SQLEffect, Records: 10}, Result{Records: 10, Applied: 10, Rows: 11, InboxRows: 10, Seconds: 1}, false},
+		{"sql inbox off", Spec{Mode: SQLEffect, Records: 10}, Result{Records: 10, Applied: 10, Rows: 10, InboxRows: 9, Seconds: 1}, false},
 	}
 	for _, tt := range tests {
 		if err := check(tt.spec, tt.res); (err == nil) != tt.ok {
@@ -204,6 +225,14 @@ func TestConfigValidateGuard(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Errorf("guard modes skipped: Validate() = %v", err)
 	}
+	c.Modes = []Mode{Shardpipe, SQLEffect}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "modes l, m and n need a PostgreSQL URL") {
+		t.Errorf("SQL mode without a database: Validate() = %v", err)
+	}
+	c.SQLURL = "postgres://u@db/x"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "sql records 0") {
+		t.Errorf("SQL mode without records: Validate() = %v", err)
+	}
 }
 
 func TestParseModes(t *testing.T) {
@@ -222,6 +251,11 @@ func TestParseModes(t *testing.T) {
 	if want := []Mode{GuardSeq, GuardInFlight, GuardFast, GuardInFlight}; err != nil ||
 		strings.Join(modeStrings(got), ",") != strings.Join(modeStrings(want), ",") {
 		t.Errorf("ParseModes(guard,h) = %v, %v; want %v", got, err, want)
+	}
+	got, err = ParseModes("sql,n,pg-inbox")
+	if want := []Mode{PGCeiling, PGInbox, SQLEffect, SQLEffect, PGInbox}; err != nil ||
+		strings.Join(modeStrings(got), ",") != strings.Join(modeStrings(want), ",") {
+		t.Errorf("ParseModes(sql,n,pg-inbox) = %v, %v; want %v", got, err, want)
 	}
 	c := Config{Modes: []Mode{Replay}}
 	if !c.wants(Shardpipe) || !c.wants(Replay) || c.wants(Consume) || c.wants(Latency) {

@@ -19,7 +19,8 @@ const (
 
 // ceilingsOf are the modes whose median is the ceiling a mode is read
 // against (the ratios of Ratios); the first of a pair is min(a, b).
-var ceilingsOf = map[Mode][]string{Shardpipe: {"min(a, b)", "k"}, Totals: {"j"}, Replay: {"min(a, b)"}}
+var ceilingsOf = map[Mode][]string{Shardpipe: {"min(a, b)", "k"}, Totals: {"j"}, Replay: {"min(a, b)"},
+	PGInbox: {"l"}, SQLEffect: {"l", "m"}}
 
 // ChartPath returns where Output writes the chart beside the JSON report
 // file: its name with .svg in place of .json (or .svg added).
@@ -29,7 +30,7 @@ func ChartPath(jsonFile string) string {
 
 // WriteChart draws r's modes as an SVG bar chart on a log scale of
 // records/s: each mode's median as a bar, its [min-max] as a line over it,
-// ceilings (a, b, j, k) grey, and for d, e and f a mark at each ceiling
+// ceilings (a, b, j, k, l, m) grey, and for d, e, f, m and n a mark at each ceiling
 // they are read against with the ratio. Standard library only; it costs
 // one pass over the modes.
 func WriteChart(w io.Writer, r Report) error {
@@ -68,7 +69,7 @@ func WriteChart(w io.Writer, r Report) error {
 		y := chartTop + i*chartRowH
 		fill := "#4a6fa5" // shardpipe
 		switch m.Letter {
-		case "a", "b", "j", "k":
+		case "a", "b", "j", "k", "l", "m":
 			fill = "#9a9a9a" // a ceiling
 		case "c":
 			fill = "#c0504d" // naive

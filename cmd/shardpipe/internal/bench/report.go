@@ -63,6 +63,13 @@ type Ratios struct {
 	FOverCeiling   float64 `json:"f_over_ceiling"`  // f / min(a, b), target >= 0.8
 	HOverG         float64 `json:"h_over_g"`        // guard mode, in flight / sequential, target >= 20
 	HOverI         float64 `json:"h_over_i"`        // guard mode, delayed / 0ms receiver, target >= 0.5
+	// The SQL modes, for reading: n / l is --effect sql against what
+	// PostgreSQL takes of the same inserts batched, m / l what the inbox
+	// costs that ceiling, n / m the effect against the ceiling with the
+	// inbox (what per-record transactions, Kafka and the guard cost).
+	SQLOverCeiling   float64 `json:"n_over_pg_ceiling"`
+	InboxOverCeiling float64 `json:"m_over_pg_ceiling"`
+	SQLOverInbox     float64 `json:"n_over_pg_inbox"`
 }
 
 // Target is one figure of the run (a median) against its bound: the
@@ -93,6 +100,9 @@ func ratioTargets(q Ratios) []Target {
 		target("f / min(a, b)", q.FOverCeiling, 0.8, false),
 		target("h / g (in flight / seq)", q.HOverG, 20, false),
 		target("h / i (delay / 0ms)", q.HOverI, 0.5, false),
+		target("m / l (inbox / pg ceil.)", q.InboxOverCeiling, 0, false),
+		target("n / l (sql / pg ceiling)", q.SQLOverCeiling, 0, false),
+		target("n / m (sql / pg inbox)", q.SQLOverInbox, 0, false),
 	}
 }
 
@@ -151,9 +161,13 @@ type Report struct {
 	Partitions int32   `json:"partitions"`
 	// CommitEvery is set when d, e and f ran with another commit count
 	// than the pipeline's default.
-	CommitEvery int          `json:"commit_every,omitempty"`
-	Modes       []ModeReport `json:"modes"`
-	Ratios      Ratios       `json:"ratios"`
+	CommitEvery int `json:"commit_every,omitempty"`
+	// SQLRecords is the orders per round of the SQL modes (l, m, n): the
+	// first of the topic (n: in a topic of them alone); 0 when they were
+	// not measured.
+	SQLRecords int          `json:"sql_records,omitempty"`
+	Modes      []ModeReport `json:"modes"`
+	Ratios     Ratios       `json:"ratios"`
 	// Targets are the ratios that have one and the costs, against them.
 	Targets []Target          `json:"targets"`
 	Latency *LatencyReport    `json:"latency,omitempty"`
@@ -173,6 +187,9 @@ var labels = map[Mode][2]string{
 	GuardSeq:      {"g", "guard mode, HTTP, batches in turn"},
 	GuardInFlight: {"h", "guard mode, HTTP, max in flight"},
 	GuardFast:     {"i", "guard mode, HTTP, max in flight, 0ms receiver"},
+	PGCeiling:     {"l", "PostgreSQL ceiling (INSERTs batched, no Kafka)"},
+	PGInbox:       {"m", "PostgreSQL ceiling + inbox INSERT per order"},
+	SQLEffect:     {"n", "shardpipe, --effect sql, run's defaults"},
 }
 
 // guardLabel is m's label with the run's delay and MaxInFlight.
@@ -193,7 +210,7 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 	r := Report{Topic: cfg.Topic, CommitEvery: cfg.CommitEvery, Records: cfg.Records, Partitions: cfg.Partitions,
 		Raw: results}
 	med := map[Mode]float64{}
-	for _, m := range []Mode{Consume, Sink, Ledger, Scripted, Naive, Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast} {
+	for _, m := range []Mode{Consume, Sink, Ledger, Scripted, Naive, Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast, PGCeiling, PGInbox, SQLEffect} {
 		rs := results[m]
 		if len(rs) == 0 {
 			continue
@@ -212,6 +229,9 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 			MaxRSSMB: statOf(rss), AllocsPerRecord: statOf(al), BytesPerRecord: statOf(by)}
 		med[m] = mr.RecordsPerSec.Median
 		r.Modes = append(r.Modes, mr)
+		if IsSQL(m) {
+			r.SQLRecords = cfg.SQLRecords
+		}
 	}
 	ceiling := min(med[Consume], med[Sink])
 	if med[Consume] == 0 || med[Sink] == 0 { // one of them not measured
@@ -226,7 +246,9 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 	r.Ratios = Ratios{DOverCeiling: div(med[Shardpipe], ceiling), DOverNaive: div(med[Shardpipe], med[Naive]),
 		DOverLedger: div(med[Shardpipe], med[Ledger]), LedgerOverSink: div(med[Ledger], med[Sink]),
 		EOverD: div(med[Totals], med[Shardpipe]), EOverScripted: div(med[Totals], med[Scripted]), FOverCeiling: div(med[Replay], ceiling),
-		HOverG: div(med[GuardInFlight], med[GuardSeq]), HOverI: div(med[GuardInFlight], med[GuardFast])}
+		HOverG: div(med[GuardInFlight], med[GuardSeq]), HOverI: div(med[GuardInFlight], med[GuardFast]),
+		SQLOverCeiling: div(med[SQLEffect], med[PGCeiling]), InboxOverCeiling: div(med[PGInbox], med[PGCeiling]),
+		SQLOverInbox: div(med[SQLEffect], med[PGInbox])}
 	if len(lat) > 0 {
 		var p50, p99, mx, a50, a99 []float64
 		for _, x := range lat {

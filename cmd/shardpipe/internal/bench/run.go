@@ -48,6 +48,15 @@ type Config struct {
 	GuardDelay      time.Duration
 	GuardInFlight   int
 	GuardPartitions int32
+	// SQL modes l, m and n: the PostgreSQL database's URL, without a
+	// password (as run's --sql-url; "": the SQL modes are skipped), the
+	// file of its password ("": SHARDPIPE_SQL_PASSWORD or PGPASSWORD, as
+	// run takes it), and the orders per round: the first SQLRecords of the
+	// topic (n's transaction per record is too slow for the whole topic;
+	// n reads them from a topic of their own, sqlTopic).
+	SQLURL          string
+	SQLPasswordFile string
+	SQLRecords      int
 	// Modes to measure, in any order; empty means all. Replay needs
 	// Shardpipe (its rounds claim the keys) and brings it in.
 	Modes []Mode
@@ -82,6 +91,8 @@ func (c Config) Validate() error {
 	check(c.GuardDelay < 0 || c.GuardDelay > time.Second, "guard delay %v: want 0 to 1s", c.GuardDelay)
 	check(c.GuardRecords > 0 && (c.GuardInFlight < 1 || c.GuardInFlight > 4096), "guard in flight %d: want 1 to 4096", c.GuardInFlight)
 	check(c.GuardRecords > 0 && c.GuardPartitions < 1, "guard partitions %d: want at least 1", c.GuardPartitions)
+	check(c.SQLURL != "" && c.SQLRecords < 1, "sql records %d: want at least 1", c.SQLRecords)
+	check(c.SQLURL == "" && slices.ContainsFunc(c.Modes, IsSQL), "modes l, m and n need a PostgreSQL URL")
 	return errors.Join(errs...)
 }
 
@@ -119,8 +130,20 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 	}
 	log := cfg.Log
+	pg, err := cfg.openSQL(ctx) // before the topic: a database that does not answer ends the run at once
+	if err != nil {
+		return Report{}, err
+	}
+	if pg != nil {
+		defer pg.close()
+	}
 	if err := Prefill(ctx, cfg.seeds(), cfg.Topic, cfg.Partitions, cfg.Records, cfg.Recreate, log); err != nil {
 		return Report{}, err
+	}
+	if pg != nil && cfg.wants(SQLEffect) {
+		if err := Prefill(ctx, cfg.seeds(), cfg.sqlTopic(), cfg.Partitions, cfg.SQLRecords, true, log); err != nil {
+			return Report{}, err
+		}
 	}
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	results := map[Mode][]Result{}
@@ -140,8 +163,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	for round := range cfg.Rounds {
 		tag := fmt.Sprintf("%s-%d", run, round)
 		var claimed string // the shardpipe round's prefix, for the replay
-		for _, m := range []Mode{Consume, Sink, Ledger, Scripted, Naive, Shardpipe, Replay, Totals, GuardSeq, GuardInFlight, GuardFast} {
-			if !cfg.wants(m) || isGuard(m) && rcv == nil {
+		for _, m := range []Mode{Consume, Sink, Ledger, Scripted, Naive, Shardpipe, Replay, Totals, GuardSeq, GuardInFlight, GuardFast, PGCeiling, PGInbox, SQLEffect} {
+			if !cfg.wants(m) || isGuard(m) && rcv == nil || IsSQL(m) && pg == nil {
 				continue
 			}
 			spec := base
@@ -156,6 +179,11 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				spec.Prefix = claimed
 			case GuardSeq, GuardInFlight, GuardFast:
 				spec = cfg.guardSpec(spec, rcv.addr)
+			case PGCeiling, PGInbox, SQLEffect:
+				spec = cfg.sqlSpec(spec, tag)
+				if err := pg.create(ctx, spec); err != nil {
+					return Report{}, err
+				}
 			}
 			if cfg.ProfileDir != "" && round == 0 {
 				spec.CPUProfile = filepath.Join(cfg.ProfileDir, string(m)+".cpu.pprof")
@@ -163,6 +191,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			}
 			log.Info("bench: measuring", "mode", m, "round", round+1, "of", cfg.Rounds)
 			res, err := spawn(ctx, cfg, spec)
+			if IsSQL(m) { // counts the tables' rows, then drops them
+				res, err = pg.finish(ctx, spec, res, err)
+			}
 			if err != nil {
 				return Report{}, err
 			}
@@ -176,7 +207,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			// records of each partition, found by SCAN; the shardpipe
 			// round's keys stay for the replay, which cleans them.
 			switch m {
-			case Naive, GuardSeq, GuardInFlight, GuardFast: // the first records of each partition
+			case Naive, GuardSeq, GuardInFlight, GuardFast, SQLEffect: // the first records of each partition
 				err = Clean(ctx, cfg.Redis, spec.Prefix, -1)
 			case Sink, Ledger, Scripted, Replay, Totals:
 				err = Clean(ctx, cfg.Redis, spec.Prefix, cfg.Records)
@@ -218,7 +249,8 @@ func (c Config) wants(m Mode) bool {
 // ParseModes reads a comma-separated list of mode names or the issue's
 // letters: a consume, b sink, c naive, d shardpipe, e totals, f replay,
 // g guard-seq, h guard-inflight, i guard-0ms (guard: all three),
-// j scripted, and latency.
+// j scripted, k ledger, l pg-ceiling, m pg-inbox, n sql-effect (sql: all
+// three), and latency.
 func ParseModes(s string) ([]Mode, error) {
 	var out []Mode
 	for _, f := range strings.Split(s, ",") {
@@ -228,6 +260,10 @@ func ParseModes(s string) ([]Mode, error) {
 		}
 		if f == "guard" {
 			out = append(out, guardModes...)
+			continue
+		}
+		if f == "sql" {
+			out = append(out, sqlModes...)
 			continue
 		}
 		m, ok := Mode(f), false
@@ -240,7 +276,7 @@ func ParseModes(s string) ([]Mode, error) {
 			ok = true
 		}
 		if !ok {
-			return nil, fmt.Errorf("mode %q: want a-k, consume, sink, naive, shardpipe, totals, replay, guard-seq, guard-inflight, guard-0ms, guard, scripted, ledger or latency", f)
+			return nil, fmt.Errorf("mode %q: want a-n, consume, sink, naive, shardpipe, totals, replay, guard-seq, guard-inflight, guard-0ms, guard, scripted, ledger, pg-ceiling, pg-inbox, sql-effect, sql or latency", f)
 		}
 		out = append(out, m)
 	}
@@ -257,6 +293,12 @@ func check(spec Spec, r Result) error {
 		return fmt.Errorf("bench %s: %d of %d records applied on a fresh ledger", spec.Mode, r.Applied, n)
 	case (spec.Mode == Shardpipe || spec.Mode == Totals || spec.Mode == Sink || spec.Mode == Scripted || spec.Mode == Ledger) && r.Applied != n:
 		return fmt.Errorf("bench %s: %d of %d records applied on a fresh ledger", spec.Mode, r.Applied, n)
+	case IsSQL(spec.Mode) && r.Applied != n:
+		return fmt.Errorf("bench %s: %d of %d orders applied into fresh tables", spec.Mode, r.Applied, n)
+	case IsSQL(spec.Mode) && r.Rows != r.Applied:
+		return fmt.Errorf("bench %s: table %s holds %d rows for %d records applied", spec.Mode, spec.Table, r.Rows, r.Applied)
+	case (spec.Mode == PGInbox || spec.Mode == SQLEffect) && r.InboxRows != r.Applied:
+		return fmt.Errorf("bench %s: inbox %s holds %d rows for %d records applied", spec.Mode, spec.Inbox, r.InboxRows, r.Applied)
 	case spec.Mode == Replay && (r.Applied != 0 || r.Suppressed != n):
 		return fmt.Errorf("bench replay: %d applied and %d suppressed, want 0 and %d", r.Applied, r.Suppressed, n)
 	case r.Seconds <= 0:

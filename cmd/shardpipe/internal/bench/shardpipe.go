@@ -11,9 +11,10 @@ import (
 )
 
 // runPipeline runs shardpipe with its default settings (in the guard
-// modes: guard mode with the HTTP effect) over the topic until every
-// record's effect landed. Replay expects every key to be claimed
-// already; the parent checks the counts.
+// modes: guard mode with the HTTP effect; in the SQL mode: the SQL effect
+// as run builds it) over the topic until every record's effect landed.
+// Replay expects every key to be claimed already; the parent checks the
+// counts.
 func runPipeline(ctx context.Context, spec Spec, log *slog.Logger) (Result, error) {
 	rdb, err := NewRedis(spec.Redis)
 	if err != nil {
@@ -21,9 +22,15 @@ func runPipeline(ctx context.Context, spec Spec, log *slog.Logger) (Result, erro
 	}
 	defer rdb.Close()
 	var a pipeline.Applier
-	if isGuard(spec.Mode) {
+	switch {
+	case isGuard(spec.Mode):
 		a, err = guardApplier(rdb, spec)
-	} else {
+	case spec.Mode == SQLEffect:
+		var closeDB func()
+		if a, closeDB, err = sqlApplier(ctx, rdb, spec, log); err == nil {
+			defer closeDB() // after the pipeline's Close below
+		}
+	default:
 		opts := []sink.LedgerOpt{sink.WithPrefix(spec.Prefix), sink.WithTTL(spec.TTL)}
 		if spec.Mode == Totals {
 			opts = append(opts, sink.WithEffect(totals(spec.Prefix)))
@@ -34,8 +41,12 @@ func runPipeline(ctx context.Context, spec Spec, log *slog.Logger) (Result, erro
 		return Result{}, err
 	}
 	t := newTimed(a, int64(spec.Records), false)
+	var outer pipeline.Applier = t
+	if spec.Mode == SQLEffect {
+		outer = seeThrough{t}
+	}
 	popts := []pipeline.GroupOpt{pipeline.Brokers(spec.Brokers...), pipeline.KafkaOptions(spec.kafka...), pipeline.Topics(spec.Topic),
-		pipeline.Group(spec.Group), pipeline.Sink(t), pipeline.Logger(log), pipeline.Observe(t.observe)}
+		pipeline.Group(spec.Group), pipeline.Sink(outer), pipeline.Logger(log), pipeline.Observe(t.observe)}
 	if spec.CommitEvery > 0 {
 		popts = append(popts, pipeline.CommitEvery(spec.CommitEvery))
 	}

@@ -57,6 +57,14 @@ type Spec struct {
 	// Guard modes: the receiver's URL and the pipeline's MaxInFlight.
 	URL         string `json:"url,omitempty"`
 	MaxInFlight int    `json:"max_in_flight,omitempty"`
+	// SQL modes: the database's URL (without a password) and the file of
+	// its password ("": the worker reads SHARDPIPE_SQL_PASSWORD or
+	// PGPASSWORD, inherited, as run does), the round's bench table and its
+	// inbox ("" for l).
+	SQLURL          string `json:"sql_url,omitempty"`
+	SQLPasswordFile string `json:"sql_password_file,omitempty"`
+	Table           string `json:"table,omitempty"`
+	Inbox           string `json:"inbox,omitempty"`
 	// Profiles to write, empty for none.
 	CPUProfile string `json:"cpu_profile,omitempty"`
 	MemProfile string `json:"mem_profile,omitempty"`
@@ -83,6 +91,10 @@ type Result struct {
 	MaxRSSMB float64 `json:"max_rss_mb"`
 	// Filled by the parent from the child's rusage.
 	CPUSeconds float64 `json:"cpu_seconds"`
+	// SQL modes, filled by the parent from the round's tables once the
+	// child is done: the bench table's rows and the inbox's.
+	Rows      int64 `json:"rows,omitempty"`
+	InboxRows int64 `json:"inbox_rows,omitempty"`
 }
 
 // RecordsPerSec is the measured throughput.
@@ -94,15 +106,21 @@ func (r Result) RecordsPerSec() float64 {
 }
 
 func (s Spec) validate() error {
+	noKafka := s.Mode == Sink || s.Mode == Scripted || s.Mode == Ledger || s.Mode == PGCeiling || s.Mode == PGInbox
+	noRedis := s.Mode == Consume || s.Mode == PGCeiling || s.Mode == PGInbox
 	switch {
-	case len(s.Brokers) == 0 && s.Mode != Sink && s.Mode != Scripted && s.Mode != Ledger:
+	case len(s.Brokers) == 0 && !noKafka:
 		return fmt.Errorf("bench worker %s: no brokers", s.Mode)
-	case s.Redis == "" && s.Mode != Consume:
+	case s.Redis == "" && !noRedis:
 		return fmt.Errorf("bench worker %s: no redis", s.Mode)
 	case s.Records < 1 && s.Mode != Latency:
 		return fmt.Errorf("bench worker %s: records %d, want at least 1", s.Mode, s.Records)
-	case s.TTL <= 0 && s.Mode != Consume:
+	case s.TTL <= 0 && !noRedis:
 		return fmt.Errorf("bench worker %s: ttl %v, want > 0", s.Mode, s.TTL)
+	case IsSQL(s.Mode) && (s.SQLURL == "" || s.Table == ""):
+		return fmt.Errorf("bench worker %s: no PostgreSQL URL or table", s.Mode)
+	case (s.Mode == PGInbox || s.Mode == SQLEffect) && s.Inbox == "":
+		return fmt.Errorf("bench worker %s: no inbox table", s.Mode)
 	}
 	return nil
 }

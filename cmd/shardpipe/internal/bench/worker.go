@@ -46,7 +46,9 @@ func RunWorker(ctx context.Context, spec Spec, log *slog.Logger) (Result, error)
 		res, err = runScripted(ctx, spec)
 	case Naive:
 		res, err = runNaive(ctx, spec)
-	case Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast:
+	case PGCeiling, PGInbox:
+		res, err = runPGCeiling(ctx, spec)
+	case Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast, SQLEffect:
 		res, err = runPipeline(ctx, spec, log)
 	case Latency:
 		res, err = runLatency(ctx, spec, log)

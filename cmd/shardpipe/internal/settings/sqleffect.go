@@ -2,10 +2,8 @@ package settings
 
 import (
 	"log/slog"
-	"net/url"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v3"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/shardpipe/shardpipe/cmd/shardpipe/internal/flagcheck"
 	"github.com/shardpipe/shardpipe/pgeffect"
 	"github.com/shardpipe/shardpipe/pipeline"
-	"github.com/shardpipe/shardpipe/secure"
 )
 
 const (
@@ -30,13 +27,8 @@ const EnvSQLPassword = "SHARDPIPE_SQL_PASSWORD"
 
 // SQL is --effect sql's settings.
 type SQL struct {
-	// Config is the pool's configuration from --sql-url, with the password
-	// from --sql-password-file, SHARDPIPE_SQL_PASSWORD or PGPASSWORD.
-	Config *pgxpool.Config
-	// Desc names the database in messages (the URL, which holds no password).
-	Desc string
-	// PasswordFrom names where the password came from ("" for none).
-	PasswordFrom string
+	// SQLDB is the database: --sql-url with its password (LoadSQLDB).
+	SQLDB
 	// Statement is --sql-exec.
 	Statement *pgeffect.Statement
 	// Inbox is --sql-inbox-table.
@@ -68,26 +60,11 @@ func SQLGroup(s *SQL, on *bool) cliflags.Group {
 
 func (s *SQL) load(c *cli.Command, bad *cliflags.Problems) {
 	raw := c.String(fSQLURL)
-	u, err := url.Parse(raw)
-	switch {
-	case raw == "":
+	if raw == "" {
 		bad.Addf("%s: empty; --effect sql needs the database URL", ref(fSQLURL))
-	case err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "":
-		bad.Addf("%s %q: want a postgres:// URL with a host", ref(fSQLURL), secure.RedactURL(raw))
-	case hasPassword(u):
-		bad.Addf("%s %q: carries a password; give it with %s or %s instead, so that it stays out of process lists and logs",
-			ref(fSQLURL), secure.RedactURL(raw), ref(fSQLPasswordFile), EnvSQLPassword)
-	default:
-		if s.Config, err = pgxpool.ParseConfig(raw); err != nil {
-			bad.Addf("%s %q: %v", ref(fSQLURL), raw, err)
-		}
-		s.Desc = raw
 	}
-	if pw, err := s.password(c.String(fSQLPasswordFile)); err != nil {
-		bad.Addf("%s: %v", ref(fSQLPasswordFile), err)
-	} else if !pw.IsZero() && s.Config != nil {
-		s.Config.ConnConfig.Password, s.PasswordFrom = pw.Value(), pw.Source()
-	}
+	s.SQLDB = LoadSQLDB(raw, c.String(fSQLPasswordFile), bad)
+	var err error
 	if s.Statement, err = pgeffect.NewStatement(c.String(fSQLExec)); err != nil {
 		bad.Addf("%s: %v; --effect sql needs the statement to run per record", ref(fSQLExec), err)
 	}
@@ -95,24 +72,6 @@ func (s *SQL) load(c *cli.Command, bad *cliflags.Problems) {
 		bad.Addf("%s: empty; --effect sql needs the inbox table", ref(fSQLInbox))
 	}
 	s.Keep = DurationIn(c, bad, fSQLKeep, flagcheck.In(0, 87600*time.Hour, "0: keep them all"))
-}
-
-// password is the file's, else SHARDPIPE_SQL_PASSWORD's, else PGPASSWORD's.
-func (s *SQL) password(file string) (secure.Secret, error) {
-	if file != "" {
-		return secure.SecretFromFile("PostgreSQL password file", file)
-	}
-	if pw := secure.SecretFromEnv(EnvSQLPassword); !pw.IsZero() {
-		return pw, nil
-	}
-	return secure.SecretFromEnv("PGPASSWORD"), nil
-}
-
-// hasPassword reports whether u carries a password, in its user info or
-// as a password query parameter.
-func hasPassword(u *url.URL) bool {
-	_, set := u.User.Password()
-	return set || u.Query().Has("password")
 }
 
 // Guarded is --effect sql: guard mode (a sink.Guard on l's Redis rdb, key
