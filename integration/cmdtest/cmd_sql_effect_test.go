@@ -158,3 +158,53 @@ func TestCmdRunSQLStartChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestCmdRunSQLOnePooledConnection: run --effect sql starts and lands its
+// orders with a pool of one connection (pool_max_conns=1): its start-up
+// checks give their connection back before creating the inbox, which
+// takes one of its own (before, run waited for itself and exited 3 at
+// --connect-timeout).
+func TestCmdRunSQLOnePooledConnection(t *testing.T) {
+	t.Parallel()
+	const orders = 30
+	brokers, addr := integration.Kafka(t), integration.Redis(t)
+	pool := integration.NewPostgresPool(t, integration.Postgres(t))
+	dbURL, password := sqlTarget(t, integration.Postgres(t))
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", "1")
+	u.RawQuery = q.Encode()
+	bin := itest.BuildShardpipe(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	table, inbox := integration.PostgresTable(t, pool), integration.PostgresTable(t, pool)
+	if _, err := pool.Exec(ctx, "CREATE TABLE "+table+" (order_id text NOT NULL, customer text NOT NULL, amount_cents bigint NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	topic := integration.CreateTopic(t, brokers, 2)
+	cl := integration.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
+	var recs []*kgo.Record
+	for i := range orders {
+		id := fmt.Sprintf("order-%03d", i)
+		recs = append(recs, &kgo.Record{Key: []byte(id), Value: fmt.Appendf(nil, `{"order_id":%q,"customer":"c","amount_cents":%d}`, id, 100+i)})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	rdb := integration.NewRedisClient(t, addr)
+	run := itest.StartEnv(t, "run", bin, []string{"SHARDPIPE_SQL_PASSWORD=" + password}, "run", "--brokers", strings.Join(brokers, ","), "--topic", topic,
+		"--group", integration.Group(t), "--redis", addr, "--ledger-prefix", integration.RedisPrefix(t, rdb), "--effect", "sql", "--sql-url", u.String(),
+		"--sql-exec", "INSERT INTO "+table+" (order_id, customer, amount_cents) VALUES (@order_id, @customer, @amount_cents)",
+		"--sql-inbox-table", inbox, "--connect-timeout", "20s", "--commit-interval", "200ms", "--report-interval", "100ms", "--log-format", "json")
+	run.WaitLine(ctx, "progress", func(m map[string]any) bool { return itest.Num(m, "lag") == 0 && itest.Num(m, "applied") == orders })
+	run.Signal(syscall.SIGTERM)
+	if code := run.Wait(ctx); code != 0 {
+		t.Fatalf("run after SIGTERM: exit %d\n%s", code, run.Output())
+	}
+	if n := countSQL(ctx, t, pool, table, inbox); n != (sqlTally{orders, orders, orders}) {
+		t.Errorf("table and inbox %+v; want %d of each", n, orders)
+	}
+}

@@ -60,12 +60,15 @@ func (s SQL) check(ctx context.Context, pool *pgxpool.Pool, eff *pgeffect.Effect
 	if err != nil {
 		return s.connectError(err)
 	}
-	defer conn.Release()
+	// The connection goes back before EnsureInbox takes one: a pool of one
+	// (pool_max_conns=1) would otherwise wait for itself.
+	err = s.Statement.Check(ctx, conn.Conn())
+	conn.Release()
+	if err != nil {
+		return &SQLStartError{Usage: serverRefused(err), Err: fmt.Errorf("%s: PostgreSQL at %s refused the statement: %w", ref(fSQLExec), s.Desc, err)}
+	}
 	if err := eff.EnsureInbox(ctx); err != nil {
 		return &SQLStartError{Usage: serverRefused(err), Err: fmt.Errorf("%s %q: %w", ref(fSQLInbox), s.Inbox, err)}
-	}
-	if err := s.Statement.Check(ctx, conn.Conn()); err != nil {
-		return &SQLStartError{Usage: serverRefused(err), Err: fmt.Errorf("%s: PostgreSQL at %s refused the statement: %w", ref(fSQLExec), s.Desc, err)}
 	}
 	return nil
 }
