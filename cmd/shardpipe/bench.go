@@ -61,13 +61,14 @@ Examples:
 			"INSERTed into a table of PostgreSQL batched (12 streams, 500 per transaction, no Kafka, no\n" +
 			"inbox, no Redis), (m) the same with the inbox's INSERT per order in those transactions and\n" +
 			"(n) shardpipe with --effect sql as run uses it by default (guard mode, --max-in-flight 16,\n" +
-			"one transaction per record) inserting them; then\n" +
+			"one transaction per record) inserting them, and (o) the same with --max-in-flight 0 (one\n" +
+			"transaction per batch); then\n" +
 			"the latency from record timestamp to effect landed at --latency-rate. It prints records/s,\n" +
 			"CPU seconds per million records, peak RSS and allocations per record (median [min-max]),\n" +
-			"the ratios d/min(a,b), d/k, k/b, d/c, e/d, e/j, f/min(a,b), h/g, h/i, m/l, n/l, n/m and the\n" +
+			"the ratios d/min(a,b), d/k, k/b, d/c, e/d, e/j, f/min(a,b), h/g, h/i, m/l, n/l, n/m, o/n, o/m and the\n" +
 			"costs against their targets. It writes only keys under 'shardpipe-bench:' (deleted after each\n" +
 			"round, TTL 1h), topics named after --bench-topic and tables named shardpipe_bench_* (made\n" +
-			"for each round of l, m and n, and dropped after it).",
+			"for each round of l, m, n and o, and dropped after it).",
 	}, benchAction)
 }
 
@@ -85,12 +86,12 @@ func (bc *benchConfig) Groups() []cliflags.Group {
 		&cli.StringFlag{Name: fBenchTopic, Usage: "pre-filled topic to use (default shardpipe-bench-RECORDS, recreated when it holds another count)"},
 		&cli.IntFlag{Name: fRecords, Value: 1_000_000, Usage: "records in the topic, and per round of each mode"},
 		&cli.IntFlag{Name: fPartitions, Value: 12, Usage: "partitions of a topic the bench creates"},
-		&cli.StringFlag{Name: fModes, Usage: "measure only these, comma-separated: a-n or consume, sink, naive, shardpipe, totals, replay, guard (g-i), scripted (j), ledger (k), sql (l-n), and latency (default all)"},
+		&cli.StringFlag{Name: fModes, Usage: "measure only these, comma-separated: a-o or consume, sink, naive, shardpipe, totals, replay, guard (g-i), scripted (j), ledger (k), sql (l-o), and latency (default all)"},
 		&cli.IntFlag{Name: fGuardRecords, Value: 20_000, Usage: "guard modes h and i: records per round (g: a twentieth; 0: skip g-i)"},
 		&cli.DurationFlag{Name: fGuardDelay, Value: 20 * time.Millisecond, Usage: "guard modes g and h: the receiver's delay per call"},
 		&cli.IntFlag{Name: fGuardInFlight, Value: 64, Usage: "guard modes h and i: --max-in-flight"},
 		&cli.IntFlag{Name: fGuardParts, Value: 1, Usage: "guard modes: partitions of their topic (the issue's ratio is per partition)"},
-		&cli.StringFlag{Name: fSQLURL, Usage: "modes l, m, n: the PostgreSQL database, postgres://USER@HOST:PORT/DB[?sslmode=...], without a password (give it with --sql-password-file, " + settings.EnvSQLPassword + " or PGPASSWORD), as run's (empty: skip l, m and n)"},
+		&cli.StringFlag{Name: fSQLURL, Usage: "modes l-o: the PostgreSQL database, postgres://USER@HOST:PORT/DB[?sslmode=...], without a password (give it with --sql-password-file, " + settings.EnvSQLPassword + " or PGPASSWORD), as run's (empty: skip l-o)"},
 		&cli.StringFlag{Name: fSQLPasswordFile, Usage: "modes l, m, n: a file holding the database user's password; or set " + settings.EnvSQLPassword + " (or PGPASSWORD)"},
 		&cli.IntFlag{Name: fSQLRecords, Value: 20_000, Usage: "modes l, m, n: the first orders of the topic each round inserts"},
 		&cli.IntFlag{Name: fCommitEvery, Usage: "modes d, e, f: commit every N records instead of the pipeline's default (a what-if; 0: the default)"},

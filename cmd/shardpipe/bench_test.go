@@ -23,7 +23,7 @@ func TestBenchRejectsBadSettings(t *testing.T) {
 		{"latency", []string{"--latency-commit-interval", "0s"}, "--latency-commit-interval (SHARDPIPE_LATENCY_COMMIT_INTERVAL) 0s: want 1ms to 1h"},
 		{"arguments", []string{"extra"}, "bench takes no arguments"},
 		{"guard delay", []string{"--guard-delay", "2s"}, "--guard-delay (SHARDPIPE_GUARD_DELAY) 2s: want 0s to 1s"},
-		{"modes", []string{"--modes", "d,x"}, `--modes (SHARDPIPE_MODES): mode "x": want a-n`},
+		{"modes", []string{"--modes", "d,x"}, `--modes (SHARDPIPE_MODES): mode "x": want a-o`},
 		{"sql modes without a database", []string{"--modes", "d,sql"}, "--modes (SHARDPIPE_MODES) names l, m or n: they need --sql-url (SHARDPIPE_SQL_URL)"},
 		{"sql url with a password", []string{"--sql-url", "postgres://app:s3cret@db/shop"}, `--sql-url (SHARDPIPE_SQL_URL) "postgres://app:xxxxx@db/shop": carries a password`},
 		{"sql url not postgres", []string{"--sql-url", "db:5432"}, "want a postgres:// URL with a host"},

@@ -253,7 +253,7 @@ func TestParseModes(t *testing.T) {
 		t.Errorf("ParseModes(guard,h) = %v, %v; want %v", got, err, want)
 	}
 	got, err = ParseModes("sql,n,pg-inbox")
-	if want := []Mode{PGCeiling, PGInbox, SQLEffect, SQLEffect, PGInbox}; err != nil ||
+	if want := []Mode{PGCeiling, PGInbox, SQLEffect, SQLBatches, SQLEffect, PGInbox}; err != nil ||
 		strings.Join(modeStrings(got), ",") != strings.Join(modeStrings(want), ",") {
 		t.Errorf("ParseModes(sql,n,pg-inbox) = %v, %v; want %v", got, err, want)
 	}

@@ -20,7 +20,7 @@ const (
 // ceilingsOf are the modes whose median is the ceiling a mode is read
 // against (the ratios of Ratios); the first of a pair is min(a, b).
 var ceilingsOf = map[Mode][]string{Shardpipe: {"min(a, b)", "k"}, Totals: {"j"}, Replay: {"min(a, b)"},
-	PGInbox: {"l"}, SQLEffect: {"l", "m"}}
+	PGInbox: {"l"}, SQLEffect: {"l", "m"}, SQLBatches: {"l", "m"}}
 
 // ChartPath returns where Output writes the chart beside the JSON report
 // file: its name with .svg in place of .json (or .svg added).

@@ -70,6 +70,11 @@ type Ratios struct {
 	SQLOverCeiling   float64 `json:"n_over_pg_ceiling"`
 	InboxOverCeiling float64 `json:"m_over_pg_ceiling"`
 	SQLOverInbox     float64 `json:"n_over_pg_inbox"`
+	// o / n: --effect sql in batches (one transaction per batch) against
+	// its default in flight (one per record); o / m the batches against
+	// the ceiling with the inbox.
+	BatchesOverSQL   float64 `json:"o_over_sql_effect"`
+	BatchesOverInbox float64 `json:"o_over_pg_inbox"`
 }
 
 // Target is one figure of the run (a median) against its bound: the
@@ -103,6 +108,8 @@ func ratioTargets(q Ratios) []Target {
 		target("m / l (inbox / pg ceil.)", q.InboxOverCeiling, 0, false),
 		target("n / l (sql / pg ceiling)", q.SQLOverCeiling, 0, false),
 		target("n / m (sql / pg inbox)", q.SQLOverInbox, 0, false),
+		target("o / n (batches / in flight)", q.BatchesOverSQL, 0, false),
+		target("o / m (batches / pg inbox)", q.BatchesOverInbox, 0, false),
 	}
 }
 
@@ -190,6 +197,7 @@ var labels = map[Mode][2]string{
 	PGCeiling:     {"l", "PostgreSQL ceiling (INSERTs batched, no Kafka)"},
 	PGInbox:       {"m", "PostgreSQL ceiling + inbox INSERT per order"},
 	SQLEffect:     {"n", "shardpipe, --effect sql, run's defaults"},
+	SQLBatches:    {"o", "shardpipe, --effect sql, --max-in-flight 0"},
 }
 
 // guardLabel is m's label with the run's delay and MaxInFlight.
@@ -210,7 +218,7 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 	r := Report{Topic: cfg.Topic, CommitEvery: cfg.CommitEvery, Records: cfg.Records, Partitions: cfg.Partitions,
 		Raw: results}
 	med := map[Mode]float64{}
-	for _, m := range []Mode{Consume, Sink, Ledger, Scripted, Naive, Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast, PGCeiling, PGInbox, SQLEffect} {
+	for _, m := range []Mode{Consume, Sink, Ledger, Scripted, Naive, Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast, PGCeiling, PGInbox, SQLEffect, SQLBatches} {
 		rs := results[m]
 		if len(rs) == 0 {
 			continue
@@ -248,7 +256,8 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 		EOverD: div(med[Totals], med[Shardpipe]), EOverScripted: div(med[Totals], med[Scripted]), FOverCeiling: div(med[Replay], ceiling),
 		HOverG: div(med[GuardInFlight], med[GuardSeq]), HOverI: div(med[GuardInFlight], med[GuardFast]),
 		SQLOverCeiling: div(med[SQLEffect], med[PGCeiling]), InboxOverCeiling: div(med[PGInbox], med[PGCeiling]),
-		SQLOverInbox: div(med[SQLEffect], med[PGInbox])}
+		SQLOverInbox: div(med[SQLEffect], med[PGInbox]), BatchesOverSQL: div(med[SQLBatches], med[SQLEffect]),
+		BatchesOverInbox: div(med[SQLBatches], med[PGInbox])}
 	if len(lat) > 0 {
 		var p50, p99, mx, a50, a99 []float64
 		for _, x := range lat {

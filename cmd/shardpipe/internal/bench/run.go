@@ -140,7 +140,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err := Prefill(ctx, cfg.seeds(), cfg.Topic, cfg.Partitions, cfg.Records, cfg.Recreate, log); err != nil {
 		return Report{}, err
 	}
-	if pg != nil && cfg.wants(SQLEffect) {
+	if pg != nil && (cfg.wants(SQLEffect) || cfg.wants(SQLBatches)) {
 		if err := Prefill(ctx, cfg.seeds(), cfg.sqlTopic(), cfg.Partitions, cfg.SQLRecords, true, log); err != nil {
 			return Report{}, err
 		}
@@ -163,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	for round := range cfg.Rounds {
 		tag := fmt.Sprintf("%s-%d", run, round)
 		var claimed string // the shardpipe round's prefix, for the replay
-		for _, m := range []Mode{Consume, Sink, Ledger, Scripted, Naive, Shardpipe, Replay, Totals, GuardSeq, GuardInFlight, GuardFast, PGCeiling, PGInbox, SQLEffect} {
+		for _, m := range []Mode{Consume, Sink, Ledger, Scripted, Naive, Shardpipe, Replay, Totals, GuardSeq, GuardInFlight, GuardFast, PGCeiling, PGInbox, SQLEffect, SQLBatches} {
 			if !cfg.wants(m) || isGuard(m) && rcv == nil || IsSQL(m) && pg == nil {
 				continue
 			}
@@ -179,7 +179,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				spec.Prefix = claimed
 			case GuardSeq, GuardInFlight, GuardFast:
 				spec = cfg.guardSpec(spec, rcv.addr)
-			case PGCeiling, PGInbox, SQLEffect:
+			case PGCeiling, PGInbox, SQLEffect, SQLBatches:
 				spec = cfg.sqlSpec(spec, tag)
 				if err := pg.create(ctx, spec); err != nil {
 					return Report{}, err
@@ -207,7 +207,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			// records of each partition, found by SCAN; the shardpipe
 			// round's keys stay for the replay, which cleans them.
 			switch m {
-			case Naive, GuardSeq, GuardInFlight, GuardFast, SQLEffect: // the first records of each partition
+			case Naive, GuardSeq, GuardInFlight, GuardFast, SQLEffect, SQLBatches: // the first records of each partition
 				err = Clean(ctx, cfg.Redis, spec.Prefix, -1)
 			case Sink, Ledger, Scripted, Replay, Totals:
 				err = Clean(ctx, cfg.Redis, spec.Prefix, cfg.Records)
@@ -249,8 +249,8 @@ func (c Config) wants(m Mode) bool {
 // ParseModes reads a comma-separated list of mode names or the issue's
 // letters: a consume, b sink, c naive, d shardpipe, e totals, f replay,
 // g guard-seq, h guard-inflight, i guard-0ms (guard: all three),
-// j scripted, k ledger, l pg-ceiling, m pg-inbox, n sql-effect (sql: all
-// three), and latency.
+// j scripted, k ledger, l pg-ceiling, m pg-inbox, n sql-effect,
+// o sql-batches (sql: all four), and latency.
 func ParseModes(s string) ([]Mode, error) {
 	var out []Mode
 	for _, f := range strings.Split(s, ",") {
@@ -276,7 +276,7 @@ func ParseModes(s string) ([]Mode, error) {
 			ok = true
 		}
 		if !ok {
-			return nil, fmt.Errorf("mode %q: want a-n, consume, sink, naive, shardpipe, totals, replay, guard-seq, guard-inflight, guard-0ms, guard, scripted, ledger, pg-ceiling, pg-inbox, sql-effect, sql or latency", f)
+			return nil, fmt.Errorf("mode %q: want a-o, consume, sink, naive, shardpipe, totals, replay, guard-seq, guard-inflight, guard-0ms, guard, scripted, ledger, pg-ceiling, pg-inbox, sql-effect, sql-batches, sql or latency", f)
 		}
 		out = append(out, m)
 	}
@@ -297,7 +297,7 @@ func check(spec Spec, r Result) error {
 		return fmt.Errorf("bench %s: %d of %d orders applied into fresh tables", spec.Mode, r.Applied, n)
 	case IsSQL(spec.Mode) && r.Rows != r.Applied:
 		return fmt.Errorf("bench %s: table %s holds %d rows for %d records applied", spec.Mode, spec.Table, r.Rows, r.Applied)
-	case (spec.Mode == PGInbox || spec.Mode == SQLEffect) && r.InboxRows != r.Applied:
+	case (spec.Mode == PGInbox || isSQLEffect(spec.Mode)) && r.InboxRows != r.Applied:
 		return fmt.Errorf("bench %s: inbox %s holds %d rows for %d records applied", spec.Mode, spec.Inbox, r.InboxRows, r.Applied)
 	case spec.Mode == Replay && (r.Applied != 0 || r.Suppressed != n):
 		return fmt.Errorf("bench replay: %d applied and %d suppressed, want 0 and %d", r.Applied, r.Suppressed, n)

@@ -25,7 +25,7 @@ func runPipeline(ctx context.Context, spec Spec, log *slog.Logger) (Result, erro
 	switch {
 	case isGuard(spec.Mode):
 		a, err = guardApplier(rdb, spec)
-	case spec.Mode == SQLEffect:
+	case isSQLEffect(spec.Mode):
 		var closeDB func()
 		if a, closeDB, err = sqlApplier(ctx, rdb, spec, log); err == nil {
 			defer closeDB() // after the pipeline's Close below
@@ -42,7 +42,7 @@ func runPipeline(ctx context.Context, spec Spec, log *slog.Logger) (Result, erro
 	}
 	t := newTimed(a, int64(spec.Records), false)
 	var outer pipeline.Applier = t
-	if spec.Mode == SQLEffect {
+	if isSQLEffect(spec.Mode) {
 		outer = seeThrough{t}
 	}
 	popts := []pipeline.GroupOpt{pipeline.Brokers(spec.Brokers...), pipeline.KafkaOptions(spec.kafka...), pipeline.Topics(spec.Topic),

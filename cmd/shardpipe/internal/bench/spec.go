@@ -119,7 +119,7 @@ func (s Spec) validate() error {
 		return fmt.Errorf("bench worker %s: ttl %v, want > 0", s.Mode, s.TTL)
 	case IsSQL(s.Mode) && (s.SQLURL == "" || s.Table == ""):
 		return fmt.Errorf("bench worker %s: no PostgreSQL URL or table", s.Mode)
-	case (s.Mode == PGInbox || s.Mode == SQLEffect) && s.Inbox == "":
+	case (s.Mode == PGInbox || isSQLEffect(s.Mode)) && s.Inbox == "":
 		return fmt.Errorf("bench worker %s: no inbox table", s.Mode)
 	}
 	return nil

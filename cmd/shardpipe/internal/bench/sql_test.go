@@ -76,8 +76,8 @@ func TestSQLModes(t *testing.T) {
 			t.Errorf("mode %s: %+v, want records/s, CPU and RSS measured", m.Mode, m)
 		}
 	}
-	if letters != "lmn" {
-		t.Fatalf("modes %q, want l, m and n in that order", letters)
+	if letters != "lmno" {
+		t.Fatalf("modes %q, want l, m, n and o in that order", letters)
 	}
 	for _, m := range sqlModes {
 		res := r.Raw[m][0]
@@ -94,7 +94,9 @@ func TestSQLModes(t *testing.T) {
 	for name, pair := range map[string][2]float64{
 		"m/l": {r.Ratios.InboxOverCeiling, med[PGInbox] / med[PGCeiling]},
 		"n/l": {r.Ratios.SQLOverCeiling, med[SQLEffect] / med[PGCeiling]},
-		"n/m": {r.Ratios.SQLOverInbox, med[SQLEffect] / med[PGInbox]}} {
+		"n/m": {r.Ratios.SQLOverInbox, med[SQLEffect] / med[PGInbox]},
+		"o/n": {r.Ratios.BatchesOverSQL, med[SQLBatches] / med[SQLEffect]},
+		"o/m": {r.Ratios.BatchesOverInbox, med[SQLBatches] / med[PGInbox]}} {
 		if pair[0] <= 0 || pair[0] != pair[1] {
 			t.Errorf("ratio %s = %v, want %v", name, pair[0], pair[1])
 		}
@@ -106,7 +108,7 @@ func TestSQLModes(t *testing.T) {
 	if err := WriteTable(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"(l) PostgreSQL ceiling", "(m) PostgreSQL ceiling + inbox", "(n) shardpipe, --effect sql",
+	for _, s := range []string{"(l) PostgreSQL ceiling", "(m) PostgreSQL ceiling + inbox", "(n) shardpipe, --effect sql", "(o) shardpipe, --effect sql, --max-in-flight 0", "o / n (batches / in flight)",
 		"m / l (inbox / pg ceil.)", "n / l (sql / pg ceiling)", "n / m (sql / pg inbox)", "the first 300 orders of the topic"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, b.String())

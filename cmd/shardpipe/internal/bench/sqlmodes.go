@@ -25,14 +25,20 @@ const (
 	// (n) the pipeline with the SQL effect as run builds it by default:
 	// guard mode around pgeffect, run's --max-in-flight for it.
 	SQLEffect Mode = "sql-effect"
+	// (o) (n) in batches (--max-in-flight 0): one transaction per batch
+	// (pipeline.GuardedBatch around pgeffect's DoBatch).
+	SQLBatches Mode = "sql-batches"
 )
 
 // sqlModes are the SQL modes, in their order in the table.
-var sqlModes = []Mode{PGCeiling, PGInbox, SQLEffect}
+var sqlModes = []Mode{PGCeiling, PGInbox, SQLEffect, SQLBatches}
 
-// IsSQL reports whether m is one of the SQL modes (l, m, n), which need a
+// IsSQL reports whether m is one of the SQL modes (l, m, n, o), which need a
 // PostgreSQL database.
-func IsSQL(m Mode) bool { return m == PGCeiling || m == PGInbox || m == SQLEffect }
+func IsSQL(m Mode) bool { return m == PGCeiling || m == PGInbox || isSQLEffect(m) }
+
+// isSQLEffect reports whether m runs the pipeline with the SQL effect (n, o).
+func isSQLEffect(m Mode) bool { return m == SQLEffect || m == SQLBatches }
 
 // sqlStatement is the bench table's statement as a user gives it to
 // `run --sql-exec`: the named arguments are the order's JSON fields.
@@ -48,9 +54,10 @@ func (c Config) sqlTopic() string { return fmt.Sprintf("%s-sql-%d", c.Topic, c.S
 
 // sqlSpec completes spec for SQL mode spec.Mode in the round tagged tag:
 // the database, fresh tables named after the round and the mode (the
-// inbox for m and n), SQLRecords orders (n: sqlTopic), and for n the
-// --max-in-flight run takes with --effect sql when it is not given (and
-// run's commit count: --commit-every is a what-if of d, e and f).
+// inbox for m, n and o), SQLRecords orders (n and o: sqlTopic), and for n
+// the --max-in-flight run takes with --effect sql when it is not given, for
+// o none (batches), and for both run's commit count (--commit-every is a
+// what-if of d, e and f).
 func (c Config) sqlSpec(spec Spec, tag string) Spec {
 	spec.SQLURL, spec.SQLPasswordFile = c.SQLURL, c.SQLPasswordFile
 	spec.Topic, spec.Records, spec.CommitEvery = c.sqlTopic(), c.SQLRecords, 0
@@ -58,6 +65,7 @@ func (c Config) sqlSpec(spec Spec, tag string) Spec {
 	if spec.Mode != PGCeiling {
 		spec.Inbox = spec.Table + "_inbox"
 	}
+	spec.MaxInFlight = 0
 	if spec.Mode == SQLEffect {
 		var ic settings.InFlight
 		ic.ForEffect(true)
@@ -89,7 +97,7 @@ func (c Config) openSQL(ctx context.Context) (*pgTables, error) {
 		return nil, nil
 	}
 	if c.SQLURL == "" {
-		c.Log.Warn("bench: SQL modes l, m and n skipped: no PostgreSQL database given (--sql-url, its password in --sql-password-file, SHARDPIPE_SQL_PASSWORD or PGPASSWORD)")
+		c.Log.Warn("bench: SQL modes l, m, n and o skipped: no PostgreSQL database given (--sql-url, its password in --sql-password-file, SHARDPIPE_SQL_PASSWORD or PGPASSWORD)")
 		return nil, nil
 	}
 	return openPGTables(ctx, c)

@@ -48,7 +48,7 @@ func RunWorker(ctx context.Context, spec Spec, log *slog.Logger) (Result, error)
 		res, err = runNaive(ctx, spec)
 	case PGCeiling, PGInbox:
 		res, err = runPGCeiling(ctx, spec)
-	case Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast, SQLEffect:
+	case Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast, SQLEffect, SQLBatches:
 		res, err = runPipeline(ctx, spec, log)
 	case Latency:
 		res, err = runLatency(ctx, spec, log)
