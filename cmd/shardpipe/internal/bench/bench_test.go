@@ -148,7 +148,7 @@ func TestReportRatios(t *testing.T) {
 		"h / g (in flight / seq)    20.00   >= 20   met", "h / i (delay / 0ms)         0.25   >= 0.5  NOT met",
 		"(l) PostgreSQL ceiling (INSERTs batched, no Kafka)", "(n) shardpipe, --effect sql, run's defaults",
 		"m / l (inbox / pg ceil.)    0.50", "n / l (sql / pg ceiling)    0.04", "n / m (sql / pg inbox)      0.08",
-		"l, m and n: the first 100 orders of the topic per round"} {
+		"l to o: the first 100 orders of the topic per round"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, b.String())
 		}
@@ -226,7 +226,7 @@ func TestConfigValidateGuard(t *testing.T) {
 		t.Errorf("guard modes skipped: Validate() = %v", err)
 	}
 	c.Modes = []Mode{Shardpipe, SQLEffect}
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "modes l, m and n need a PostgreSQL URL") {
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "modes l to o need a PostgreSQL URL") {
 		t.Errorf("SQL mode without a database: Validate() = %v", err)
 	}
 	c.SQLURL = "postgres://u@db/x"

@@ -48,7 +48,7 @@ type Config struct {
 	GuardDelay      time.Duration
 	GuardInFlight   int
 	GuardPartitions int32
-	// SQL modes l, m and n: the PostgreSQL database's URL, without a
+	// SQL modes l to o: the PostgreSQL database's URL, without a
 	// password (as run's --sql-url; "": the SQL modes are skipped), the
 	// file of its password ("": SHARDPIPE_SQL_PASSWORD or PGPASSWORD, as
 	// run takes it), and the orders per round: the first SQLRecords of the
@@ -92,7 +92,7 @@ func (c Config) Validate() error {
 	check(c.GuardRecords > 0 && (c.GuardInFlight < 1 || c.GuardInFlight > 4096), "guard in flight %d: want 1 to 4096", c.GuardInFlight)
 	check(c.GuardRecords > 0 && c.GuardPartitions < 1, "guard partitions %d: want at least 1", c.GuardPartitions)
 	check(c.SQLURL != "" && c.SQLRecords < 1, "sql records %d: want at least 1", c.SQLRecords)
-	check(c.SQLURL == "" && slices.ContainsFunc(c.Modes, IsSQL), "modes l, m and n need a PostgreSQL URL")
+	check(c.SQLURL == "" && slices.ContainsFunc(c.Modes, IsSQL), "modes l to o need a PostgreSQL URL")
 	return errors.Join(errs...)
 }
 

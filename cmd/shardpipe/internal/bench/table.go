@@ -26,7 +26,7 @@ func WriteTable(w io.Writer, r Report) error {
 	}
 	fmt.Fprintln(w, "\nmedian [min-max] of the rounds; records/s from the first record in to the last effect landed")
 	if r.SQLRecords > 0 {
-		fmt.Fprintf(w, "l, m and n: the first %d orders of the topic per round (n: a topic of them alone, --sql-records), into fresh tables\n", r.SQLRecords)
+		fmt.Fprintf(w, "l to o: the first %d orders of the topic per round (n and o: a topic of them alone, --sql-records), into fresh tables\n", r.SQLRecords)
 	}
 	fmt.Fprintf(w, "\nratios (of medians)        value   target\n")
 	for _, t := range ratioTargets(r.Ratios) {
