@@ -180,20 +180,9 @@ func TestCmdRunSQLOnePooledConnection(t *testing.T) {
 	bin := itest.BuildShardpipe(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	table, inbox := integration.PostgresTable(t, pool), integration.PostgresTable(t, pool)
-	if _, err := pool.Exec(ctx, "CREATE TABLE "+table+" (order_id text NOT NULL, customer text NOT NULL, amount_cents bigint NOT NULL)"); err != nil {
-		t.Fatal(err)
-	}
+	table, inbox := ordersTable(ctx, t, pool)
 	topic := integration.CreateTopic(t, brokers, 2)
-	cl := integration.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
-	var recs []*kgo.Record
-	for i := range orders {
-		id := fmt.Sprintf("order-%03d", i)
-		recs = append(recs, &kgo.Record{Key: []byte(id), Value: fmt.Appendf(nil, `{"order_id":%q,"customer":"c","amount_cents":%d}`, id, 100+i)})
-	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	produceSQLOrders(ctx, t, brokers, topic, orders)
 	rdb := integration.NewRedisClient(t, addr)
 	run := itest.StartEnv(t, "run", bin, []string{"SHARDPIPE_SQL_PASSWORD=" + password}, "run", "--brokers", strings.Join(brokers, ","), "--topic", topic,
 		"--group", integration.Group(t), "--redis", addr, "--ledger-prefix", integration.RedisPrefix(t, rdb), "--effect", "sql", "--sql-url", u.String(),

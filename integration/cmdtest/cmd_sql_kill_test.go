@@ -2,7 +2,6 @@ package cmdtest_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/shardpipe/shardpipe/integration"
 	"github.com/shardpipe/shardpipe/internal/harness/itest"
@@ -38,23 +36,12 @@ func TestCmdRunSQLKilledAfterCommit(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			table, inbox := integration.PostgresTable(t, pool), integration.PostgresTable(t, pool)
-			if _, err := pool.Exec(ctx, "CREATE TABLE "+table+" (order_id text NOT NULL, customer text NOT NULL, amount_cents bigint NOT NULL)"); err != nil {
-				t.Fatal(err)
-			}
+			table, inbox := ordersTable(ctx, t, pool)
 			topic := integration.CreateTopic(t, brokers, 2)
 			rdb := integration.NewRedisClient(t, addr)
 			prefix := integration.RedisPrefix(t, rdb)
 			group := integration.Group(t)
-			cl := integration.NewKafkaClient(t, brokers, kgo.DefaultProduceTopic(topic))
-			var recs []*kgo.Record
-			for i := range orders {
-				id := fmt.Sprintf("order-%03d", i)
-				recs = append(recs, &kgo.Record{Key: []byte(id), Value: fmt.Appendf(nil, `{"order_id":%q,"customer":"c%d","amount_cents":%d}`, id, i%7, 100+i)})
-			}
-			if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
+			produceSQLOrders(ctx, t, brokers, topic, orders)
 			args := []string{"run", "--brokers", strings.Join(brokers, ","), "--topic", topic, "--group", group, "--redis", addr,
 				"--ledger-prefix", prefix, "--effect", "sql", "--sql-url", dbURL, "--max-in-flight", tt.inFlight,
 				"--sql-exec", "INSERT INTO " + table + " (order_id, customer, amount_cents) VALUES (@order_id, @customer, @amount_cents)",
