@@ -211,3 +211,62 @@ func TestPgEffectBatchCrashAfterCommit(t *testing.T) {
 		t.Fatalf("the Work ran %d times and left %d rows; want 5 and 5", works, rows)
 	}
 }
+
+// TestPgEffectBatchLeavesOutEachAlone: in one DoBatch, records PostgreSQL
+// refuses for their data are each left out with their own error and the
+// others land, each Work running at most twice however many are refused
+// (the records before a refusal commit in a transaction of their own, the
+// rest go on in another); a key the inbox cannot store (a NUL byte), which
+// fails the batch's one inbox INSERT, is refused alone once the batch runs
+// a record at a time.
+func TestPgEffectBatchLeavesOutEachAlone(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		n    int
+		bad  func(i int) (key string, cents int64, refused bool)
+	}{
+		{"every other fails the CHECK", 40, func(i int) (string, int64, bool) {
+			if i%2 == 1 {
+				return fmt.Sprintf("o%d", i), -1, true
+			}
+			return fmt.Sprintf("o%d", i), 10, false
+		}},
+		{"a key the inbox cannot store", 8, func(i int) (string, int64, bool) {
+			if i == 3 {
+				return "o3\x00nul", 10, true
+			}
+			return fmt.Sprintf("o%d", i), 10, false
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newPgFixture(t)
+			var keys []string
+			var recs []*sink.Record
+			refused := map[int]bool{}
+			for i := range tt.n {
+				key, cents, bad := tt.bad(i)
+				r := sinkOrder(0, int64(i), 1, key, "c", cents)
+				keys, recs, refused[i] = append(keys, key), append(recs, &r), bad
+			}
+			errs := f.eff.DoBatch(context.Background(), keys, recs)
+			good := 0
+			for i, err := range errs {
+				switch {
+				case refused[i] && !errors.Is(err, sink.ErrRejected):
+					t.Errorf("record %d (key %q): %v, want one wrapping sink.ErrRejected", i, keys[i], err)
+				case !refused[i] && err != nil:
+					t.Errorf("record %d: %v, want landed", i, err)
+				case !refused[i]:
+					good++
+				}
+			}
+			if rows := f.rows(t, ""); rows != good {
+				t.Errorf("orders table holds %d rows, want %d", rows, good)
+			}
+			if works := f.works.Load(); works > int32(2*tt.n) {
+				t.Errorf("the Work ran %d times for %d records, want at most twice each", works, tt.n)
+			}
+		})
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -22,47 +24,83 @@ import (
 // A record whose Work fails for its own reason (sink.ErrRejected: SQLSTATE
 // class 22 or 23, or a Work error wrapping sink.ErrRejected or
 // sink.ErrBadValue) is left out: the transaction rolls back, its inbox row
-// with it, and runs again without it, so the other records land and it gets
-// its error. Any other failure of record i's Work ends the batch at i: the
-// transaction runs again with the records before i alone, i gets its error
-// and the records after i an error wrapping sink.ErrNotApplied (not
-// attempted). A failure of BEGIN, the inbox INSERT or COMMIT is every
-// record's error, classified as Do's are (a failed COMMIT's outcome is
-// unknown; a retry finds the keys that landed in the inbox). Each run of
-// the transaction after a record is left out costs the round trips again.
+// with it, the records before it run again in a transaction of their own
+// and the records after it in another, so each Work runs at most twice. A
+// batch whose inbox INSERT or COMMIT PostgreSQL refuses for its data (a key
+// it cannot store, a deferred constraint) runs again one record at a time,
+// so the refusal falls on its record alone. Any other failure of record i's
+// Work ends the batch at i: the records before it run again and commit, i
+// gets its error and the records after i an error wrapping
+// sink.ErrNotApplied (not attempted). Any other failure of BEGIN, the inbox
+// INSERT or COMMIT is the error of every record not landed yet, classified
+// as Do's are (a failed COMMIT's outcome is unknown; a retry finds the keys
+// that landed in the inbox).
 func (e *Effect) DoBatch(ctx context.Context, keys []string, recs []*sink.Record) []error {
 	if len(keys) != len(recs) {
 		panic(fmt.Sprintf("pgeffect: DoBatch: %d keys for %d records", len(keys), len(recs)))
 	}
 	errs := make([]error, len(recs))
-	live := make([]int, len(recs))
-	for i := range live {
-		live[i] = i
+	all := make([]int, len(recs))
+	for i := range all {
+		all[i] = i
 	}
-	for len(live) > 0 {
-		failed, err := e.runBatch(ctx, keys, recs, live)
-		switch {
-		case failed < 0 && err != nil: // the transaction as a whole
-			for _, i := range live {
-				errs[i] = err
-			}
-			return errs
-		case failed < 0:
-			return errs
-		}
-		bad := live[failed]
-		errs[bad] = err
-		if errors.Is(err, sink.ErrRejected) || errors.Is(err, sink.ErrBadValue) {
-			live = append(live[:failed], live[failed+1:]...)
+	// todo holds the runs of records still to land, in offset order, each
+	// to be one transaction.
+	todo := [][]int{all}
+	for len(todo) > 0 {
+		run := todo[0]
+		todo = todo[1:]
+		if len(run) == 0 {
 			continue
 		}
-		for _, i := range live[failed+1:] {
-			errs[i] = fmt.Errorf("pgeffect: %s key %s: %w: the batch's transaction ends at %s, whose work failed",
-				at(recs[i]), sink.QuoteKey(keys[i]), sink.ErrNotApplied, at(recs[bad]))
+		failed, err := e.runBatch(ctx, keys, recs, run)
+		switch {
+		case failed < 0 && err == nil:
+			continue
+		case failed < 0 && rejected(err) && len(run) > 1:
+			split := make([][]int, len(run)) // one transaction a record: the refusal falls on its own
+			for k, i := range run {
+				split[k] = []int{i}
+			}
+			todo = append(split, todo...)
+			continue
+		case failed < 0 && rejected(err): // a run of one: its own refusal
+			errs[run[0]] = err
+			continue
+		case failed < 0:
+			for _, i := range run {
+				errs[i] = err
+			}
+			e.notAttempted(errs, keys, recs, run[0], todo)
+			return errs
 		}
-		live = live[:failed]
+		bad := run[failed]
+		errs[bad] = err
+		if rejected(err) {
+			todo = append([][]int{run[:failed], run[failed+1:]}, todo...)
+			continue
+		}
+		e.notAttempted(errs, keys, recs, bad, append([][]int{run[failed+1:]}, todo...))
+		todo = [][]int{run[:failed]}
 	}
 	return errs
+}
+
+// rejected reports whether err says the record, not the database, is at
+// fault (see classify).
+func rejected(err error) bool {
+	return errors.Is(err, sink.ErrRejected) || errors.Is(err, sink.ErrBadValue)
+}
+
+// notAttempted sets the error of every record of runs: not attempted, the
+// batch having ended at record bad.
+func (e *Effect) notAttempted(errs []error, keys []string, recs []*sink.Record, bad int, runs [][]int) {
+	for _, run := range runs {
+		for _, i := range run {
+			errs[i] = fmt.Errorf("pgeffect: %s key %s: %w: the batch's transaction ends at %s, which failed",
+				at(recs[i]), sink.QuoteKey(keys[i]), sink.ErrNotApplied, at(recs[bad]))
+		}
+	}
 }
 
 // runBatch runs one transaction over the records live (indexes into keys
@@ -77,7 +115,7 @@ func (e *Effect) runBatch(ctx context.Context, keys []string, recs []*sink.Recor
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op; else the rollback itself
 	fresh, err := e.insertKeys(ctx, tx, keys, recs, live)
 	if err != nil {
-		return -1, fmt.Errorf("pgeffect: %s: inbox insert into %s: %w", span(keys, recs, live), e.table, notApplied(err))
+		return -1, fmt.Errorf("pgeffect: %s: inbox insert into %s: %w", span(keys, recs, live), e.table, classify(err))
 	}
 	for p, i := range live {
 		ik := e.inboxKey(keys[i], recs[i])
@@ -90,6 +128,11 @@ func (e *Effect) runBatch(ctx context.Context, keys []string, recs []*sink.Recor
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23")) {
+			// Refused at COMMIT (a deferred constraint): rolled back.
+			return -1, fmt.Errorf("pgeffect: %s: commit refused, rolled back: %w", span(keys, recs, live), classify(err))
+		}
 		if unavailable(err) {
 			err = fmt.Errorf("%w: %w", sink.ErrUnavailable, err)
 		}

@@ -60,7 +60,8 @@ func New(db DB, table string, work Work, opts ...Opt) (*Effect, error) {
 // pipeline.ExternalEffect): DoBatch of r alone, one transaction that
 // inserts the key into the inbox and, when it was new, runs the Work, then
 // commits. A key the inbox holds already returns nil without running the
-// Work: it committed before. It costs four round trips plus the Work's.
+// Work: it committed before. It costs three round trips (BEGIN, the inbox
+// INSERT, COMMIT) plus the Work's.
 //
 // A failure before COMMIT rolls back and nothing happened: a transient one
 // wraps sink.ErrNotApplied (the guard releases the claim and the pipeline

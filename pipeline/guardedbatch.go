@@ -2,6 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -26,10 +29,17 @@ type BatchEffect func(ctx context.Context, keys []string, recs []*sink.Record) [
 // run of distinct keys runs once, when the last is claimed, and each
 // record's claim is then marked done or given back by that record's
 // error. Every promise of Guarded holds per record; what changes is the
-// cost: one effect call per batch (per run of distinct keys: a key that
-// comes again in the batch starts a new call once the first is done, since
-// its second record waits for the first's claim), and the records of a
-// call share its context, which ends when any of their leases would lapse.
+// cost: one effect call per run of the batch's records, and the records of
+// a call share one context, the first record's effect context (it ends a
+// fifth of the lease after that record's claim, whatever the renewals).
+// A run ends, and the records after it go to the next call, at a key that
+// comes again in the batch (its second record would wait for the first's
+// claim), at a key another owner holds pending (it is not waited for while
+// claims are held, so two batches claiming the same keys in other orders
+// cannot wait for each other: sink.WithoutWaiting), and once claiming has
+// taken half of the first record's effect time (the rest is the call's).
+// An effect that returns the wrong number of errors leaves every record of
+// the call unknown (sink.ErrUnknown): claims kept pending, run again.
 //
 // In batches (MaxInFlight 0) a call gets up to BatchSize records; with
 // MaxInFlight each record is its own batch, so a call gets one.
@@ -58,16 +68,21 @@ type chainRun struct {
 	tries   []attempt
 	claimed []int
 	held    map[string]bool
-	errs    []error // the batch effect's, by position in claimed
+	errs    []error   // the batch effect's, by position in claimed
+	claimBy time.Time // once a claim is held: when claiming stops
 }
 
 // step attempts the records from the next one on: those done before (or
 // without a key) in turn, the first to claim its key by nesting the rest
-// in its effect; the effect runs when the chain ends.
+// in its effect; the effect runs when the chain ends. Once a claim is
+// held, a record whose key another owner holds pending ends the chain
+// before it (sink.WithoutWaiting: waiting while holding claims could wait
+// for an owner that waits for ours), and so does the half of the first
+// claim's effect time spent on claiming (the rest is the effect's).
 func (c *chainRun) step(ctx context.Context) {
 	for {
 		i := len(c.tries)
-		if i == len(c.batch) {
+		if i == len(c.batch) || len(c.claimed) > 0 && time.Now().After(c.claimBy) {
 			c.run(ctx)
 			return
 		}
@@ -82,9 +97,18 @@ func (c *chainRun) step(ctx context.Context) {
 			continue // no key: the record's own failure; the chain goes on
 		}
 		c.held[key] = true
+		dctx := ctx
+		if len(c.claimed) > 0 {
+			dctx = sink.WithoutWaiting(ctx)
+		}
 		called := false
-		out, err := c.a.g.Do(ctx, r, func(ectx context.Context, _ string) error {
+		out, err := c.a.g.Do(dctx, r, func(ectx context.Context, _ string) error {
 			called = true
+			if len(c.claimed) == 0 {
+				if dl, ok := ectx.Deadline(); ok {
+					c.claimBy = time.Now().Add(time.Until(dl) / 2)
+				}
+			}
 			at := len(c.claimed)
 			c.claimed = append(c.claimed, i)
 			c.step(ectx)
@@ -95,10 +119,15 @@ func (c *chainRun) step(ctx context.Context) {
 		switch {
 		case called:
 			return // the records after it went through inside its effect
+		case errors.Is(err, sink.ErrClaimBusy):
+			c.tries, c.held[key] = c.tries[:i], false // not attempted: a new chain waits for it, holding nothing
+			c.run(ctx)
+			return
 		case err != nil:
 			c.run(ctx) // failed before its effect: the chain ends with it
 			return
 		}
+		c.held[key] = false // done before: a later record of it waits for nothing
 	}
 }
 
@@ -115,6 +144,14 @@ func (c *chainRun) run(ctx context.Context) {
 		_, spans[at] = effectSpan(ctx, recs[at])
 	}
 	c.errs = c.a.batch(ctx, keys, recs)
+	if len(c.errs) != len(keys) {
+		bad := fmt.Errorf("%w: pipeline: GuardedBatch: the effect returned %d results for %d records, so what each did is unknown",
+			sink.ErrUnknown, len(c.errs), len(keys))
+		c.errs = make([]error, len(keys))
+		for at := range c.errs {
+			c.errs[at] = bad
+		}
+	}
 	for at := range c.claimed {
 		// Its text reaches logs, traces, /status and dead-letter
 		// headers: no URL's password or query value in it.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -136,4 +137,105 @@ func verdict(r sink.Result) string {
 		return "suppressed"
 	}
 	return r.Outcome.String()
+}
+
+// TestGuardedBatchCrossingChains: two batches of the same keys in opposite
+// orders, applied at once (re-sends spread over partitions, or two
+// processes), both land: a chain holding claims does not wait for a key
+// another owner holds pending (sink.WithoutWaiting) but ends before it,
+// so no chain waits for one that waits for it. Each key's effect runs once.
+func TestGuardedBatchCrossingChains(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	// A lease far longer than the test's bound: a chain waiting for one
+	// that waits for it would stay stuck (until its first claim's effect
+	// time ran out) and make no progress within the bound.
+	g, err := sink.NewGuard(rdb, sink.WithPrefix("t:"), sink.WithLease(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	ran := map[string]int{}
+	a := pipeline.GuardedBatch(g, func(_ context.Context, keys []string, _ []*sink.Record) []error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, k := range keys {
+			ran[k]++
+		}
+		return make([]error, len(keys))
+	})
+	const n = 200
+	batch := func(p int32, reverse bool) []sink.Record {
+		b := make([]sink.Record, n)
+		for i := range b {
+			k := i
+			if reverse {
+				k = n - 1 - i
+			}
+			b[i] = sink.Record{Topic: "t", Partition: p, Offset: int64(i), Member: "m", Epoch: 1, Key: []byte(fmt.Sprintf("k%03d", k))}
+		}
+		return b
+	}
+	var wg sync.WaitGroup
+	for p, reverse := range []bool{false, true} {
+		wg.Go(func() {
+			b := batch(int32(p), reverse)
+			for len(b) > 0 { // as the pipeline does: land the known prefix, apply again from the first not landed
+				res, err := a.Apply(ctx, b)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				done := 0
+				for done < len(res) && res[done].Err == nil {
+					done++
+				}
+				if done == 0 {
+					t.Errorf("partition %d: no progress at offset %d: %v", p, b[0].Offset, res[0].Err)
+					return
+				}
+				b = b[done:]
+			}
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if k := fmt.Sprintf("k%03d", i); ran[k] != 1 {
+			t.Errorf("key %s: effect ran %d times, want 1", k, ran[k])
+		}
+	}
+}
+
+// TestGuardedBatchWrongResultCount: an effect that returns the wrong
+// number of results leaves every record of the call unknown (its claim kept
+// pending, not taken as done), instead of panicking; the next Apply runs
+// the effect again for them with the same keys.
+func TestGuardedBatchWrongResultCount(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	g, err := sink.NewGuard(rdb, sink.WithPrefix("t:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	a := pipeline.GuardedBatch(g, func(_ context.Context, keys []string, _ []*sink.Record) []error {
+		calls++
+		if calls == 1 {
+			return nil
+		}
+		return make([]error, len(keys))
+	})
+	batch := []sink.Record{{Topic: "t", Offset: 0, Member: "m", Epoch: 1, Key: []byte("a")}, {Topic: "t", Offset: 1, Member: "m", Epoch: 1, Key: []byte("b")}}
+	res, err := a.Apply(t.Context(), batch)
+	if err != nil || !errors.Is(res[0].Err, sink.ErrUnknown) || res[1].Err == nil {
+		t.Fatalf("first Apply = %+v, %v; want record 0 unknown and record 1 not attempted", res, err)
+	}
+	res, err = a.Apply(t.Context(), batch)
+	if err != nil || res[0].Err != nil || res[1].Err != nil || res[0].Outcome != sink.Applied || res[1].Outcome != sink.Applied || calls != 2 {
+		t.Fatalf("second Apply = %+v, %v after %d calls; want both applied by a second call", res, err, calls)
+	}
 }

@@ -27,6 +27,11 @@ var (
 	// re-applying them later is safe.
 	ErrUnknown = errors.New("sink: effects unknown")
 
+	// ErrClaimBusy is what Guard.Do returns under a context made by
+	// WithoutWaiting when another owner holds the key's claim pending:
+	// nothing was claimed and the effect did not run.
+	ErrClaimBusy = errors.New("sink: key claimed by another owner")
+
 	// ErrLeaseLost means a Guard's effect ran but its pending claim had
 	// expired (or been replaced) before it could be marked done: another
 	// worker may run, or have run, the effect as well.

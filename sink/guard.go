@@ -73,7 +73,8 @@ func NewGuard(c redis.UniversalClient, opts ...GuardOpt) (*Guard, error) {
 // gone. While the effect runs, however long it overruns its context, the
 // lease is renewed every third of the lease: no other owner can claim the
 // key before the effect returns unless Redis stays unreachable for a whole
-// lease.
+// lease. Under a context of WithoutWaiting, another owner's live pending
+// claim is not waited for: Do returns ErrClaimBusy at once.
 //
 // The effect's result decides what happens to the claim:
 //   - nil: the effect happened. The claim becomes done for the TTL. If that
@@ -83,7 +84,8 @@ func NewGuard(c redis.UniversalClient, opts ...GuardOpt) (*Guard, error) {
 //     unreachable), Do returns ErrLeaseLost: the effect ran, and the other
 //     owner may run it too; a retry then waits for that owner and reports
 //     its outcome.
-//   - an error wrapping context.Canceled or context.DeadlineExceeded, or any
+//   - an error wrapping context.Canceled, context.DeadlineExceeded or
+//     ErrUnknown (the effect says it cannot tell), or any
 //     error once the effect's context ended: the effect may or may not have
 //     happened (the call went out, the answer did not come back). The claim
 //     is kept pending, not released, so no other owner runs it meanwhile,
@@ -125,6 +127,9 @@ func (g *Guard) Do(ctx context.Context, r *Record, effect func(ctx context.Conte
 		return g.finish(ctx, r, key, lk, m, true)
 	}
 	claimedAt, out, err := g.acquire(ctx, r, key, lk, m.pending)
+	if errors.Is(err, ErrClaimBusy) {
+		m.forget = true // nothing of ours was written
+	}
 	if err != nil {
 		return 0, err // our claim may be written: the memo keeps its token for a retry
 	}
@@ -251,6 +256,10 @@ func (g *Guard) acquire(ctx context.Context, r *Record, key, lk, pending string)
 		if c.State != ClaimPending {
 			return start, doneOutcome(c, r), nil
 		}
+		if ctx.Value(noWaitKey{}) != nil {
+			return start, 0, fmt.Errorf("%w: %s key %s: %s/%d@%d holds it pending", ErrClaimBusy,
+				r.at(), QuoteKey(key), c.Topic, c.Partition, c.Offset)
+		}
 		if err := sleep(ctx, g.cfg.retry.Delay(poll)); err != nil {
 			return start, 0, fmt.Errorf("sink: %s key %s: waiting for %s/%d@%d's claim: %w",
 				r.at(), QuoteKey(key), c.Topic, c.Partition, c.Offset, err)
@@ -312,3 +321,13 @@ func decodeGuardClaim(s string) (Claim, error) {
 	}
 	return c, nil
 }
+
+// WithoutWaiting returns ctx under which Guard.Do, finding the key's claim
+// pending under another owner, returns ErrClaimBusy at once instead of
+// waiting for it (pipeline.GuardedBatch: a record that holds claims must
+// not wait for another's, which may be waiting for one of them).
+func WithoutWaiting(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noWaitKey{}, true)
+}
+
+type noWaitKey struct{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -38,18 +39,20 @@ func (g *Guard) runEffect(ctx context.Context, r *Record, key, lk string, m *mem
 		return false, fmt.Errorf("%w: its context ended before it started: %w", ErrNotApplied, context.Cause(ectx))
 	}
 	stop := make(chan struct{})
+	stopOnce := sync.OnceFunc(func() { close(stop) })
+	defer stopOnce() // also when the effect panics: no renewal outlives it
 	var renewed atomic.Int64
 	go g.keepLease(context.WithoutCancel(ctx), stop, r, lk, m.pending, lost, &renewed)
 	err = effect(ectx, key)
 	ended := ectx.Err() != nil
-	close(stop)
+	stopOnce()
 	if at := renewed.Load(); at != 0 {
 		m.leaseEnd = time.Unix(0, at).Add(g.cfg.lease)
 	}
 	if err == nil || errors.Is(err, ErrNotApplied) {
 		return false, err
 	}
-	return ended || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded), err
+	return ended || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrUnknown), err
 }
 
 // keepLease renews the pending claim every third of the lease until stop

@@ -33,7 +33,7 @@ func sqlTarget(t *testing.T) string {
 	return u.String()
 }
 
-// TestSQLModes runs the SQL modes (l, m, n) through Run, each in a worker
+// TestSQLModes runs the SQL modes (l, m, n, o) through Run, each in a worker
 // process of the real binary, on the real Kafka, Redis and PostgreSQL with
 // a short prefix of a small topic: every mode inserts every order of the
 // prefix (n reads them from a topic of their own), the tables hold as many rows as records applied (the
