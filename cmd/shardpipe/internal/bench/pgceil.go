@@ -13,8 +13,10 @@ import (
 // ceilingStreams streams on a connection each, ceilingBatch orders per
 // transaction sent as one pgx.Batch (BEGIN, the INSERTs, COMMIT: three
 // round trips and one durable commit per batch), no Kafka, no Redis. (m)
-// adds per order the inbox INSERT pgeffect runs, in the same transaction,
-// as topic spec.Topic, partition s, offset i/streams. Every INSERT must
+// adds per order an inbox INSERT (a row of pgeffect's inbox, one
+// statement an order: pgeffect's DoBatch inserts a batch's keys in one),
+// in the same transaction, as topic spec.Topic, partition s, offset
+// i/streams. Every INSERT must
 // add its row: the tables are fresh.
 func runPGCeiling(ctx context.Context, spec Spec) (Result, error) {
 	db, err := sqlDB(spec.SQLURL, spec.SQLPasswordFile)
