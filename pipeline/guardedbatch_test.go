@@ -47,15 +47,9 @@ func TestGuardedBatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a claim waiting for its own run's would hang
 			defer cancel()
-			mr := miniredis.RunT(t)
-			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-			t.Cleanup(func() { _ = rdb.Close() })
+			g, mr := miniGuard(t)
 			if tc.foreign != "" {
 				mr.Set("t:"+tc.foreign, "cache:v1")
-			}
-			g, err := sink.NewGuard(rdb, sink.WithPrefix("t:"))
-			if err != nil {
-				t.Fatal(err)
 			}
 			var calls []string
 			first := map[string]bool{}
@@ -145,16 +139,10 @@ func verdict(r sink.Result) string {
 // another owner holds pending (sink.WithoutWaiting) but ends before it,
 // so no chain waits for one that waits for it. Each key's effect runs once.
 func TestGuardedBatchCrossingChains(t *testing.T) {
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
 	// A lease far longer than the test's bound: a chain waiting for one
 	// that waits for it would stay stuck (until its first claim's effect
 	// time ran out) and make no progress within the bound.
-	g, err := sink.NewGuard(rdb, sink.WithPrefix("t:"), sink.WithLease(time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, _ := miniGuard(t, sink.WithLease(time.Minute))
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
 	var mu sync.Mutex
@@ -214,13 +202,7 @@ func TestGuardedBatchCrossingChains(t *testing.T) {
 // pending, not taken as done), instead of panicking; the next Apply runs
 // the effect again for them with the same keys.
 func TestGuardedBatchWrongResultCount(t *testing.T) {
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	g, err := sink.NewGuard(rdb, sink.WithPrefix("t:"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, _ := miniGuard(t)
 	calls := 0
 	a := pipeline.GuardedBatch(g, func(_ context.Context, keys []string, _ []*sink.Record) []error {
 		calls++
@@ -238,4 +220,18 @@ func TestGuardedBatchWrongResultCount(t *testing.T) {
 	if err != nil || res[0].Err != nil || res[1].Err != nil || res[0].Outcome != sink.Applied || res[1].Outcome != sink.Applied || calls != 2 {
 		t.Fatalf("second Apply = %+v, %v after %d calls; want both applied by a second call", res, err, calls)
 	}
+}
+
+// miniGuard is a Guard with key prefix "t:" (and opts) on a miniredis of
+// the test's own, which it returns too.
+func miniGuard(t *testing.T, opts ...sink.GuardOpt) (*sink.Guard, *miniredis.Miniredis) {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	g, err := sink.NewGuard(rdb, append([]sink.GuardOpt{sink.WithPrefix("t:")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, mr
 }
