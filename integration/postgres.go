@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -34,6 +35,21 @@ func Postgres(t testing.TB) string {
 		t.Skip(msg)
 	}
 	return v
+}
+
+// PostgresWithoutPassword splits raw, a postgres:// URL with a user (as
+// Postgres returns it), into the URL without the password and the
+// password: what `shardpipe run --effect sql` takes as --sql-url (which
+// refuses a URL carrying a password) and SHARDPIPE_SQL_PASSWORD.
+func PostgresWithoutPassword(t testing.TB, raw string) (dbURL, password string) {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		t.Fatalf("%s: want a postgres:// URL with a user: %v", EnvPostgresURL, err)
+	}
+	password, _ = u.User.Password()
+	u.User = url.User(u.User.Username())
+	return u.String(), password
 }
 
 // NewPostgresPool returns a pgx pool on url, checked with a ping and

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -71,7 +69,7 @@ func (e *Effect) DoBatch(ctx context.Context, keys []string, recs []*sink.Record
 			for _, i := range run {
 				errs[i] = err
 			}
-			e.notAttempted(errs, keys, recs, run[0], todo)
+			notAttempted(errs, keys, recs, run[0], todo)
 			return errs
 		}
 		bad := run[failed]
@@ -80,7 +78,7 @@ func (e *Effect) DoBatch(ctx context.Context, keys []string, recs []*sink.Record
 			todo = append([][]int{run[:failed], run[failed+1:]}, todo...)
 			continue
 		}
-		e.notAttempted(errs, keys, recs, bad, append([][]int{run[failed+1:]}, todo...))
+		notAttempted(errs, keys, recs, bad, append([][]int{run[failed+1:]}, todo...))
 		todo = [][]int{run[:failed]}
 	}
 	return errs
@@ -94,7 +92,7 @@ func rejected(err error) bool {
 
 // notAttempted sets the error of every record of runs: not attempted, the
 // batch having ended at record bad.
-func (e *Effect) notAttempted(errs []error, keys []string, recs []*sink.Record, bad int, runs [][]int) {
+func notAttempted(errs []error, keys []string, recs []*sink.Record, bad int, runs [][]int) {
 	for _, run := range runs {
 		for _, i := range run {
 			errs[i] = fmt.Errorf("pgeffect: %s key %s: %w: the batch's transaction ends at %s, which failed",
@@ -128,10 +126,9 @@ func (e *Effect) runBatch(ctx context.Context, keys []string, recs []*sink.Recor
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23")) {
+		if refused := classify(err); rejected(refused) {
 			// Refused at COMMIT (a deferred constraint): rolled back.
-			return -1, fmt.Errorf("pgeffect: %s: commit refused, rolled back: %w", span(keys, recs, live), classify(err))
+			return -1, fmt.Errorf("pgeffect: %s: commit refused, rolled back: %w", span(keys, recs, live), refused)
 		}
 		if unavailable(err) {
 			err = fmt.Errorf("%w: %w", sink.ErrUnavailable, err)

@@ -22,13 +22,7 @@ import (
 // password, and the password for SHARDPIPE_SQL_PASSWORD.
 func sqlTarget(t *testing.T, raw string) (dbURL, password string) {
 	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		t.Fatalf("%s: want a postgres:// URL with a user: %v", integration.EnvPostgresURL, err)
-	}
-	password, _ = u.User.Password()
-	u.User = url.User(u.User.Username())
-	return u.String(), password
+	return integration.PostgresWithoutPassword(t, raw)
 }
 
 // TestCmdRunSQLEffect runs `shardpipe run --effect sql` on the real Kafka,

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -22,15 +21,10 @@ import (
 // password in SHARDPIPE_SQL_PASSWORD for this test and its workers.
 func sqlTarget(t *testing.T) string {
 	t.Helper()
-	u, err := url.Parse(integration.Postgres(t))
-	if err != nil || u.User == nil {
-		t.Fatalf("%s: want postgres://USER:PASSWORD@HOST:PORT/DB", integration.EnvPostgresURL)
-	}
-	pw, _ := u.User.Password()
-	u.User = url.User(u.User.Username())
+	dbURL, pw := integration.PostgresWithoutPassword(t, integration.Postgres(t))
 	t.Setenv(settings.EnvSQLPassword, pw)
 	t.Setenv("PGPASSWORD", "")
-	return u.String()
+	return dbURL
 }
 
 // TestSQLModes runs the SQL modes (l, m, n, o) through Run, each in a worker
