@@ -12,16 +12,20 @@ import (
 
 // apply runs the batch's effects, again and again while their outcome is
 // unknown: the sink's claims are idempotent, so a retry never applies twice.
-// The backoff (config.retry) doubles from 100ms to 5s and the warning is
+// The engine judges each failed attempt (onFailure, as for MaxInFlight):
+// the backoff (config.retry) doubles from 100ms to 5s and the warning is
 // rate limited, so a Redis outage costs a few calls and one log line every
 // few seconds per partition; the commit point stays before the batch
-// meanwhile. A replay's worker finishing its range (finishing) retries as a
-// running one does: the range is not done until its last batch lands. Once
-// the worker is asked to stop (revoke or shutdown) a failed batch is not
-// retried again: apply returns errStopped, so that the worker
-// commits what landed before the batch instead of retrying until its time
-// is up. A batch it returns an error for is the worker's unknown batch,
-// finished at its exit (finishUnknown).
+// meanwhile. A record whose effect failed (ErrEffectFailed) EffectAttempts
+// times is given up: its result keeps the failure (givenUp), which the
+// worker then takes down the storm path. A replay's worker finishing its
+// range (finishing) retries as a running one does: the range is not done
+// until its last batch lands. Once the worker is asked to stop (revoke or
+// shutdown) a failed batch is not retried again: the engine keeps it as
+// left (its effects may have run) and apply returns errLeft, so that the
+// worker commits what landed before the batch instead of retrying until
+// its time is up. A batch it returns an error for is finished at the
+// worker's exit (finishUnknown).
 func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 	_, results, err := w.applyFrom(batch, nil)
 	return results, err
@@ -33,12 +37,13 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 // again from that record, the backoff starting over after the progress,
 // and commits what landed when the policy wants a commit, however long the
 // record is retried: a receiver that fails now and then does not cost the
-// whole batch again nor hold back its commits.
+// whole batch again nor hold back its commits. The attempts of that record
+// are the batch's calls since its last progress.
 // It returns the records it did not land this way, with their results.
 func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, []sink.Result) error) (rest []sink.Record, _ []sink.Result, err error) {
 	defer func() {
-		if err != nil {
-			w.unknown = batch
+		if err != nil && !errors.Is(err, errLeft) {
+			w.e.leave(err, batch...) // its effects may have run: finished at exit
 		}
 	}()
 	for retry := 1; ; retry++ {
@@ -49,9 +54,11 @@ func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, [
 			done(err)
 			return nil, nil, err
 		}
-		at := -1
+		at, kind := -1, failUnknown
 		if err == nil {
-			at, err = transient(results)
+			at, kind, err = w.unsettled(results, retry)
+		} else if errors.Is(err, sink.ErrMisconfigured) {
+			kind = failMisconfigured
 		}
 		if d := done(err); w.p.cfg.meter != nil {
 			w.p.cfg.meter.SinkRoundTrip(w.part, len(batch), d, err)
@@ -59,10 +66,11 @@ func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, [
 		if err == nil {
 			return batch, results, nil
 		}
-		if errors.Is(err, sink.ErrMisconfigured) {
+		act, wait := w.e.onFailure(kind, retry, givingUp(w.mode.Load()))
+		if act == actStop {
 			// No retry can fix it and skipping would lose effects: stop.
 			if at >= 0 {
-				return batch, results, &refused{at: at, err: w.recordError(&batch[at], 1, sink.ErrMisconfigured, err)}
+				return batch, results, &refused{at: at, err: w.recordError(&batch[at], retry, sink.ErrMisconfigured, err)}
 			}
 			return nil, nil, fmt.Errorf("%s epoch %d offsets %d..%d: %w", w.part, w.epoch,
 				batch[0].Offset, batch[len(batch)-1].Offset, err)
@@ -72,6 +80,13 @@ func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, [
 				return nil, nil, err
 			}
 			batch, retry = batch[n:], 1 // progress: the backoff starts over
+			if n == at && errors.Is(err, errNotAttempted) {
+				// The records before it were given up or refused: it was
+				// not attempted, so apply it now, its first attempt.
+				retry = 0
+				continue
+			}
+			act, wait = w.e.onFailure(kind, retry, givingUp(w.mode.Load()))
 		}
 		if w.ctx.Err() != nil {
 			return nil, nil, w.ctx.Err()
@@ -79,8 +94,9 @@ func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, [
 		if w.fenced.Load() {
 			return nil, nil, errFenced
 		}
-		if givingUp(w.mode.Load()) {
-			return nil, nil, w.stopped(batch, err)
+		if act == actLeave {
+			w.e.leave(err, batch...)
+			return nil, nil, errLeft
 		}
 		if landPrefix != nil {
 			// What landed before the failing record is committed when due,
@@ -89,25 +105,46 @@ func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, [
 				return nil, nil, err
 			}
 		}
-		backoff := w.p.cfg.retry.Ceiling(retry)
 		w.warn("sink failed, retrying the batch; its offsets stay uncommitted",
 			"first_offset", batch[0].Offset, "last_offset", batch[len(batch)-1].Offset,
-			"committed", w.committed(), "retry_in", backoff, "err", err)
-		if err := w.sleepOrStop(backoff); err != nil {
+			"committed", w.committed(), "retry_in", wait, "err", err)
+		if err := w.sleepOrStop(wait); err != nil {
 			return nil, nil, err
 		}
 		if givingUp(w.mode.Load()) {
-			return nil, nil, w.stopped(batch, err)
+			w.e.leave(err, batch...)
+			return nil, nil, errLeft
 		}
 	}
 }
 
+// unsettled finds the first record of results whose outcome is unknown
+// (transient), after giving up, as the engine judges them (onFailure),
+// the records whose effect failed for the attempts-th time: their results
+// become givenUp, the records' own failures. It returns that record's
+// index, its failure and error; -1 and nil when every outcome is known.
+func (w *worker) unsettled(results []sink.Result, attempts int) (int, failure, error) {
+	for {
+		at, err := transient(results)
+		if err == nil {
+			return -1, failUnknown, nil
+		}
+		kind := classify(err)
+		if act, _ := w.e.onFailure(kind, attempts, false); kind != failEffect || act != actForGood {
+			return at, kind, err
+		}
+		results[at].Err = &givenUp{attempts: attempts, err: err}
+	}
+}
+
 // knownPrefix is how many results before index at (the first whose
-// outcome is unknown; -1: the sink returned none) succeeded, with no
-// failure of their own: the records a retry need not wait for.
+// outcome is unknown; -1: the sink returned none) are settled: succeeded,
+// or failed for good (refused, or given up: for the storm path), with no
+// poison record among them (a poison record is applied again after the
+// batch: retryPoison): the records a retry need not apply again.
 func knownPrefix(results []sink.Result, at int) int {
 	n := 0
-	for n < at && results[n].Err == nil {
+	for n < at && (results[n].Err == nil || classify(results[n].Err) == failRefused) {
 		n++
 	}
 	return n
@@ -126,13 +163,6 @@ func (w *worker) sleep(d time.Duration) error {
 		return errFenced
 	}
 	return nil
-}
-
-// stopped is the error of a batch given up because the worker was asked to
-// stop while its effects were unknown (cause: the last failure).
-func (w *worker) stopped(batch []sink.Record, cause error) error {
-	return fmt.Errorf("%s epoch %d offsets %d..%d: %w: %w", w.part, w.epoch,
-		batch[0].Offset, batch[len(batch)-1].Offset, errStopped, cause)
 }
 
 // sleepOrStop is sleep that also ends, with no error, when the worker is
@@ -214,8 +244,10 @@ func (w *worker) landBefore(batch []sink.Record, results []sink.Result, ref *ref
 }
 
 // ownFailure reports whether err is the record's own failure, not one of
-// the sink: a poison record, or an effect that refused it for good.
-func ownFailure(err error) bool { return badRecord(err) || refusedEffect(err) }
+// the sink: a poison record, or an effect that refused it or was given up.
+func ownFailure(err error) bool {
+	return badRecord(err) || refusedEffect(err) || errors.As(err, new(*givenUp))
+}
 
 // refusedEffect reports whether err is an effect's refusal of the record
 // that no retry can change (sink.ErrRejected).
@@ -243,17 +275,21 @@ func (w *worker) land(batch []sink.Record, results []sink.Result, attempts int, 
 	for i, res := range results {
 		seen = i + 1
 		if res.Err != nil {
-			if refused := refusedEffect(res.Err); w.p.dlq == nil || refused && w.p.cfg.stopOnEffectFailure {
+			tries := attempts
+			if g := (*givenUp)(nil); errors.As(res.Err, &g) {
+				tries = g.attempts
+			}
+			if effect := errors.Is(res.Err, ErrEffectFailed); w.p.dlq == nil || effect && w.p.cfg.stopOnEffectFailure {
 				if bad == nil {
 					kind := ErrPoison
-					if refused {
+					if effect {
 						kind = ErrEffectFailed
 					}
-					bad = w.recordError(&batch[i], attempts, kind, res.Err)
+					bad = w.recordError(&batch[i], tries, kind, res.Err)
 				}
 				continue
 			}
-			if err := w.failedForGood(&batch[i], res.Err, attempts); err != nil {
+			if err := w.failedForGood(&batch[i], res.Err, tries); err != nil {
 				bad = err // the counts below still cover what landed before it
 				break
 			}

@@ -18,7 +18,9 @@
 // # The partition engine
 //
 // A partition's state for one term lives in one plain type, the engine
-// (engine.go; losses in engineloss.go, the storm bounds in enginestorm.go):
+// (engine.go; losses in engineloss.go, the storm bounds in enginestorm.go,
+// how a failed attempt is judged in enginefail.go, how the term ends in
+// engineend.go):
 // what was read and what landed (checkpoint.Tracker), when a commit is due
 // and how a failed one backs off, which landed records a ledger loss may
 // have taken and must be applied again before a commit passes them, which
@@ -40,6 +42,14 @@
 // the turn ends (wait, commit, wait at the bound, finish a range, exit,
 // crash, fail), one decision for both schedules, checked in every small
 // state by TestEngineStepExhaustive and scripted in testdata/engine/step.txt.
+// A failed attempt is judged once for both (engine.onFailure: retry after
+// a backoff, fail for good, leave to the next owner, or stop; scripted in
+// testdata/failure, checked by TestEngineFailureExhaustive): batches ask
+// it for a batch's first unsettled record (apply.go) and its poison
+// records (poison.go), MaxInFlight for each record (inflight.go's
+// settle). What a term leaves (records whose outcome is unknown with no
+// retry to come, the failure that stops it, a crash point) is the
+// engine's too (termEnd), and engine.exit says how the worker ends.
 //
 // On revoke a worker finishes its in-flight batch and commits synchronously
 // before the rebalance goes on. On loss it stops without committing. Close

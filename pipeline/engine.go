@@ -19,11 +19,13 @@ import (
 // testdata/engine drive it alone, and engine_check_test.go drives it with
 // random interleavings and checks its invariants after every step.
 type engine struct {
-	policy   checkpoint.Policy
-	retry    sink.Backoff // of a failed commit
-	inFlight bool         // the MaxInFlight schedule: records land out of order
-	losses   bool         // the barrier counts losses (LossReporter): landed records are kept
-	mark     int64        // the group's commit mark at the term's start (CountOnce); -1: none
+	policy checkpoint.Policy
+	// limits judge failed attempts (onFailure); limits.retry also paces
+	// a failed commit's retries.
+	limits   retryLimits
+	inFlight bool  // the MaxInFlight schedule: records land out of order
+	losses   bool  // the barrier counts losses (LossReporter): landed records are kept
+	mark     int64 // the group's commit mark at the term's start (CountOnce); -1: none
 	storm    stormLimits
 	redoCap  int // the largest redo buffer kept once empty
 	// maxBatch and queueRecords bound what next takes: a batch, or the
@@ -42,6 +44,7 @@ type engine struct {
 	uncounted []int64      // offsets landed that credit Applied once committed past (landing order)
 	redo      []redoRecord // records landed past the last commit, with the loss count when applied
 	storms    stormGate
+	end       termEnd // how the term's loop ends (engineend.go)
 }
 
 // stormLimits are the storm bounds of DeadLetters (zero: none).
@@ -55,7 +58,7 @@ type stormLimits struct {
 // newEngine is the engine of a term run under cfg, with the storm bounds
 // of d (nil: no dead letters).
 func newEngine(cfg *config, d *deadLetterConfig) *engine {
-	e := &engine{policy: cfg.policy, retry: cfg.retry, inFlight: cfg.maxInFlight > 0, mark: -1, lastCommit: -1,
+	e := &engine{policy: cfg.policy, limits: retryLimits{retry: cfg.retry, poison: cfg.poison, effectAttempts: cfg.effectAttempts}, inFlight: cfg.maxInFlight > 0, mark: -1, lastCommit: -1,
 		redoCap: 4 * cfg.maxBatch, maxBatch: cfg.maxBatch, queueRecords: cfg.queueRecords, storms: stormGate{best: -1}}
 	_, e.losses = cfg.barrier.(LossReporter)
 	if d != nil {
@@ -203,7 +206,7 @@ func (e *engine) committed(point int64, now time.Time) {
 // the failures in a row and the backoff before the retry.
 func (e *engine) commitFailed(now time.Time) (int, time.Duration) {
 	e.failures++
-	backoff := e.retry.Ceiling(e.failures)
+	backoff := e.limits.retry.Ceiling(e.failures)
 	e.retryAt = now.Add(backoff)
 	return e.failures, backoff
 }

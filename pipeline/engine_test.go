@@ -333,7 +333,7 @@ func (r *engineRig) cmd(d *datadriven.TestData) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		b.WriteString(r.stepLine(r.part(p).next(s, r.now)))
+		b.WriteString(r.stepLine(s.decide(r.part(p), r.now)))
 	case "state":
 	default:
 		return "", fmt.Errorf("unknown command %q", d.Cmd)
@@ -439,8 +439,8 @@ func heldOffsets(hs []heldRecord) []int64 {
 }
 
 // loopStateOf is the loop state a step command names.
-func loopStateOf(d *datadriven.TestData) (loopState, error) {
-	var s loopState
+func loopStateOf(d *datadriven.TestData) (stepState, error) {
+	var s stepState
 	for _, a := range d.CmdArgs {
 		v := ""
 		if len(a.Vals) > 0 {

@@ -20,24 +20,22 @@ func givingUp(mode int32) bool { return mode >= draining }
 
 // loopState is what a worker's loop knows at a decision that the engine
 // does not hold: its stop mode, whether the term was fenced, the records
-// queued, and with MaxInFlight the scheduler's counts and how the flight
-// ends. The driver reads it before each step; next decides from it alone.
+// queued, and with MaxInFlight the scheduler's counts. The driver reads it
+// before each step; next decides from it and the engine's own state (how
+// the term ends: termEnd).
 type loopState struct {
 	mode    int32
 	fenced  bool
 	queued  int // records in the partition's queue
-	frozen  bool
-	held    int  // MaxInFlight: records the scheduler holds (running, waiting or ready)
-	running int  // MaxInFlight: effects running
-	waiting int  // MaxInFlight: records waiting for a retry
-	crash   bool // MaxInFlight: the CrashAfter point was reached
-	fatal   bool // MaxInFlight: a failure stops the partition once nothing runs
+	held    int // MaxInFlight: records the scheduler holds (running, waiting or ready)
+	running int // MaxInFlight: effects running
+	waiting int // MaxInFlight: records waiting for a retry
 }
 
 // step is the engine's decision for one turn of a worker's loop: what to
 // do first (freeze, giveUp, take, start), then how the turn ends (then).
 type step struct {
-	freeze bool // MaxInFlight: admit and start nothing more (a revoke or a fence)
+	freeze bool // MaxInFlight: admit and start nothing more (a revoke or a fence): the driver calls engine.freeze
 	giveUp bool // MaxInFlight: leave the records waiting for a retry (a stop that gives up)
 	take   int  // records to take from the queue: a batch to apply, or records to admit
 	start  bool // MaxInFlight: start what the scheduler lets run
@@ -56,7 +54,7 @@ const (
 	thenFinish                 // a replay's range is read: settle what is held, commit its end, exit
 	thenExit                   // end the loop; the final commit follows
 	thenCrash                  // MaxInFlight: the crash point, nothing running: end as a crash
-	thenFatal                  // MaxInFlight: nothing running: end with the failure
+	thenFatal                  // MaxInFlight: nothing running: end with the failure (termEnd.fatal)
 )
 
 var stepThenNames = [...]string{"wait", "loop", "commit", "bound", "finish", "exit", "crash", "fatal"}
@@ -75,8 +73,9 @@ func (e *engine) next(s loopState, now time.Time) step {
 	if !e.inFlight {
 		return e.nextBatch(s, now)
 	}
+	end := &e.end
 	switch {
-	case !s.frozen && (s.mode == revoking || s.fenced):
+	case !end.frozen && (s.mode == revoking || s.fenced):
 		return step{freeze: true, then: thenLoop}
 	case givingUp(s.mode) && s.waiting > 0:
 		// Asked to stop while effects wait for a retry: none comes in
@@ -84,20 +83,20 @@ func (e *engine) next(s loopState, now time.Time) step {
 		// replay finishing its range retries them, as running does.
 		return step{giveUp: true, then: thenLoop}
 	}
-	if !s.frozen && s.queued > 0 {
+	if !end.frozen && s.queued > 0 {
 		if n := min(e.admitRoom(e.queueRecords, s.held), s.queued); n > 0 {
 			return step{take: n, then: thenLoop}
 		}
 	}
-	st := step{start: !s.frozen && s.held > 0}
+	st := step{start: !end.frozen && s.held > 0}
 	// Every end below but a due commit needs nothing running and, unless
 	// frozen, nothing held: so starting first never changes them.
 	switch {
-	case s.running == 0 && s.crash:
+	case s.running == 0 && end.crash:
 		st.then = thenCrash
-	case s.running == 0 && s.fatal:
+	case s.running == 0 && end.fatal != nil:
 		st.then = thenFatal
-	case s.running == 0 && s.frozen:
+	case s.running == 0 && end.frozen:
 		st.then = thenExit
 	case s.running == 0 && s.held == 0 && s.queued == 0 && s.mode == draining:
 		st.then = thenExit

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func TestEngineStepExhaustive(t *testing.T) {
 	for _, inFlight := range []bool{false, true} {
 		for _, sit := range stepSituations(t, inFlight) {
 			for _, s := range loopStates(inFlight) {
-				st := sit.e.next(s, sit.now)
+				st := s.decide(sit.e, sit.now)
 				if msg := checkStep(sit.e, s, st, sit.now); msg != "" {
 					t.Fatalf("in flight %v, %s, %+v: %+v (then %v): %s", inFlight, sit.name, s, st, st.then, msg)
 				}
@@ -81,14 +82,33 @@ func TestEngineStepExhaustive(t *testing.T) {
 	t.Logf("%d steps checked", n)
 }
 
+// stepState is a loop state and how the term ends (the engine's termEnd:
+// frozen, a crash point reached, a failure to end with).
+type stepState struct {
+	loopState
+	frozen, crash, fatal bool
+}
+
+// decide is e's next step in s at now: e's termEnd is set from s for the
+// decision and put back after it.
+func (s stepState) decide(e *engine, now time.Time) step {
+	saved := e.end
+	defer func() { e.end = saved }()
+	e.end.frozen, e.end.crash, e.end.fatal = s.frozen, s.crash, nil
+	if s.fatal {
+		e.end.fatal = errors.New("fatal")
+	}
+	return e.next(s.loopState, now)
+}
+
 // loopStates are the small loop states of one schedule (with MaxInFlight,
 // only consistent ones: waiting and running within held).
-func loopStates(inFlight bool) []loopState {
-	var out []loopState
+func loopStates(inFlight bool) []stepState {
+	var out []stepState
 	for mode := running; mode <= revoking; mode++ {
 		for _, fenced := range []bool{false, true} {
 			for _, queued := range []int{0, 3, 9} {
-				base := loopState{mode: mode, fenced: fenced, queued: queued}
+				base := stepState{loopState: loopState{mode: mode, fenced: fenced, queued: queued}}
 				if !inFlight {
 					out = append(out, base)
 					continue
@@ -113,7 +133,7 @@ func loopStates(inFlight bool) []loopState {
 
 // checkStep returns what is wrong with step st decided by e in state s at
 // now ("" when nothing is).
-func checkStep(e *engine, s loopState, st step, now time.Time) string {
+func checkStep(e *engine, s stepState, st step, now time.Time) string {
 	ends := st.then == thenExit || st.then == thenFinish || st.then == thenCrash || st.then == thenFatal
 	stopped := s.mode == revoking || s.fenced
 	room := e.room(e.maxBatch)

@@ -26,6 +26,10 @@ var (
 	// batch's effects are unknown: it commits what landed before the batch
 	// and leaves the rest to the next owner; not a pipeline failure.
 	errStopped = errors.New("pipeline: stopped with a batch whose effects are unknown")
+	// errLeft ends a batch whose retries the engine gave up at a stop
+	// (engine.leave): the worker's exit says why (engine.exit: errStopped
+	// naming the records).
+	errLeft = errors.New("pipeline: batch left to the next owner")
 )
 
 // RecordError is the error of a run stopped on one record: its topic,
@@ -75,8 +79,9 @@ func (e *RecordError) Unwrap() []error { return []error{e.Err, e.Cause} }
 
 // ErrEffectFailed wraps the error of a record whose effect returned an error
 // and did not happen (Guarded: the effect's error, not an unknown outcome;
-// its claim was released). With MaxInFlight the record is retried with a
-// backoff, its key's later records waiting behind it, up to EffectAttempts;
-// then it is dead-lettered, or the pipeline stops with a *RecordError whose
-// Err is ErrEffectFailed (no DeadLetters, or StopOnEffectFailure).
+// its claim was released). The record is retried with a backoff, up to
+// EffectAttempts in all (in batches and with MaxInFlight, where its key's
+// later records wait behind it); then it is dead-lettered, or the pipeline
+// stops with a *RecordError whose Err is ErrEffectFailed (no DeadLetters,
+// or StopOnEffectFailure).
 var ErrEffectFailed = errors.New("pipeline: effect failed")

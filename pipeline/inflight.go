@@ -1,28 +1,20 @@
 package pipeline
 
 import (
-	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/shardpipe/shardpipe/sink"
 )
 
 // flight is a worker's state with MaxInFlight: the records admitted from
-// its queue and not landed, the effects running, and how the loop ends.
-// The worker goroutine alone touches it; effects report on done.
+// its queue and not landed, and the effects running (how the loop ends is
+// the engine's: termEnd). The worker goroutine alone touches it; effects
+// report on done.
 type flight struct {
 	s    *keySched[*flightRecord]
 	done chan flightDone // capacity MaxInFlight: an effect never blocks on it
-	// frozen: nothing more is admitted or started (a stop, a fence, a
-	// failure with no retry to come); the loop ends once nothing runs.
-	frozen bool
-	fatal  error         // what stops the pipeline, if anything
-	left   []sink.Record // records whose effect failed with no retry to come in this term
-	leftBy error         // the failure of the first of them
-	crash  bool          // the CrashAfter point is reached: crash once nothing runs
-	last   int64         // the last offset started
+	last int64           // the last offset started
 }
 
 // flightRecord is a record held by the scheduler, and the loss count when
@@ -51,11 +43,11 @@ func (w *worker) loopInFlight() (err error) {
 	f := &flight{s: newKeySched[*flightRecord](w.p.cfg.maxInFlight), done: make(chan flightDone, w.p.cfg.maxInFlight)}
 	defer func() { err = w.endFlight(f, err) }()
 	for {
-		s := loopState{mode: w.mode.Load(), fenced: w.fenced.Load(), queued: w.q.len(), frozen: f.frozen,
-			held: f.s.Held(), running: f.s.Running(), waiting: f.s.Waiting(), crash: f.crash, fatal: f.fatal != nil}
+		s := loopState{mode: w.mode.Load(), fenced: w.fenced.Load(), queued: w.q.len(),
+			held: f.s.Held(), running: f.s.Running(), waiting: f.s.Waiting()}
 		st := w.e.next(s, time.Now())
 		if st.freeze {
-			f.frozen = true
+			w.e.freeze()
 		}
 		if st.giveUp {
 			w.giveUpWaiting(f)
@@ -75,7 +67,7 @@ func (w *worker) loopInFlight() (err error) {
 			w.crash(f.last)
 			return errFenced
 		case thenFatal:
-			return f.fatal
+			return nil // the engine's exit returns the failure
 		case thenExit:
 			return nil
 		case thenFinish:
@@ -148,7 +140,7 @@ func (w *worker) keyOf(r *sink.Record) string {
 // startReady starts every record the scheduler lets run, while the
 // pipeline has slots free.
 func (w *worker) startReady(f *flight) error {
-	for !f.crash {
+	for !w.e.end.crash {
 		select {
 		case w.p.slots <- struct{}{}:
 		default:
@@ -186,7 +178,7 @@ func (w *worker) startOne(f *flight) bool {
 	w.flightStats(f)
 	if fs := w.p.faults.Load(); fs != nil {
 		if k, ok := fs.Worker.CrashAfter[w.part]; ok && w.attempts >= k {
-			f.crash, f.frozen = true, true
+			w.e.crashAt()
 		}
 	}
 	return true
@@ -199,7 +191,8 @@ func (w *worker) waitFlight(f *flight, mode int32) error {
 	commitC, stopCommit := w.timerAt(w.e.due())
 	defer stopCommit()
 	var retryC, idleC <-chan time.Time
-	if !f.frozen {
+	frozen := w.e.end.frozen
+	if !frozen {
 		var stopRetry, stopIdle func()
 		retryC, stopRetry = w.timerAt(f.s.WakeAt())
 		defer stopRetry()
@@ -207,7 +200,7 @@ func (w *worker) waitFlight(f *flight, mode int32) error {
 		defer stopIdle()
 	}
 	var ready <-chan struct{}
-	if !f.frozen {
+	if !frozen {
 		ready = w.q.ready
 	}
 	var wake <-chan struct{}
@@ -218,7 +211,7 @@ func (w *worker) waitFlight(f *flight, mode int32) error {
 		wake = w.quit // closed by a later stop that gives up
 	}
 	var slot chan<- struct{}
-	if !f.frozen && f.s.CanRun(time.Now()) {
+	if !frozen && f.s.CanRun(time.Now()) {
 		slot = w.p.slots
 	}
 	select {
@@ -241,127 +234,82 @@ func (w *worker) waitFlight(f *flight, mode int32) error {
 	return nil
 }
 
-// settle takes an effect's report: the record lands, waits for a retry, is
-// dead-lettered, or stops the partition.
+// settle takes an effect's report: the record lands, or the engine
+// judges its failure (onFailure, as for batches): it waits for a retry,
+// fails for good (the storm path, or the partition stops on it), is left
+// to the next owner, or stops the partition.
 func (w *worker) settle(f *flight, d flightDone) error {
 	defer w.flightStats(f)
-	err := d.err
-	if err == nil && len(d.results) != 1 {
-		err = fmt.Errorf("%s: sink returned %d results for 1 record", w.part, len(d.results))
+	res, err := d.results, d.err
+	if err == nil && len(res) != 1 {
+		err = fmt.Errorf("%s: sink returned %d results for 1 record", w.part, len(res))
 	}
-	attempts := d.failures + 1
-	batch := []sink.Record{d.r.Record}
-	var recErr error
+	attempts, batch := d.failures+1, []sink.Record{d.r.Record}
+	if err == nil && res[0].Err == nil {
+		f.s.Done(d.key)
+		return w.land(batch, res, attempts, d.r.lossAt)
+	}
 	if err == nil {
-		recErr = d.results[0].Err
+		err = res[0].Err
 	}
-	switch {
-	case err == nil && recErr == nil:
-		f.s.Done(d.key)
-		return w.land(batch, d.results, attempts, d.r.lossAt)
-	case errors.Is(err, sink.ErrMisconfigured) || errors.Is(recErr, sink.ErrMisconfigured):
-		f.s.Done(d.key) // not landed: the commit point stays before it
-		w.stopFlight(f, w.recordError(&d.r.Record, attempts, sink.ErrMisconfigured, errors.Join(err, recErr)))
-		return nil
-	case recErr != nil && badRecord(recErr):
-		if attempts < w.p.cfg.poison.Attempts && !f.frozen && !givingUp(w.mode.Load()) {
-			f.s.Retry(d.key, time.Now().Add(w.p.cfg.poison.Ceiling(attempts)))
-			return nil
-		}
-		f.s.Done(d.key)
-		if err := w.land(batch, d.results, attempts, d.r.lossAt); err != nil {
-			w.stopFlight(f, err) // no dead letters, or the write cannot land
+	kind := classify(err)
+	stopping := w.e.end.frozen || givingUp(w.mode.Load()) || w.fenced.Load()
+	act, wait := w.e.onFailure(kind, attempts, stopping)
+	if act == actRetry {
+		f.s.Retry(d.key, time.Now().Add(wait))
+		if kind != failPoison {
+			w.warn("effect failed, retrying the record; its key's later records wait, other keys go on, and the commit point stays before it",
+				"offset", d.r.Offset, "attempts", attempts, "committed", w.committed(), "retry_in", wait, "err", err)
 		}
 		return nil
-	case recErr != nil:
-		err = recErr // a per-record failure of unknown outcome
 	}
-	if errors.Is(err, ErrEffectFailed) && (errors.Is(err, sink.ErrRejected) || attempts >= w.p.cfg.effectAttempts) {
-		f.s.Done(d.key)
-		return w.giveUpEffect(f, &d.r.Record, err, attempts)
-	}
-	if f.frozen || givingUp(w.mode.Load()) || w.fenced.Load() {
-		f.s.Done(d.key) // no retry in this term: left to the next owner
-		w.leave(f, d.r.Record, err)
-		return nil
-	}
-	backoff := w.p.cfg.retry.Ceiling(attempts)
-	f.s.Retry(d.key, time.Now().Add(backoff))
-	w.warn("effect failed, retrying the record; its key's later records wait, other keys go on, and the commit point stays before it",
-		"offset", d.r.Offset, "attempts", attempts, "committed", w.committed(), "retry_in", backoff, "err", err)
-	return nil
-}
-
-// giveUpEffect takes r, whose effect failed for good (cause), down the
-// storm path every record that failed for good takes (failedForGood), or
-// stops the partition on it without dead letters.
-func (w *worker) giveUpEffect(f *flight, r *sink.Record, cause error, attempts int) error {
-	if w.p.dlq == nil || w.p.cfg.stopOnEffectFailure {
-		w.stopFlight(f, w.recordError(r, attempts, ErrEffectFailed, cause))
-		return nil
-	}
-	w.p.stats.update(w.part, func(s *PartitionStats) { s.Attempts++ })
-	if err := w.failedForGood(r, cause, attempts); err != nil {
-		w.stopFlight(f, err)
+	f.s.Done(d.key)
+	switch act {
+	case actForGood:
+		if err := w.land(batch, []sink.Result{{Key: resultKey(res), Err: err}}, attempts, d.r.lossAt); err != nil {
+			w.e.stopOn(err) // no dead letters, or the write cannot land
+		}
+	case actLeave:
+		w.e.leave(err, d.r.Record) // its effect may have run: finished at exit
+	case actStop:
+		w.e.stopOn(w.recordError(&d.r.Record, attempts, sink.ErrMisconfigured, err)) // not landed: the commit point stays before it
 	}
 	return nil
 }
 
-// stopFlight freezes the partition on err: what runs is waited for, and
-// the loop returns err (the final commit covers what landed before).
-func (w *worker) stopFlight(f *flight, err error) {
-	f.frozen = true
-	if f.fatal == nil && !errors.Is(err, errFenced) {
-		f.fatal = err
+// resultKey is the business key of a one-record call's result, if any.
+func resultKey(res []sink.Result) string {
+	if len(res) == 1 {
+		return res[0].Key
 	}
-}
-
-// leave keeps r, whose effect failed with no retry to come in this term,
-// for finishing at exit (its effect may have run) and freezes the partition.
-func (w *worker) leave(f *flight, r sink.Record, cause error) {
-	f.frozen = true
-	f.left = append(f.left, r)
-	if f.leftBy == nil {
-		f.leftBy = cause
-	}
+	return ""
 }
 
 // giveUpWaiting leaves every record waiting for a retry.
 func (w *worker) giveUpWaiting(f *flight) {
 	for _, it := range f.s.DropWaiting() {
-		w.leave(f, it.V.Record, fmt.Errorf("offset %d: its retry given up at the stop", it.V.Offset))
+		w.e.leave(fmt.Errorf("offset %d: its retry given up at the stop", it.V.Offset), it.V.Record)
 	}
 }
 
 // endFlight waits for the effects still running (unless the run is
 // aborted or the worker crashed), lands those that landed, and leaves the
-// failed ones for finishing: w.unknown, by offset. A loop that ended
-// leaving records returns errStopped when nothing worse happened.
+// failed ones and those waiting for a retry to the engine's exit, which
+// the worker's run reads.
 func (w *worker) endFlight(f *flight, err error) error {
-	if !f.crash && w.halt.Err() == nil {
+	if !w.e.end.crash && w.halt.Err() == nil {
 		for f.s.Running() > 0 {
 			d := <-f.done
-			f.frozen = true
+			w.e.freeze()
 			if serr := w.settle(f, d); serr != nil && err == nil {
 				err = serr
 			}
 		}
 	}
 	for _, it := range f.s.DropWaiting() {
-		f.left = append(f.left, it.V.Record)
-	}
-	if len(f.left) > 0 {
-		sort.Slice(f.left, func(i, j int) bool { return f.left[i].Offset < f.left[j].Offset })
-		w.unknown = f.left
+		w.e.leave(fmt.Errorf("offset %d: its retry given up at the term's end", it.V.Offset), it.V.Record)
 	}
 	w.p.stats.update(w.part, func(s *PartitionStats) { s.InFlight, s.Retrying = 0, 0 })
-	if err == nil && f.fatal != nil {
-		err = f.fatal
-	}
-	if err == nil && len(f.left) > 0 && !w.fenced.Load() {
-		first, last := f.left[0].Offset, f.left[len(f.left)-1].Offset
-		err = fmt.Errorf("%s epoch %d offsets %d..%d: %w: %w", w.part, w.epoch, first, last, errStopped, f.leftBy)
-	}
 	return err
 }
 

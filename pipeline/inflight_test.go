@@ -134,80 +134,108 @@ func TestInFlightKeyOrder(t *testing.T) {
 	}
 }
 
-// TestInFlightFailingKeyDoesNotBlock: a key whose effect always fails is
-// retried EffectAttempts times per record, its records in order, then
-// dead-lettered, while every other key of the partition is applied; the
-// partition commits to its end, and a rejection (sink.ErrRejected) is
-// dead-lettered after one attempt.
-func TestInFlightFailingKeyDoesNotBlock(t *testing.T) {
-	env := dlqEnv(t)
-	const n, keys = 40, 4
-	produce(t, env.brokers, keyedOrders(n, keys)...)
-	e := newEffectLog()
-	e.fail = func(key string, off int64) error {
-		switch {
-		case key == "k1":
-			return errors.New("receiver: 503")
-		case off == 2:
-			return fmt.Errorf("receiver: 400: %w", sink.ErrRejected)
-		}
-		return nil
-	}
-	r := start(t, env.brokers, guardedWith(t, env, e), pipeline.MaxInFlight(8), pipeline.EffectAttempts(3),
-		pipeline.CommitEvery(5), pipeline.DeadLetters(env.rc, "g:"))
-	waitCommitted(t, r, n)
-	if err := r.p.Close(r.ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var want []int64
-	for off := int64(1); off < n; off += keys {
-		want = append(want, off, off, off)
-	}
-	if fmt.Sprint(e.calls["k1"]) != fmt.Sprint(want) {
-		t.Fatalf("k1 calls %v, want each record 3 times in offset order: %v", e.calls["k1"], want)
-	}
-	if got := e.calls["k2"]; len(got) != n/keys || got[0] != 2 {
-		t.Fatalf("k2 calls %v, want offset 2 once (rejected) and each other record once", got)
-	}
-	for _, k := range []string{"k0", "k3"} {
-		if len(e.calls[k]) != n/keys {
-			t.Fatalf("%s: %d calls, want %d", k, len(e.calls[k]), n/keys)
-		}
-	}
-	dead := readAll(t, env.brokers, "orders.dlq")
-	if len(dead) != n/keys+1 {
-		t.Fatalf("%d dead letters, want %d (every k1 record and offset 2)", len(dead), n/keys+1)
-	}
-	s := r.p.Stats()[0]
-	if s.DeadLettered != n/keys+1 || s.EffectsGivenUp != n/keys+1 || s.Applied != n-n/keys-1 {
-		t.Fatalf("stats %+v, want %d dead-lettered and %d applied", s, n/keys+1, n-n/keys-1)
+// TestFailingKeyDoesNotBlock: in both schedules, a key whose effect always
+// fails is retried EffectAttempts times per record, its records in order,
+// then dead-lettered, while every other key of the partition is applied
+// once; the partition commits to its end, and a rejection
+// (sink.ErrRejected) is dead-lettered after one attempt. (With MaxInFlight
+// the other keys go on meanwhile; a batch waits for the failing record's
+// retries.)
+func TestFailingKeyDoesNotBlock(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []pipeline.Opt
+	}{
+		{"batches", nil},
+		{"in flight", []pipeline.Opt{pipeline.MaxInFlight(8)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := dlqEnv(t)
+			const n, keys = 40, 4
+			produce(t, env.brokers, keyedOrders(n, keys)...)
+			e := newEffectLog()
+			e.fail = func(key string, off int64) error {
+				switch {
+				case key == "k1":
+					return errors.New("receiver: 503")
+				case off == 2:
+					return fmt.Errorf("receiver: 400: %w", sink.ErrRejected)
+				}
+				return nil
+			}
+			opts := append([]pipeline.Opt{pipeline.EffectAttempts(3), pipeline.CommitEvery(5), pipeline.DeadLetters(env.rc, "g:")}, tc.opts...)
+			r := start(t, env.brokers, guardedWith(t, env, e), pipeline.Options(opts...))
+			waitCommitted(t, r, n)
+			if err := r.p.Close(r.ctx); err != nil {
+				t.Fatal(err)
+			}
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			var want []int64
+			for off := int64(1); off < n; off += keys {
+				want = append(want, off, off, off)
+			}
+			if fmt.Sprint(e.calls["k1"]) != fmt.Sprint(want) {
+				t.Fatalf("k1 calls %v, want each record 3 times in offset order: %v", e.calls["k1"], want)
+			}
+			if got := e.calls["k2"]; len(got) != n/keys || got[0] != 2 {
+				t.Fatalf("k2 calls %v, want offset 2 once (rejected) and each other record once", got)
+			}
+			for _, k := range []string{"k0", "k3"} {
+				if len(e.calls[k]) != n/keys {
+					t.Fatalf("%s: %d calls, want %d", k, len(e.calls[k]), n/keys)
+				}
+			}
+			dead := readAll(t, env.brokers, "orders.dlq")
+			if len(dead) != n/keys+1 {
+				t.Fatalf("%d dead letters, want %d (every k1 record and offset 2)", len(dead), n/keys+1)
+			}
+			s := r.p.Stats()[0]
+			if s.DeadLettered != n/keys+1 || s.EffectsGivenUp != n/keys+1 || s.Applied != n-n/keys-1 {
+				t.Fatalf("stats %+v, want %d dead-lettered and %d applied", s, n/keys+1, n-n/keys-1)
+			}
+		})
 	}
 }
 
-// TestInFlightStopOnEffectFailure: without dead letters a record whose
-// effect gives up stops the pipeline with a *RecordError wrapping
-// ErrEffectFailed, and the committed offset stays before it.
-func TestInFlightStopOnEffectFailure(t *testing.T) {
-	env := newFake(t, "orders", 1)
-	produce(t, env.brokers, keyedOrders(20, 4)...)
-	e := newEffectLog()
-	e.fail = func(_ string, off int64) error {
-		if off == 9 {
-			return errors.New("receiver: 500")
-		}
-		return nil
-	}
-	r := start(t, env.brokers, guardedWith(t, env, e), pipeline.MaxInFlight(4), pipeline.EffectAttempts(2),
-		pipeline.CommitEvery(1))
-	err := <-r.done
-	var re *pipeline.RecordError
-	if !errors.As(err, &re) || !errors.Is(err, pipeline.ErrEffectFailed) || re.Offset != 9 || re.Attempts != 2 {
-		t.Fatalf("Run = %v, want a RecordError at offset 9 after 2 attempts wrapping ErrEffectFailed", err)
-	}
-	if c := watch.Committed(r.log.Events(), "")[checkpoint.Partition{Topic: "orders"}]; c > 9 {
-		t.Fatalf("committed %d, past the record that gave up (9)", c)
+// TestStopOnEffectFailure: in both schedules, without dead letters a record
+// whose effect gives up stops the pipeline with a *RecordError wrapping
+// ErrEffectFailed after EffectAttempts attempts, and the committed offset
+// stays before it.
+func TestStopOnEffectFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []pipeline.Opt
+	}{
+		{"batches", nil},
+		{"in flight", []pipeline.Opt{pipeline.MaxInFlight(4)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newFake(t, "orders", 1)
+			produce(t, env.brokers, keyedOrders(20, 4)...)
+			e := newEffectLog()
+			e.fail = func(_ string, off int64) error {
+				if off == 9 {
+					return errors.New("receiver: 500")
+				}
+				return nil
+			}
+			opts := append([]pipeline.Opt{pipeline.EffectAttempts(2), pipeline.CommitEvery(1)}, tc.opts...)
+			r := start(t, env.brokers, guardedWith(t, env, e), pipeline.Options(opts...))
+			err := <-r.done
+			var re *pipeline.RecordError
+			if !errors.As(err, &re) || !errors.Is(err, pipeline.ErrEffectFailed) || re.Offset != 9 || re.Attempts != 2 {
+				t.Fatalf("Run = %v, want a RecordError at offset 9 after 2 attempts wrapping ErrEffectFailed", err)
+			}
+			if c := watch.Committed(r.log.Events(), "")[checkpoint.Partition{Topic: "orders"}]; c > 9 {
+				t.Fatalf("committed %d, past the record that gave up (9)", c)
+			}
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			if got := e.calls["k1"]; fmt.Sprint(got) != "[1 5 9 9]" {
+				t.Fatalf("k1 calls %v, want offset 9 twice", got)
+			}
+		})
 	}
 }
 

@@ -237,14 +237,17 @@ func MaxInFlight(n int) Opt { return opt(func(c *config) { c.maxInFlight = n }) 
 // A partition whose next record finds the cap reached waits for a slot.
 func MaxInFlightTotal(n int) Opt { return opt(func(c *config) { c.maxInFlightTotal = n }) }
 
-// EffectAttempts is how many times, with MaxInFlight, a record whose
-// effect fails (ErrEffectFailed) is attempted before it is given up
-// (default 5; at least 1): dead-lettered when DeadLetters are configured,
-// else the pipeline stops on it. An effect error wrapping sink.ErrRejected
-// is given up at once. Retries wait the backoff of failed batches (100ms
-// doubling to 5s). Failures of unknown outcome (Redis unreachable, a
-// timed-out call) and effects whose system is down (sink.ErrUnavailable)
-// are not counted: they are retried until the term ends, as batches are.
+// EffectAttempts is how many times a record whose effect fails
+// (ErrEffectFailed) is attempted before it is given up (default 5; at
+// least 1), in batches and with MaxInFlight alike: dead-lettered when
+// DeadLetters are configured, else the pipeline stops on it. An effect
+// error wrapping sink.ErrRejected is given up at once. Retries wait the
+// backoff of failed batches (100ms doubling to 5s). With MaxInFlight the
+// record's key's later records wait and other keys go on; in batches the
+// batch waits, its records before the failing one landed (and committed
+// when due). Failures of unknown outcome (Redis unreachable, a timed-out
+// call) and effects whose system is down (sink.ErrUnavailable) are not
+// given up: they are retried until the term ends.
 func EffectAttempts(n int) Opt { return opt(func(c *config) { c.effectAttempts = n }) }
 
 // StopOnEffectFailure makes a record whose effect is given up (see

@@ -9,28 +9,32 @@ import (
 	"github.com/shardpipe/shardpipe/sink"
 )
 
-// retryPoison applies the batch's poison records again, on their own, with
-// a backoff (config.poison) doubling from 100ms to 2s, until they decode or
+// retryPoison applies the batch's poison records again, on their own, as
+// the engine judges them (onFailure, as for MaxInFlight): with a backoff
+// (config.poison) doubling from 100ms to 2s, until they decode or
 // PoisonAttempts are spent, or the worker is asked to stop and give up
 // (givingUp): then no attempt is left in this term and they fail for good
-// at once, as with MaxInFlight. It returns the attempts made.
+// at once. It returns the attempts made.
 func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, error) {
-	attempts := 1
-	for ; attempts < w.p.cfg.poison.Attempts && !givingUp(w.mode.Load()); attempts++ {
+	for attempts := 1; ; attempts++ {
 		var idx []int
 		for i := range results {
-			if results[i].Err != nil && !refusedEffect(results[i].Err) { // a refusal is for good
+			if results[i].Err != nil && classify(results[i].Err) == failPoison {
 				idx = append(idx, i)
 			}
 		}
 		if len(idx) == 0 {
-			break
+			return attempts, nil
 		}
-		if err := w.sleepOrStop(w.p.cfg.poison.Ceiling(attempts)); err != nil {
+		act, wait := w.e.onFailure(failPoison, attempts, givingUp(w.mode.Load()))
+		if act != actRetry {
+			return attempts, nil
+		}
+		if err := w.sleepOrStop(wait); err != nil {
 			return 0, err
 		}
 		if givingUp(w.mode.Load()) {
-			break // stopped while backing off: the attempts made are all
+			return attempts, nil // stopped while backing off: the attempts made are all
 		}
 		sub := make([]sink.Record, len(idx))
 		for j, i := range idx {
@@ -47,7 +51,6 @@ func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, e
 			results[i] = res[j]
 		}
 	}
-	return attempts, nil
 }
 
 // deadLetter delivers r to its dead-letter topic (or, too large for it, a

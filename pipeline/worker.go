@@ -50,8 +50,8 @@ type worker struct {
 	lastWarn time.Time // the last retry warning (rate limited by warn)
 	unlogged int       // retries not logged since
 
-	// unknown is the last batch whose Apply failed: its outcome is
-	// unknown, and finishUnknown finishes it at exit.
+	// unknown are the records the term left with their outcomes unknown
+	// (engine.exit), by offset: finishUnknown finishes them at exit.
 	unknown []sink.Record
 }
 
@@ -118,6 +118,10 @@ func (w *worker) run() {
 	if err == nil {
 		err = w.loop()
 	}
+	if errors.Is(err, errLeft) {
+		err = nil // the engine's exit says why
+	}
+	w.unknown, err = w.e.exit(w.part, w.epoch, err, w.fenced.Load())
 	if w.ctx.Err() == nil && !errors.Is(err, errFenced) {
 		// The final commit of a revoke, a drain or a stop on error: what
 		// landed is committed, nothing past it. A worker fenced by the

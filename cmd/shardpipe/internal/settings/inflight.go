@@ -47,9 +47,9 @@ func InFlightGroup(ic *InFlight) cliflags.Group {
 		&cli.IntFlag{Name: fMaxInFlightTotal, Value: 1024,
 			Usage: "with --max-in-flight: effects run at once in the whole process"},
 		&cli.IntFlag{Name: fEffectAttempts, Value: 5,
-			Usage: "with --max-in-flight: attempts of a record whose effect fails (backoff 100ms to 5s, its key's later records waiting, other keys going on) before --on-effect-failure"},
+			Usage: "attempts of a record whose effect fails (backoff 100ms to 5s; with --max-in-flight its key's later records wait and other keys go on, in batches the batch waits) before --on-effect-failure"},
 		&cli.StringFlag{Name: fOnEffectFailure, Value: "dlq",
-			Usage: "with --max-in-flight: a record whose effect gave up: dlq (as a poison record, needs --on-poison dlq) or stop (exit 1, offset stays before it)"})
+			Usage: "a record whose effect gave up: dlq (as a poison record, needs --on-poison dlq) or stop (exit 1, offset stays before it)"})
 }
 
 func (ic *InFlight) load(c *cli.Command, bad *cliflags.Problems) {
