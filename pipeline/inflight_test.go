@@ -134,6 +134,18 @@ func TestInFlightKeyOrder(t *testing.T) {
 	}
 }
 
+// schedule is one of the pipeline's two schedules, for a test that runs
+// in both.
+type schedule struct {
+	name string
+	opts []pipeline.Opt
+}
+
+// bothSchedules are batches and MaxInFlight(inFlight).
+func bothSchedules(inFlight int) []schedule {
+	return []schedule{{"batches", nil}, {"in flight", []pipeline.Opt{pipeline.MaxInFlight(inFlight)}}}
+}
+
 // TestFailingKeyDoesNotBlock: in both schedules, a key whose effect always
 // fails is retried EffectAttempts times per record, its records in order,
 // then dead-lettered, while every other key of the partition is applied
@@ -142,13 +154,7 @@ func TestInFlightKeyOrder(t *testing.T) {
 // the other keys go on meanwhile; a batch waits for the failing record's
 // retries.)
 func TestFailingKeyDoesNotBlock(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opts []pipeline.Opt
-	}{
-		{"batches", nil},
-		{"in flight", []pipeline.Opt{pipeline.MaxInFlight(8)}},
-	} {
+	for _, tc := range bothSchedules(8) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := dlqEnv(t)
 			const n, keys = 40, 4
@@ -203,13 +209,7 @@ func TestFailingKeyDoesNotBlock(t *testing.T) {
 // ErrEffectFailed after EffectAttempts attempts, and the committed offset
 // stays before it.
 func TestStopOnEffectFailure(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opts []pipeline.Opt
-	}{
-		{"batches", nil},
-		{"in flight", []pipeline.Opt{pipeline.MaxInFlight(4)}},
-	} {
+	for _, tc := range bothSchedules(4) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newFake(t, "orders", 1)
 			produce(t, env.brokers, keyedOrders(20, 4)...)

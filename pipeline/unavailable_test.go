@@ -16,13 +16,7 @@ import (
 // the system down four times is applied on its fifth call, nothing is
 // dead-lettered or given up, and the partition commits to its end.
 func TestUnavailableEffectIsRetried(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opts []pipeline.Opt
-	}{
-		{"batches", nil},
-		{"in flight", []pipeline.Opt{pipeline.MaxInFlight(4)}},
-	} {
+	for _, tc := range bothSchedules(4) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := dlqEnv(t)
 			const n, down = 12, 4
