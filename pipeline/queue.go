@@ -42,7 +42,7 @@ func (q *queue) push(rs []*kgo.Record) {
 }
 
 // take removes up to n records, resuming the partition once the queue is below
-// half its bound.
+// half its bound (an empty queue is below half of a bound of one).
 func (q *queue) take(n int) []*kgo.Record {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -55,7 +55,7 @@ func (q *queue) take(n int) []*kgo.Record {
 	// record, the record slice it sits in and its fetch response alive.
 	clear(q.recs[left:])
 	q.recs = q.recs[:left]
-	if q.paused && len(q.recs) < q.bound/2 {
+	if q.paused && 2*len(q.recs) < q.bound {
 		q.paused = false
 		q.resume()
 	}

@@ -99,3 +99,24 @@ func TestQueueTakeDropsTakenRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueBoundOfOne: a queue bounded at one record (QueueRecords(1) with
+// MaxBatch(1)) resumes its partition once the worker took the record. Below
+// half was bound/2 records, none, which an empty queue is not below either:
+// the partition stayed paused until the next rebalance.
+func TestQueueBoundOfOne(t *testing.T) {
+	var pauses, resumes int
+	q := newQueue(1, func() { pauses++ }, func() { resumes++ })
+	for i := range 3 {
+		q.push(recs(i, 1))
+		if pauses != i+1 {
+			t.Fatalf("record %d: %d pauses, want %d", i, pauses, i+1)
+		}
+		if rs := q.take(1); len(rs) != 1 || rs[0].Offset != int64(i) {
+			t.Fatalf("record %d: took %v", i, rs)
+		}
+		if resumes != i+1 {
+			t.Fatalf("record %d: %d resumes, want %d: the partition stays paused", i, resumes, i+1)
+		}
+	}
+}
