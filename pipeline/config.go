@@ -26,7 +26,8 @@ type config struct {
 	policy         checkpoint.Policy // Max is set from maxUncommitted by newConfig
 	maxUncommitted int               // 0: the default, 10 x max(Every, maxBatch)
 	maxBatch       int
-	queueRecords   int
+	queueRecords   int // 0: the default, 16 x maxBatch (4 x with maxInFlight)
+	queueBytes     int
 	revokeTimeout  time.Duration
 	commitTimeout  time.Duration
 	shutdown       time.Duration
@@ -78,6 +79,7 @@ func defaultConfig() config {
 		startEarliest:    true,
 		policy:           checkpoint.Policy{Every: 500, Interval: 5 * time.Second},
 		maxBatch:         500,
+		queueBytes:       2 << 20,
 		revokeTimeout:    20 * time.Second,
 		commitTimeout:    15 * time.Second,
 		shutdown:         30 * time.Second,
@@ -106,16 +108,22 @@ func newConfig[O interface{ apply(*config) }](opts []O, group bool) (config, err
 }
 
 // validate is the one place options are checked: it fills in the defaults
-// that depend on other options (QueueRecords from MaxBatch, the commit
-// policy's Max from MaxUncommitted, the backoffs from PoisonAttempts, a
-// dead-letter configuration's zero durations) and reports every value out
-// of range at once, each naming the option and the range it wants.
+// that depend on other options (QueueRecords from MaxBatch and MaxInFlight,
+// the commit policy's Max from MaxUncommitted, the backoffs from
+// PoisonAttempts, a dead-letter configuration's zero durations) and reports
+// every value out of range at once, each naming the option and the range
+// it wants.
 func (c *config) validate(group bool) error {
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
 	if c.queueRecords == 0 {
-		c.queueRecords = 4 * c.maxBatch
+		// With MaxInFlight it also bounds the records held in flight
+		// (engine.admitRoom): kept at what it was before QueueBytes.
+		c.queueRecords = 16 * c.maxBatch
+		if c.maxInFlight > 0 {
+			c.queueRecords = 4 * c.maxBatch
+		}
 	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -146,6 +154,9 @@ func (c *config) validate(group bool) error {
 	}
 	if c.maxBatch < 1 || c.queueRecords < c.maxBatch {
 		bad("max batch %d and queue %d: want 1 <= batch <= queue", c.maxBatch, c.queueRecords)
+	}
+	if c.queueBytes < 1 {
+		bad("queue bytes %d: want at least 1", c.queueBytes)
 	}
 	c.retry = sink.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
 	c.poison = sink.Backoff{Initial: 100 * time.Millisecond, Max: 2 * time.Second, Attempts: c.poisonAttempts}

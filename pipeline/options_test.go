@@ -42,6 +42,7 @@ func TestOptionScopes(t *testing.T) {
 		{"MaxUncommitted", pipeline.MaxUncommitted(100), true, true},
 		{"MaxBatch", pipeline.MaxBatch(10), true, true},
 		{"QueueRecords", pipeline.QueueRecords(40), true, true},
+		{"QueueBytes", pipeline.QueueBytes(1 << 20), true, true},
 		{"ShutdownTimeout", pipeline.ShutdownTimeout(time.Second), true, true},
 		{"PoisonAttempts", pipeline.PoisonAttempts(2), true, true},
 		{"DeadLetters", pipeline.DeadLetters(rdb, "dlq:"), true, true},

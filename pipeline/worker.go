@@ -59,7 +59,7 @@ func newWorker(p *runner, part checkpoint.Partition, epoch int64, member string)
 	ctx, cancel := context.WithCancel(context.Background())
 	term, endTerm := context.WithCancel(ctx)
 	tps := map[string][]int32{part.Topic: {part.Partition}}
-	q := newQueue(p.cfg.queueRecords,
+	q := newQueue(p.cfg.queueRecords, p.cfg.queueBytes,
 		func() { p.cl.PauseFetchPartitions(tps) },
 		func() { p.cl.ResumeFetchPartitions(tps) })
 	halt, haltNow := context.WithCancel(context.Background())
