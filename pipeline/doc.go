@@ -10,8 +10,9 @@
 // (checkpoint.ErrStaleEpoch), and its late effects are suppressed by the
 // sink's ledger because the new owner claimed the same business keys.
 //
-// The data path of one record: fetch -> partition queue (bounded; a full
-// queue pauses fetching of that partition) -> worker batch -> sink.Apply
+// The data path of one record: fetch -> partition queue (bounded in
+// records and bytes, QueueRecords and QueueBytes; a full queue pauses
+// fetching of that partition) -> worker batch -> sink.Apply
 // (one Redis round trip per batch) -> tracker marks the offsets landed ->
 // every CommitEvery records or CommitInterval: a synchronous offset commit.
 //
