@@ -89,8 +89,8 @@ func New(rawURL string, opts ...Opt) (*Effect, error) {
 
 // Do sends one record whose business key is key: a 2xx reply is success.
 // A 4xx other than 408 and 429 is permanent: the error wraps
-// sink.ErrRejected (with pipeline.MaxInFlight the record is dead-lettered
-// at once). Any other status (408, 429, 5xx) or a network error is an error
+// sink.ErrRejected (the record is dead-lettered at once, or stops the
+// pipeline: pipeline.EffectAttempts). Any other status (408, 429, 5xx) or a network error is an error
 // to retry; the timeout ends the call's context, so the guard treats its
 // outcome as unknown (the call may or may not have landed): a retry calls
 // again with the same Idempotency-Key, which the receiver's check absorbs.
