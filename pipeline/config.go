@@ -26,7 +26,7 @@ type config struct {
 	policy         checkpoint.Policy // Max is set from maxUncommitted by newConfig
 	maxUncommitted int               // 0: the default, 10 x max(Every, maxBatch)
 	maxBatch       int
-	queueRecords   int // 0: the default, 16 x maxBatch (4 x with maxInFlight)
+	queueRecords   int // 0: the default, 4 x maxBatch
 	queueBytes     int
 	revokeTimeout  time.Duration
 	commitTimeout  time.Duration
@@ -108,7 +108,7 @@ func newConfig[O interface{ apply(*config) }](opts []O, group bool) (config, err
 }
 
 // validate is the one place options are checked: it fills in the defaults
-// that depend on other options (QueueRecords from MaxBatch and MaxInFlight,
+// that depend on other options (QueueRecords from MaxBatch,
 // the commit policy's Max from MaxUncommitted, the backoffs from
 // PoisonAttempts, a dead-letter configuration's zero durations) and reports
 // every value out of range at once, each naming the option and the range
@@ -118,12 +118,7 @@ func (c *config) validate(group bool) error {
 		c.logger = slog.Default()
 	}
 	if c.queueRecords == 0 {
-		// With MaxInFlight it also bounds the records held in flight
-		// (engine.admitRoom): kept at what it was before QueueBytes.
-		c.queueRecords = 16 * c.maxBatch
-		if c.maxInFlight > 0 {
-			c.queueRecords = 4 * c.maxBatch
-		}
+		c.queueRecords = 4 * c.maxBatch
 	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }

@@ -203,32 +203,27 @@ func CountOnce(m CommitMarker) GroupOpt { return groupOpt(func(c *config) { c.ma
 // Redis round trips.
 func MaxBatch(n int) Opt { return opt(func(c *config) { c.maxBatch = n }) }
 
-// QueueRecords bounds a partition's queue in records (default 16 x
-// MaxBatch, 8,000 at the default MaxBatch, or 4 x MaxBatch with
-// MaxInFlight; at least MaxBatch). A queue that reaches QueueRecords
-// records or QueueBytes bytes, whichever comes first, pauses its
-// partition's fetching, which resumes once the worker has taken the queue
-// below half of both. So a queue holds about the bound it reaches at most,
-// plus one fetch of the partition (256 KiB of record batches as fetched,
-// New's kgo.FetchMaxPartitionBytes, or one larger batch); the worker holds
-// the batch it applies besides.
+// QueueRecords bounds a partition's queue in records (default 4 x
+// MaxBatch, 2,000 at the default MaxBatch; at least MaxBatch). A queue
+// that reaches QueueRecords records or QueueBytes bytes, whichever comes
+// first, pauses its partition's fetching, which resumes once the worker
+// has taken the queue below half of both. So a queue holds about the bound
+// it reaches at most, plus one fetch of the partition (256 KiB of record
+// batches as fetched, New's kgo.FetchMaxPartitionBytes, or one larger
+// batch); the worker holds the batch it applies besides. With MaxInFlight
+// QueueRecords also caps the records a partition holds in flight (taken
+// from the queue, not yet landed), which QueueBytes does not bound.
 //
-// What a pause costs: franz-go drops what it had fetched for a paused
-// partition and fetches it again after the resume, so a bound reached often
-// reads part of the topic twice. Measured (BENCHMARKS.md, "Fetched twice"):
-// with a bound of 2,000 records of about 200 bytes, record mode decoded
-// 11-12% more records than it consumed over a million; with 6,000 or 8,000
-// it decoded the topic once and spent about 15% less CPU per record. The
-// defaults divide the work: records under about 250 bytes reach 8,000
-// records before 2 MiB, so they get the larger queue; records of 1 KiB and
-// more reach 2 MiB first, so a queue of them holds no more than 2,000
-// records of 1 KiB did under the earlier default (4 x MaxBatch) and pauses
-// about as often, and one of 10 KiB records holds a tenth of what it did
-// and pauses ten times as often: raise QueueBytes where memory allows. With
-// MaxInFlight the bound also caps the records a partition holds in flight
-// (taken from the queue, not yet landed), which QueueBytes does not bound:
-// there its default stays 4 x MaxBatch, so held records and their memory
-// stay as they were.
+// A pause costs no fetch: the pipeline polls everything franz-go has
+// fetched into the queues before it pauses a partition, so nothing
+// fetched for it is dropped (franz-go drops what it still buffers for a
+// paused partition, and fetches it again after the resume: polling 2,000
+// records at a time, record mode decoded 11-12% more records than it
+// consumed; BENCHMARKS.md, "Fetched twice"). Records of about 1 KiB reach
+// both bounds together; a queue of smaller records holds 2,000 of them,
+// one of 10 KiB records about 200 (a tenth of its memory without the byte
+// bound): raise QueueBytes where memory allows and the partition pauses
+// too often.
 func QueueRecords(n int) Opt { return opt(func(c *config) { c.queueRecords = n }) }
 
 // QueueBytes bounds a partition's queue in bytes, beside QueueRecords

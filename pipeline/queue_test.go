@@ -216,9 +216,9 @@ func TestQueueRecordBytes(t *testing.T) {
 	}
 }
 
-// TestQueueDefaults: a partition's queue is bounded at 16 x MaxBatch
-// records (4 x with MaxInFlight, where the bound also caps the records held
-// in flight) and 2 MiB, unless QueueRecords and QueueBytes say otherwise.
+// TestQueueDefaults: a partition's queue is bounded at 4 x MaxBatch records
+// (with MaxInFlight the bound also caps the records held in flight) and 2
+// MiB, unless QueueRecords and QueueBytes say otherwise.
 func TestQueueDefaults(t *testing.T) {
 	base := []GroupOpt{Brokers("b:9092"), Topics("t"), Group("g"), Sink(nopApplier{})}
 	for _, tc := range []struct {
@@ -226,8 +226,8 @@ func TestQueueDefaults(t *testing.T) {
 		opts           []GroupOpt
 		records, bytes int
 	}{
-		{"defaults", nil, 8000, 2 << 20},
-		{"max batch", []GroupOpt{MaxBatch(100)}, 1600, 2 << 20},
+		{"defaults", nil, 2000, 2 << 20},
+		{"max batch", []GroupOpt{MaxBatch(100)}, 400, 2 << 20},
 		{"max in flight", []GroupOpt{MaxInFlight(8)}, 2000, 2 << 20},
 		{"max in flight and batch", []GroupOpt{MaxInFlight(8), MaxBatch(100)}, 400, 2 << 20},
 		{"set", []GroupOpt{QueueRecords(3000), QueueBytes(4096)}, 3000, 4096},

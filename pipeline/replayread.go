@@ -49,7 +49,7 @@ func (r *Replay) read(ctx context.Context, feed func(*replayPart, []*kgo.Record)
 	}
 	r.mu.Unlock()
 	for left > 0 && ctx.Err() == nil && r.Err() == nil {
-		fs := r.cl.PollRecords(ctx, r.cfg.queueRecords)
+		fs := r.cl.PollFetches(ctx) // everything buffered: see Pipeline.Run
 		if fs.IsClientClosed() {
 			return
 		}
