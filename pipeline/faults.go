@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/shardpipe/shardpipe/internal/faults"
 	"github.com/shardpipe/shardpipe/sink"
 )
@@ -44,15 +42,18 @@ func (w *worker) beforeApply(batch []sink.Record) {
 	}
 }
 
-// crashPoint cuts recs where the CrashAfter point, if set for the
-// partition, kills the worker; true when it does after them.
-func (w *worker) crashPoint(recs []*kgo.Record) ([]*kgo.Record, bool) {
+// crashPoint cuts recs, the records the worker is about to attempt (a
+// batch, or one record with MaxInFlight), where the CrashAfter point, if
+// set for the partition, kills the worker: after its kth attempt in all.
+// True when it does after them. Both schedules ask it, so the point is the
+// same in each.
+func crashPoint[T any](w *worker, recs []T) ([]T, bool) {
 	fs := w.p.faults.Load()
 	if fs == nil {
 		return recs, false
 	}
 	if k, ok := fs.Worker.CrashAfter[w.part]; ok && w.attempts+len(recs) >= k {
-		return recs[:k-w.attempts], true
+		return recs[:max(k-w.attempts, 0)], true
 	}
 	return recs, false
 }

@@ -167,6 +167,7 @@ func (w *worker) startOne(f *flight) bool {
 	}
 	batch := []sink.Record{r.Record}
 	w.beforeApply(batch)
+	_, crash := crashPoint(w, batch) // none start after it: startReady stops at the crash
 	w.attempts++
 	f.last = r.Offset
 	ctx := w.applyCtx()
@@ -176,10 +177,8 @@ func (w *worker) startOne(f *flight) bool {
 		f.done <- flightDone{key: key, r: r, failures: it.Failures, results: results, err: err}
 	}()
 	w.flightStats(f)
-	if fs := w.p.faults.Load(); fs != nil {
-		if k, ok := fs.Worker.CrashAfter[w.part]; ok && w.attempts >= k {
-			w.e.crashAt()
-		}
+	if crash {
+		w.e.crashAt()
 	}
 	return true
 }

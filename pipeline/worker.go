@@ -259,7 +259,7 @@ func (w *worker) timerAt(at time.Time, ok bool) (<-chan time.Time, func()) {
 
 func (w *worker) process(recs []*kgo.Record) error {
 	w.begin(recs[0].Offset)
-	recs, crash := w.crashPoint(recs)
+	recs, crash := crashPoint(w, recs)
 	batch := w.buf[:0]
 	var markers []int64 // transaction markers: no effect, landed once read
 	for _, r := range recs {
