@@ -50,7 +50,9 @@
 // records (poison.go), MaxInFlight for each record (inflight.go's
 // settle). What a term leaves (records whose outcome is unknown with no
 // retry to come, the failure that stops it, a crash point) is the
-// engine's too (termEnd), and engine.exit says how the worker ends.
+// engine's too (termEnd), and engine.exit says how the worker ends. The
+// fault points tests inject (faults.go: BeforeApply, CrashAfter) sit in
+// the drivers, each asked the same way by both schedules.
 //
 // On revoke a worker finishes its in-flight batch and commits synchronously
 // before the rebalance goes on. On loss it stops without committing. Close
