@@ -31,14 +31,17 @@ func (w *worker) apply(batch []sink.Record) ([]sink.Result, error) {
 	return results, err
 }
 
-// applyFrom is apply that, given landPrefix, lands the known records
-// before the first whose outcome is unknown (a sink that returns a result
-// per record, as Guarded does, when a record fails part-way) and applies
-// again from that record, the backoff starting over after the progress,
-// and commits what landed when the policy wants a commit, however long the
-// record is retried: a receiver that fails now and then does not cost the
-// whole batch again nor hold back its commits. The attempts of that record
-// are the batch's calls since its last progress.
+// applyFrom is apply that applies again only the records whose outcome
+// is unknown, from the first of them (a sink that returns a result per
+// record, as Guarded does, when a record fails part-way): the records
+// before it keep their results. Given landPrefix, it lands the settled
+// records before that one (up to the first poison record) and commits what
+// landed when the policy wants a commit, however long the record is
+// retried: a receiver that fails now and then does not cost the whole
+// batch again nor hold back its commits. A record's attempts, and its
+// backoff, are its own (failCounts): a failure of unknown outcome does not
+// count against EffectAttempts, and a record not attempted because one
+// before it failed is applied at once once that one is given up.
 // It returns the records it did not land this way, with their results.
 func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, []sink.Result) error) (rest []sink.Record, _ []sink.Result, err error) {
 	defer func() {
@@ -46,47 +49,62 @@ func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, [
 			w.e.leave(err, batch...) // its effects may have run: finished at exit
 		}
 	}()
-	for retry := 1; ; retry++ {
+	var results []sink.Result // batch's; those of batch[:from] are settled
+	var fails failTally
+	from := 0
+	for {
 		done := w.roundTrip()
-		results, err := w.p.cfg.applier.Apply(w.applyCtx(), batch)
-		if err == nil && len(results) != len(batch) {
-			err = fmt.Errorf("%s: sink returned %d results for %d records", w.part, len(results), len(batch))
+		res, err := w.p.cfg.applier.Apply(w.applyCtx(), batch[from:])
+		if err == nil && len(res) != len(batch)-from {
+			err = fmt.Errorf("%s: sink returned %d results for %d records", w.part, len(res), len(batch)-from)
 			done(err)
 			return nil, nil, err
 		}
-		at, kind := -1, failUnknown
+		at, kind, attempts, own := -1, failUnknown, 0, 0
 		if err == nil {
-			at, kind, err = w.unsettled(results, retry)
-		} else if errors.Is(err, sink.ErrMisconfigured) {
-			kind = failMisconfigured
+			if results == nil {
+				results = res
+			} else {
+				copy(results[from:], res)
+			}
+			at, kind, attempts, own, err = w.unsettled(batch, results, from, &fails)
+		} else {
+			if errors.Is(err, sink.ErrMisconfigured) {
+				kind = failMisconfigured
+			}
+			attempts, own = fails.note(batch[from].Offset, kind)
 		}
 		if d := done(err); w.p.cfg.meter != nil {
-			w.p.cfg.meter.SinkRoundTrip(w.part, len(batch), d, err)
+			w.p.cfg.meter.SinkRoundTrip(w.part, len(batch)-from, d, err)
 		}
 		if err == nil {
 			return batch, results, nil
 		}
-		act, wait := w.e.onFailure(kind, retry, givingUp(w.mode.Load()))
+		// Not attempted: a record before it failed, and is given up. It is
+		// applied at once, its first attempt, unless the term stops.
+		notTried := attempts == 0
+		act, wait := actRetry, time.Duration(0)
+		if !notTried {
+			act, wait = w.e.onFailure(kind, attempts, own, givingUp(w.mode.Load()))
+		} else if givingUp(w.mode.Load()) {
+			act = actLeave
+		}
 		if act == actStop {
 			// No retry can fix it and skipping would lose effects: stop.
 			if at >= 0 {
-				return batch, results, &refused{at: at, err: w.recordError(&batch[at], retry, sink.ErrMisconfigured, err)}
+				return batch, results, &refused{at: at, err: w.recordError(&batch[at], attempts, sink.ErrMisconfigured, err)}
 			}
 			return nil, nil, fmt.Errorf("%s epoch %d offsets %d..%d: %w", w.part, w.epoch,
-				batch[0].Offset, batch[len(batch)-1].Offset, err)
+				batch[from].Offset, batch[len(batch)-1].Offset, err)
 		}
-		if n := knownPrefix(results, at); landPrefix != nil && n > 0 {
+		if at >= 0 {
+			from = at // the records before it are settled
+		}
+		if n := knownPrefix(results, from); landPrefix != nil && n > 0 {
 			if err := landPrefix(batch[:n], results[:n]); err != nil {
 				return nil, nil, err
 			}
-			batch, retry = batch[n:], 1 // progress: the backoff starts over
-			if n == at && errors.Is(err, errNotAttempted) {
-				// The records before it were given up or refused: it was
-				// not attempted, so apply it now, its first attempt.
-				retry = 0
-				continue
-			}
-			act, wait = w.e.onFailure(kind, retry, givingUp(w.mode.Load()))
+			batch, results, from = batch[n:], results[n:], from-n
 		}
 		if w.ctx.Err() != nil {
 			return nil, nil, w.ctx.Err()
@@ -98,6 +116,9 @@ func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, [
 			w.e.leave(err, batch...)
 			return nil, nil, errLeft
 		}
+		if notTried {
+			continue
+		}
 		if landPrefix != nil {
 			// What landed before the failing record is committed when due,
 			// however long it is retried.
@@ -105,8 +126,8 @@ func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, [
 				return nil, nil, err
 			}
 		}
-		w.warn("sink failed, retrying the batch; its offsets stay uncommitted",
-			"first_offset", batch[0].Offset, "last_offset", batch[len(batch)-1].Offset,
+		w.warn("sink failed, retrying the batch from the first record whose outcome is unknown; its offsets stay uncommitted",
+			"first_offset", batch[from].Offset, "last_offset", batch[len(batch)-1].Offset, "attempts", attempts,
 			"committed", w.committed(), "retry_in", wait, "err", err)
 		if err := w.sleepOrStop(wait); err != nil {
 			return nil, nil, err
@@ -118,23 +139,46 @@ func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, [
 	}
 }
 
-// unsettled finds the first record of results whose outcome is unknown
-// (transient), after giving up, as the engine judges them (onFailure),
-// the records whose effect failed for the attempts-th time: their results
+// unsettled finds the first record of results, from index from on, whose
+// outcome is unknown (transient), after counting the failed attempt of
+// each record it meets (fails) and giving up, as the engine judges them
+// (onFailure), those whose effect failed for the last time: their results
 // become givenUp, the records' own failures. It returns that record's
-// index, its failure and error; -1 and nil when every outcome is known.
-func (w *worker) unsettled(results []sink.Result, attempts int) (int, failure, error) {
+// index, its failure, its failed attempts in all and of that kind (0 and
+// 0: it was not attempted, as a record after a failing one is not) and
+// the error; -1 and nil when every outcome is known.
+func (w *worker) unsettled(batch []sink.Record, results []sink.Result, from int, fails *failTally) (int, failure, int, int, error) {
 	for {
-		at, err := transient(results)
+		i, err := transient(results[from:])
 		if err == nil {
-			return -1, failUnknown, nil
+			return -1, failUnknown, 0, 0, nil
 		}
-		kind := classify(err)
-		if act, _ := w.e.onFailure(kind, attempts, false); kind != failEffect || act != actForGood {
-			return at, kind, err
+		at, kind := from+i, classify(err)
+		if errors.Is(err, errNotAttempted) {
+			return at, kind, 0, 0, err
+		}
+		attempts, own := fails.note(batch[at].Offset, kind)
+		if act, _ := w.e.onFailure(kind, attempts, own, false); kind != failEffect || act != actForGood {
+			return at, kind, attempts, own, err
 		}
 		results[at].Err = &givenUp{attempts: attempts, err: err}
 	}
+}
+
+// failTally is a batch's failCounts, by offset: made at its first failure.
+type failTally map[int64]*failCounts
+
+// note counts a failed attempt of kind of the record at off (failCounts.note).
+func (t *failTally) note(off int64, kind failure) (attempts, own int) {
+	if *t == nil {
+		*t = failTally{}
+	}
+	c := (*t)[off]
+	if c == nil {
+		c = new(failCounts)
+		(*t)[off] = c
+	}
+	return c.note(kind)
 }
 
 // knownPrefix is how many results before index at (the first whose

@@ -88,29 +88,32 @@ type retryLimits struct {
 	effectAttempts int
 }
 
-// onFailure judges the attempts-th attempt (1: the first) of a record,
-// which failed as kind; stopping says that the term gives no more retries
-// (a stop that gives up, a revoke, a fence, a frozen partition). It
-// returns what to do and, for actRetry, how long to wait first. Both
-// schedules ask it: batches for the first record of a batch whose outcome
-// is unknown and for each poison record, MaxInFlight for each record.
+// onFailure judges a failed attempt of a record, which failed as kind:
+// attempts counts the record's failed attempts in this term, this one
+// included, and own those that failed as kind (a failure of unknown
+// outcome, or an effect whose system is down, does not count against a
+// failing effect's EffectAttempts). stopping says that the term gives no
+// more retries (a stop that gives up, a revoke, a fence, a frozen
+// partition). It returns what to do and, for actRetry, how long to wait
+// first: the backoff grows with attempts. Both schedules ask it: batches
+// for each record of a call that failed, MaxInFlight for each record.
 //
 // A poison record asked about while stopping fails for good at once (no
 // attempt is left in this term); an unknown outcome, or an effect with
 // attempts left, is left to the next owner.
-func (e *engine) onFailure(kind failure, attempts int, stopping bool) (retryAct, time.Duration) {
+func (e *engine) onFailure(kind failure, attempts, own int, stopping bool) (retryAct, time.Duration) {
 	switch kind {
 	case failMisconfigured:
 		return actStop, 0
 	case failRefused:
 		return actForGood, 0
 	case failPoison:
-		if stopping || attempts >= e.limits.poison.Attempts {
+		if stopping || own >= e.limits.poison.Attempts {
 			return actForGood, 0
 		}
 		return actRetry, e.limits.poison.Ceiling(attempts)
 	case failEffect:
-		if attempts >= e.limits.effectAttempts {
+		if own >= e.limits.effectAttempts {
 			return actForGood, 0
 		}
 	}
@@ -118,6 +121,26 @@ func (e *engine) onFailure(kind failure, attempts int, stopping bool) (retryAct,
 		return actLeave, 0
 	}
 	return actRetry, e.limits.retry.Ceiling(attempts)
+}
+
+// failCounts are one record's failed attempts in a term, by kind.
+type failCounts [failMisconfigured + 1]int
+
+// note counts a failed attempt of kind and returns the record's failed
+// attempts in all and those of kind, this one included (onFailure's
+// attempts and own).
+func (c *failCounts) note(kind failure) (attempts, own int) {
+	c[kind]++
+	return c.total(), c[kind]
+}
+
+// total is the record's failed attempts in all.
+func (c *failCounts) total() int {
+	n := 0
+	for _, k := range c {
+		n += k
+	}
+	return n
 }
 
 // givenUp is a record's result error once the engine judged it failed for

@@ -25,7 +25,8 @@ func failureLimits(poison, effect int) retryLimits {
 // judges a failed attempt (onFailure), which both schedules ask.
 //
 //	limits poison=N effect=N           the attempts of a poison record and of a failing effect
-//	attempt kind=K n=N [stopping]      the Nth attempt of a record failed as K
+//	attempt kind=K n=N [own=M] [stopping]
+//	                                   the Nth failed attempt of a record, its Mth of kind K (default N)
 func TestEngineFailureScripts(t *testing.T) {
 	e := &engine{limits: failureLimits(3, 5)}
 	datadriven.RunTest(t, "testdata/failure/failure.txt", func(t *testing.T, d *datadriven.TestData) string {
@@ -58,7 +59,11 @@ func TestEngineFailureScripts(t *testing.T) {
 				d.Fatalf(t, "unknown kind %q", args["kind"])
 			}
 			_, stopping := args["stopping"]
-			act, wait := e.onFailure(kind, num("n"), stopping)
+			own := num("n")
+			if _, ok := args["own"]; ok {
+				own = num("own")
+			}
+			act, wait := e.onFailure(kind, num("n"), own, stopping)
 			if act == actRetry {
 				return fmt.Sprintf("retry in %v\n", wait)
 			}
@@ -89,7 +94,7 @@ func TestEngineFailureExhaustive(t *testing.T) {
 					for attempts := 1; ; attempts++ {
 						n++
 						stopping := stopAt < 7 && attempts >= stopAt
-						act, wait := e.onFailure(kind, attempts, stopping)
+						act, wait := e.onFailure(kind, attempts, attempts, stopping)
 						where := fmt.Sprintf("limits poison=%d effect=%d, %v attempt %d (stopping %v): %v %v", poison, effect, kind, attempts, stopping, act, wait)
 						if msg := checkFailure(e.limits, kind, attempts, stopping, act, wait, last); msg != "" {
 							t.Fatalf("%s: %s", where, msg)
@@ -140,4 +145,50 @@ func checkFailure(l retryLimits, kind failure, attempts int, stopping bool, act 
 		return "an effect with attempts left is not left at a stop"
 	}
 	return ""
+}
+
+// TestEngineFailureCounts follows every sequence of up to 8 failed
+// attempts of one record, each of unknown outcome or a failing effect, as
+// failCounts counts them and onFailure judges them, with EffectAttempts 1
+// to 4: the record is given up exactly at the attempt whose effect failure
+// is its EffectAttempts-th, however many failures of unknown outcome came
+// between (they do not count), and never at one of unknown outcome; the
+// backoff grows with every failed attempt, of either kind.
+func TestEngineFailureCounts(t *testing.T) {
+	n := 0
+	for limit := 1; limit <= 4; limit++ {
+		e := &engine{limits: failureLimits(3, limit)}
+		for length := 1; length <= 8; length++ {
+			for bits := 0; bits < 1<<length; bits++ {
+				var c failCounts
+				effects := 0
+				var last time.Duration
+				for i := range length {
+					kind := failUnknown
+					if bits&(1<<i) != 0 {
+						kind, effects = failEffect, effects+1
+					}
+					attempts, own := c.note(kind)
+					act, wait := e.onFailure(kind, attempts, own, false)
+					n++
+					where := fmt.Sprintf("EffectAttempts %d, failures %0*b, attempt %d (%v)", limit, length, bits, i+1, kind)
+					switch {
+					case attempts != i+1:
+						t.Fatalf("%s: counted %d attempts", where, attempts)
+					case kind == failEffect && (effects == limit) != (act == actForGood):
+						t.Fatalf("%s: %v after %d effect failures of %d allowed", where, act, effects, limit)
+					case kind == failUnknown && act != actRetry:
+						t.Fatalf("%s: %v, want a retry", where, act)
+					case act == actRetry && wait < last:
+						t.Fatalf("%s: waits %v after %v", where, wait, last)
+					}
+					if act != actRetry {
+						break
+					}
+					last = wait
+				}
+			}
+		}
+	}
+	t.Logf("%d judgements checked", n)
 }

@@ -24,15 +24,15 @@ type flightRecord struct {
 	sink.Record
 	lossAt  uint64
 	started bool
+	fails   failCounts // its failed attempts in this term (onFailure)
 }
 
 // flightDone is one effect's report.
 type flightDone struct {
-	key      string
-	r        *flightRecord
-	failures int // failures before this attempt
-	results  []sink.Result
-	err      error
+	key     string
+	r       *flightRecord
+	results []sink.Result
+	err     error
 }
 
 // loopInFlight is loop with MaxInFlight, the in-flight driver of the
@@ -174,7 +174,7 @@ func (w *worker) startOne(f *flight) bool {
 	go func() {
 		results, err := w.p.cfg.applier.Apply(ctx, batch)
 		<-w.p.slots
-		f.done <- flightDone{key: key, r: r, failures: it.Failures, results: results, err: err}
+		f.done <- flightDone{key: key, r: r, results: results, err: err}
 	}()
 	w.flightStats(f)
 	if crash {
@@ -243,7 +243,7 @@ func (w *worker) settle(f *flight, d flightDone) error {
 	if err == nil && len(res) != 1 {
 		err = fmt.Errorf("%s: sink returned %d results for 1 record", w.part, len(res))
 	}
-	attempts, batch := d.failures+1, []sink.Record{d.r.Record}
+	attempts, batch := d.r.fails.total()+1, []sink.Record{d.r.Record}
 	if err == nil && res[0].Err == nil {
 		f.s.Done(d.key)
 		return w.land(batch, res, attempts, d.r.lossAt)
@@ -252,8 +252,9 @@ func (w *worker) settle(f *flight, d flightDone) error {
 		err = res[0].Err
 	}
 	kind := classify(err)
+	attempts, own := d.r.fails.note(kind)
 	stopping := w.e.end.frozen || givingUp(w.mode.Load()) || w.fenced.Load()
-	act, wait := w.e.onFailure(kind, attempts, stopping)
+	act, wait := w.e.onFailure(kind, attempts, own, stopping)
 	if act == actRetry {
 		f.s.Retry(d.key, time.Now().Add(wait))
 		if kind != failPoison {

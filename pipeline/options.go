@@ -210,7 +210,8 @@ func MaxBatch(n int) Opt { return opt(func(c *config) { c.maxBatch = n }) }
 // has taken the queue below half of both. So a queue holds about the bound
 // it reaches at most, plus one fetch of the partition (256 KiB of record
 // batches as fetched, New's kgo.FetchMaxPartitionBytes, or one larger
-// batch); the worker holds the batch it applies besides. With MaxInFlight
+// batch; more once compressed batches are decoded); the worker holds the
+// batch it applies besides. With MaxInFlight
 // QueueRecords also caps the records a partition holds in flight (taken
 // from the queue, not yet landed), which QueueBytes does not bound.
 //

@@ -26,7 +26,7 @@ func (w *worker) retryPoison(batch []sink.Record, results []sink.Result) (int, e
 		if len(idx) == 0 {
 			return attempts, nil
 		}
-		act, wait := w.e.onFailure(failPoison, attempts, givingUp(w.mode.Load()))
+		act, wait := w.e.onFailure(failPoison, attempts, attempts, givingUp(w.mode.Load()))
 		if act != actRetry {
 			return attempts, nil
 		}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/plugin/kotel"
@@ -83,7 +84,10 @@ func (w *worker) endSpans(batch []sink.Record, results []sink.Result) {
 	}
 	for i := range batch {
 		outcome := results[i].Outcome.String()
-		if results[i].Err != nil {
+		switch err := results[i].Err; {
+		case errors.Is(err, ErrEffectFailed):
+			outcome = "effect failed" // refused, or given up after EffectAttempts
+		case err != nil:
 			outcome = "poison"
 		}
 		endSpan(&batch[i], results[i], outcome)
