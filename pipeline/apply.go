@@ -126,7 +126,7 @@ func (w *worker) applyFrom(batch []sink.Record, landPrefix func([]sink.Record, [
 				return nil, nil, err
 			}
 		}
-		w.warn("sink failed, retrying the batch from the first record whose outcome is unknown; its offsets stay uncommitted",
+		w.warn("sink failed, retrying the batch; its offsets stay uncommitted",
 			"first_offset", batch[from].Offset, "last_offset", batch[len(batch)-1].Offset, "attempts", attempts,
 			"committed", w.committed(), "retry_in", wait, "err", err)
 		if err := w.sleepOrStop(wait); err != nil {
