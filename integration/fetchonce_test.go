@@ -23,24 +23,8 @@ func (f *fetchCounter) OnFetchBatchRead(_ kgo.BrokerMetadata, _ string, _ int32,
 	f.n.Add(int64(m.NumRecords))
 }
 
-// slowed is an Applier that waits d before each call of the one it wraps,
-// so that fetching outruns the worker and its queue reaches its bound.
-type slowed struct {
-	pipeline.Applier
-	d time.Duration
-}
-
-func (s slowed) Apply(ctx context.Context, b []sink.Record) ([]sink.Result, error) {
-	select {
-	case <-time.After(s.d):
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return s.Applier.Apply(ctx, b)
-}
-
 // TestPauseFetchesOnce: on the real broker, a pipeline whose worker is
-// slower than its fetches pauses each partition at its queue's bound again
+// slower than its fetches (Paced to 20,000 records/s) pauses each partition at its queue's bound again
 // and again, and still reads the topic once: it takes everything franz-go
 // fetched before pausing, so franz-go drops nothing it fetched for a
 // paused partition to fetch it again after the resume (polling the queue's
@@ -71,7 +55,7 @@ func TestPauseFetchesOnce(t *testing.T) {
 	fetched := &fetchCounter{}
 	log := watch.New()
 	p, err := pipeline.New(pipeline.Brokers(brokers...), pipeline.Topics(topic), pipeline.Group(integration.Group(t)),
-		pipeline.Sink(slowed{ledger, 2 * time.Millisecond}), pipeline.MaxBatch(100), pipeline.QueueRecords(400),
+		pipeline.Sink(pipeline.Paced(ledger, 20_000)), pipeline.MaxBatch(100), pipeline.QueueRecords(400),
 		pipeline.KafkaOptions(kgo.WithHooks(fetched)), pipeline.Observe(log.Observer("p")))
 	if err != nil {
 		t.Fatal(err)

@@ -290,7 +290,8 @@ func (w *worker) landBefore(batch []sink.Record, results []sink.Result, ref *ref
 // ownFailure reports whether err is the record's own failure, not one of
 // the sink: a poison record, or an effect that refused it or was given up.
 func ownFailure(err error) bool {
-	return badRecord(err) || refusedEffect(err) || errors.As(err, new(*givenUp))
+	k := classify(err)
+	return k == failPoison || k == failRefused
 }
 
 // refusedEffect reports whether err is an effect's refusal of the record
