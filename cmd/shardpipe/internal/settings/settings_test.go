@@ -105,20 +105,37 @@ func TestHTTPGroup(t *testing.T) {
 }
 
 func TestCommitGroup(t *testing.T) {
+	const mib = 1 << 20
 	tests := []struct {
 		args []string
 		want []string
 		cc   Commit
 	}{
-		{nil, nil, Commit{Every: 500, Interval: 5 * time.Second, MaxBatch: 500}},
-		{[]string{"--commit-every=0", "--max-uncommitted=7"}, nil, Commit{Interval: 5 * time.Second, MaxUncommitted: 7, MaxBatch: 500}},
-		{[]string{"--commit-every=0", "--commit-interval=0s"}, []string{"are both 0: offsets would be committed only at shutdown"}, Commit{MaxBatch: 500}},
+		{nil, nil, Commit{Every: 500, Interval: 5 * time.Second, MaxBatch: 500, QueueBytes: 2 * mib}},
+		{[]string{"--commit-every=0", "--max-uncommitted=7"}, nil, Commit{Interval: 5 * time.Second, MaxUncommitted: 7, MaxBatch: 500, QueueBytes: 2 * mib}},
+		{[]string{"--commit-every=0", "--commit-interval=0s"}, []string{"are both 0: offsets would be committed only at shutdown"}, Commit{MaxBatch: 500, QueueBytes: 2 * mib}},
 		{[]string{"--commit-every=-1", "--commit-interval=-1s", "--max-batch=0", "--max-uncommitted=-1"}, []string{
 			"--commit-every (SHARDPIPE_COMMIT_EVERY) -1: want 0 to 1000000 (0: off)", "--commit-interval (SHARDPIPE_COMMIT_INTERVAL) -1s: want 0s to 24h (0: off)",
 			"--max-batch (SHARDPIPE_MAX_BATCH) 0: want 1 to 100000", "--max-uncommitted (SHARDPIPE_MAX_UNCOMMITTED) -1: want 0 to 10000000 (0: the default)"},
-			Commit{Every: -1, Interval: -time.Second, MaxUncommitted: -1}},
+			Commit{Every: -1, Interval: -time.Second, MaxUncommitted: -1, QueueBytes: 2 * mib}},
 		{[]string{"--max-uncommitted=50"}, []string{"--max-uncommitted (SHARDPIPE_MAX_UNCOMMITTED) 50 is below --commit-every (SHARDPIPE_COMMIT_EVERY) 500"},
-			Commit{Every: 500, Interval: 5 * time.Second, MaxUncommitted: 50, MaxBatch: 500}},
+			Commit{Every: 500, Interval: 5 * time.Second, MaxUncommitted: 50, MaxBatch: 500, QueueBytes: 2 * mib}},
+		// A partition's queue bounds.
+		{[]string{"--queue-records=8000", "--queue-bytes=16MiB"}, nil,
+			Commit{Every: 500, Interval: 5 * time.Second, MaxBatch: 500, QueueRecords: 8000, QueueBytes: 16 * mib}},
+		{[]string{"--max-batch=50", "--queue-records=50", "--queue-bytes=1KiB"}, nil,
+			Commit{Every: 500, Interval: 5 * time.Second, MaxBatch: 50, QueueRecords: 50, QueueBytes: 1 << 10}},
+		{[]string{"--queue-bytes=1GiB"}, nil, Commit{Every: 500, Interval: 5 * time.Second, MaxBatch: 500, QueueBytes: 1 << 30}},
+		{[]string{"--queue-records=100"}, []string{"--queue-records (SHARDPIPE_QUEUE_RECORDS) 100 is below --max-batch (SHARDPIPE_MAX_BATCH) 500"},
+			Commit{Every: 500, Interval: 5 * time.Second, MaxBatch: 500, QueueRecords: 100, QueueBytes: 2 * mib}},
+		{[]string{"--queue-records=-1"}, []string{"--queue-records (SHARDPIPE_QUEUE_RECORDS) -1: want 0 to 10000000 (0: 4 x --max-batch)"},
+			Commit{Every: 500, Interval: 5 * time.Second, MaxBatch: 500, QueueRecords: -1, QueueBytes: 2 * mib}},
+		{[]string{"--queue-bytes=lots"}, []string{`--queue-bytes (SHARDPIPE_QUEUE_BYTES): "lots" is not a size: want a whole number of bytes`},
+			Commit{Every: 500, Interval: 5 * time.Second, MaxBatch: 500}},
+		{[]string{"--queue-bytes=1023"}, []string{"--queue-bytes (SHARDPIPE_QUEUE_BYTES) 1023: want 1KiB to 1GiB"},
+			Commit{Every: 500, Interval: 5 * time.Second, MaxBatch: 500, QueueBytes: 1023}},
+		{[]string{"--queue-bytes=2GiB"}, []string{"--queue-bytes (SHARDPIPE_QUEUE_BYTES) 2GiB: want 1KiB to 1GiB"},
+			Commit{Every: 500, Interval: 5 * time.Second, MaxBatch: 500, QueueBytes: 2 << 30}},
 	}
 	for _, tt := range tests {
 		var cc Commit
@@ -126,6 +143,33 @@ func TestCommitGroup(t *testing.T) {
 		if cc != tt.cc {
 			t.Errorf("%q: loaded %+v, want %+v", tt.args, cc, tt.cc)
 		}
+	}
+}
+
+// TestCommitOptionsReachThePipeline: the queue bounds loaded from the flags
+// are the pipeline's: pipeline.New refuses a queue below the batch, and
+// names the queue the flags gave.
+func TestCommitOptionsReachThePipeline(t *testing.T) {
+	ok := pipeline.ApplyFunc(func(context.Context, []sink.Record) ([]sink.Result, error) { return nil, nil })
+	base := []pipeline.GroupOpt{pipeline.Brokers("127.0.0.1:1"), pipeline.Topics("t"), pipeline.Group("g"), pipeline.Sink(ok)}
+	newWith := func(cc Commit) error {
+		p, err := pipeline.New(append(base, pipeline.Options(cc.Options(cc.MaxBatch, nil, nil)...))...)
+		if err == nil {
+			_ = p.Close(context.Background())
+		}
+		return err
+	}
+	cc := Commit{Every: 500, MaxBatch: 500, QueueRecords: 499, QueueBytes: 1 << 20}
+	if err := newWith(cc); err == nil || !strings.Contains(err.Error(), "queue 499") {
+		t.Errorf("queue of 499 records under batches of 500: %v, want pipeline.New to refuse it", err)
+	}
+	cc.QueueRecords = 500
+	if err := newWith(cc); err != nil {
+		t.Errorf("queue of 500 records: %v", err)
+	}
+	cc.QueueRecords, cc.QueueBytes = 0, -1 // only the flag's check keeps this out
+	if err := newWith(cc); err == nil || !strings.Contains(err.Error(), "queue bytes -1") {
+		t.Errorf("queue of -1 bytes: %v, want pipeline.New to refuse it", err)
 	}
 }
 
