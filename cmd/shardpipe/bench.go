@@ -66,7 +66,9 @@ Examples:
 			"the latency from record timestamp to effect landed at --latency-rate. It prints records/s,\n" +
 			"CPU seconds per million records, peak RSS and allocations per record (median [min-max]),\n" +
 			"the ratios d/min(a,b), d/k, k/b, d/c, e/d, e/j, f/min(a,b), h/g, h/i, m/l, n/l, n/m, o/n, o/m and the\n" +
-			"costs against their targets. It writes only keys under 'shardpipe-bench:' (deleted after each\n" +
+			"costs against their targets, and what each mode cost Redis's main thread (INFO cpu around each\n" +
+			"round: CPU seconds per million records, the share of the timed window it was busy, and (d)'s\n" +
+			"per record over (k)'s). It writes only keys under 'shardpipe-bench:' (deleted after each\n" +
 			"round, TTL 1h), topics named after --bench-topic and tables named shardpipe_bench_* (made\n" +
 			"for each round of l, m, n and o, and dropped after it).",
 	}, benchAction)

@@ -68,9 +68,15 @@ func TestBenchSmall(t *testing.T) {
 		if m.Records != want && !(atLeast && m.Records > want) || m.RecordsPerSec.Median <= 0 || m.CPUSecPerM.Median <= 0 || m.PeakRSSMB.Median <= 0 {
 			t.Errorf("mode %s: %+v", m.Mode, m)
 		}
+		// Redis's own time, read from INFO cpu around each round: every mode
+		// but the consume ceiling sends Redis its work.
+		if uses := m.Mode != "consume"; uses != (m.RedisCPUSecPerM.Median > 0 && m.RedisBusy.Median > 0) {
+			t.Errorf("mode %s: Redis CPU s per 1M %v, busy %v; want both positive exactly when the mode uses Redis",
+				m.Mode, m.RedisCPUSecPerM.Median, m.RedisBusy.Median)
+		}
 	}
 	if r.Ratios.DOverCeiling <= 0 || r.Ratios.DOverNaive <= 0 || r.Ratios.EOverD <= 0 || r.Ratios.EOverScripted <= 0 ||
-		r.Ratios.DOverLedger <= 0 || r.Ratios.LedgerOverSink <= 0 || r.Ratios.FOverCeiling <= 0 || r.Ratios.HOverG <= 0 || r.Ratios.HOverI <= 0 {
+		r.Ratios.DOverLedger <= 0 || r.Ratios.RedisDOverLedger <= 0 || r.Ratios.LedgerOverSink <= 0 || r.Ratios.FOverCeiling <= 0 || r.Ratios.HOverG <= 0 || r.Ratios.HOverI <= 0 {
 		t.Errorf("ratios %+v: want all positive", r.Ratios)
 	}
 	if len(r.Targets) != 10 {
@@ -100,6 +106,9 @@ type report struct {
 		RecordsPerSec stat   `json:"records_per_sec"`
 		CPUSecPerM    stat   `json:"cpu_seconds_per_million"`
 		PeakRSSMB     stat   `json:"peak_rss_mb"`
+		// Redis's main thread over the mode's rounds
+		RedisCPUSecPerM stat `json:"redis_cpu_seconds_per_million"`
+		RedisBusy       stat `json:"redis_busy"`
 	} `json:"modes"`
 	Ratios struct {
 		DOverCeiling float64 `json:"d_over_ceiling"`
@@ -113,6 +122,8 @@ type report struct {
 		// d / the ledger ceiling, and the ledger ceiling / b
 		DOverLedger    float64 `json:"d_over_ledger"`
 		LedgerOverSink float64 `json:"ledger_over_sink"`
+		// (d)'s Redis CPU per record over (k)'s
+		RedisDOverLedger float64 `json:"redis_cpu_per_record_d_over_k"`
 	} `json:"ratios"`
 	Targets []struct {
 		Name  string  `json:"name"`

@@ -88,6 +88,11 @@ func TestReportRatios(t *testing.T) {
 		PGInbox:       res(100, 0.004),                // 25k/s
 		SQLEffect:     res(100, 0.05),                 // 2k/s
 	}
+	// Redis's time: (k) 4 s per 1M busy all through its window, (d) 5 s
+	// per 1M; the replay has it in one round of two, so it shows none.
+	results[Ledger][0].RedisCPUSeconds = 0.004
+	results[Shardpipe][0].RedisCPUSeconds = 0.005
+	results[Replay] = append(results[Replay], Result{Records: 1000, Seconds: 0.01, RedisCPUSeconds: 0.002})
 	lat := []Result{{P50ms: 5, P99ms: 30, MaxMs: 60}}
 	r := newReport(Config{GuardDelay: 20 * time.Millisecond, GuardInFlight: 64, GuardPartitions: 1, Records: 1000, SQLRecords: 100}, results, lat)
 	want := Ratios{DOverCeiling: 0.8, DOverLedger: 0.5, LedgerOverSink: 1.6, DOverNaive: 80, EOverD: 0.5, EOverScripted: 0.8,
@@ -133,11 +138,29 @@ func TestReportRatios(t *testing.T) {
 			t.Errorf("JSON lacks %s: %s", k, js)
 		}
 	}
+	if got.RedisDOverLedger < 1.25-1e-9 || got.RedisDOverLedger > 1.25+1e-9 {
+		t.Errorf("Redis CPU per record d / k = %v, want 1.25", got.RedisDOverLedger)
+	}
+	redis := map[string][2]Stat{}
+	for _, m := range r.Modes {
+		redis[m.Letter] = [2]Stat{m.RedisCPUSecPerM, m.RedisBusy}
+	}
+	if k := redis["k"]; k[0].Median < 4-1e-9 || k[0].Median > 4+1e-9 || k[1].Median < 0.64-1e-9 || k[1].Median > 0.64+1e-9 {
+		t.Errorf("(k) Redis CPU s per 1M and busy %+v, want 4 and 0.64 (0.004 s over 0.00625 s)", k)
+	}
+	if f := redis["f"]; f != [2]Stat{} {
+		t.Errorf("(f) Redis figures %+v from one round of two, want none", f)
+	}
 	var b strings.Builder
 	if err := WriteTable(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"(d) shardpipe, record mode, defaults", "(j) scripted sink ceiling (ledger + totals, no Kafka)",
+	table := b.String()
+	if i := strings.Index(table, "Redis's main thread"); i < 0 || strings.Contains(table[i:], "(f) ") || strings.Contains(table[i:], "(a) ") {
+		t.Errorf("table's Redis section missing, or listing a mode without Redis figures:\n%s", table)
+	}
+	for _, s := range []string{"Redis CPU/rec, d / k        1.25", "(k) ledger ceiling (record-mode batch script, no Kafka)  4.00 [4.00-4.00]  0.64 [0.64-0.64]",
+		"(d) shardpipe, record mode, defaults", "(j) scripted sink ceiling (ledger + totals, no Kafka)",
 		"d / min(a, b)               0.80   >= 0.85 NOT met", "e / j (scripted ceiling)    0.80   >= 0.8  met",
 		"(k) ledger ceiling (record-mode batch script, no Kafka)", "d / k (ledger ceiling)      0.50",
 		"k / b (script / SET NX)     1.60",
@@ -357,6 +380,27 @@ func TestAppendKey(t *testing.T) {
 		}
 		if got := "cust-" + string(appendPadded(nil, c.i%1000, 3)); got != c.customer || customer(c.i) != c.customer {
 			t.Errorf("customer of %d = %q (customer: %q), want %q", c.i, got, customer(c.i), c.customer)
+		}
+	}
+}
+
+// TestCPUSeconds reads Redis's main thread's time from INFO cpu, the
+// process's where the main thread's is absent (Redis before 6.2), and
+// nothing from a reply with neither.
+func TestCPUSeconds(t *testing.T) {
+	tests := []struct {
+		info string
+		want float64
+		ok   bool
+	}{
+		{"# CPU\r\nused_cpu_sys:182.5\r\nused_cpu_user:1353.25\r\nused_cpu_sys_main_thread:153.5\r\nused_cpu_user_main_thread:1347.25\r\n", 1500.75, true},
+		{"# CPU\r\nused_cpu_sys:2.5\r\nused_cpu_user:10.25\r\nused_cpu_sys_children:1\r\n", 12.75, true},
+		{"# CPU\r\n", 0, false},
+		{"used_cpu_user_main_thread:x\r\nused_cpu_sys_main_thread:1\r\n", 0, false},
+	}
+	for _, tt := range tests {
+		if got, ok := cpuSeconds(tt.info); ok != tt.ok || got != tt.want {
+			t.Errorf("cpuSeconds(%q) = %v, %v; want %v, %v", tt.info, got, ok, tt.want, tt.ok)
 		}
 	}
 }

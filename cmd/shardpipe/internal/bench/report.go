@@ -46,6 +46,13 @@ type ModeReport struct {
 	MaxRSSMB        Stat   `json:"peak_rss_mb"`
 	AllocsPerRecord Stat   `json:"allocs_per_record"`
 	BytesPerRecord  Stat   `json:"alloc_bytes_per_record"`
+	// RedisCPUSecPerM is what Redis's main thread spent per million
+	// records, and RedisBusy the share of the timed window it was busy
+	// (its time over the child's life / the window: near 1, Redis was the
+	// bottleneck); zero for a mode that does not use Redis or where INFO
+	// could not be read.
+	RedisCPUSecPerM Stat `json:"redis_cpu_seconds_per_million"`
+	RedisBusy       Stat `json:"redis_busy"`
 }
 
 // Ratios compare the modes' median throughputs.
@@ -54,6 +61,11 @@ type Ratios struct {
 	// DOverLedger is d / k: the pipeline against what the ledger's batch
 	// script gets from Redis with no Kafka, for reading.
 	DOverLedger float64 `json:"d_over_ledger"`
+	// RedisDOverLedger is (d)'s Redis CPU per record over (k)'s: near 1,
+	// the pipeline costs Redis what the ledger alone does, and where Redis
+	// is busy all through both (RedisBusy), d / k is the ratio of Redis's
+	// speed in the two rounds, for reading.
+	RedisDOverLedger float64 `json:"redis_cpu_per_record_d_over_k"`
 	// LedgerOverSink is k / b: the batch script against plain SET NX of
 	// the same keys and value sizes, what Lua costs Redis, for reading.
 	LedgerOverSink float64 `json:"ledger_over_sink"`
@@ -98,6 +110,7 @@ func ratioTargets(q Ratios) []Target {
 	return []Target{
 		target("d / min(a, b)", q.DOverCeiling, 0.85, false),
 		target("d / k (ledger ceiling)", q.DOverLedger, 0, false),
+		target("Redis CPU/rec, d / k", q.RedisDOverLedger, 0, false),
 		target("k / b (script / SET NX)", q.LedgerOverSink, 0, false),
 		target("d / c", q.DOverNaive, 10, false),
 		target("e / d", q.EOverD, 0, false),
@@ -217,14 +230,18 @@ func guardLabel(cfg Config, m Mode) string {
 func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 	r := Report{Topic: cfg.Topic, CommitEvery: cfg.CommitEvery, Records: cfg.Records, Partitions: cfg.Partitions,
 		Raw: results}
-	med := map[Mode]float64{}
+	med, redisMed := map[Mode]float64{}, map[Mode]float64{}
 	for _, m := range []Mode{Consume, Sink, Ledger, Scripted, Naive, Shardpipe, Totals, Replay, GuardSeq, GuardInFlight, GuardFast, PGCeiling, PGInbox, SQLEffect, SQLBatches} {
 		rs := results[m]
 		if len(rs) == 0 {
 			continue
 		}
-		var rps, cpu, rss, al, by, n []float64
+		var rps, cpu, rss, al, by, n, rcpu, busy []float64
 		for _, x := range rs {
+			if x.RedisCPUSeconds > 0 {
+				rcpu = append(rcpu, x.RedisCPUSeconds/float64(x.Records)*1e6)
+				busy = append(busy, x.RedisCPUSeconds/x.Seconds)
+			}
 			rps = append(rps, x.RecordsPerSec())
 			cpu = append(cpu, x.CPUSeconds/float64(x.Records)*1e6)
 			rss = append(rss, x.MaxRSSMB)
@@ -235,7 +252,10 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 		mr := ModeReport{Mode: m, Letter: labels[m][0], Label: guardLabel(cfg, m), Rounds: len(rs),
 			Records: int64(statOf(n).Median), RecordsPerSec: statOf(rps), CPUSecPerM: statOf(cpu),
 			MaxRSSMB: statOf(rss), AllocsPerRecord: statOf(al), BytesPerRecord: statOf(by)}
-		med[m] = mr.RecordsPerSec.Median
+		if len(rcpu) == len(rs) { // every round has it, or the figure would mix
+			mr.RedisCPUSecPerM, mr.RedisBusy = statOf(rcpu), statOf(busy)
+		}
+		med[m], redisMed[m] = mr.RecordsPerSec.Median, mr.RedisCPUSecPerM.Median
 		r.Modes = append(r.Modes, mr)
 		if IsSQL(m) {
 			r.SQLRecords = cfg.SQLRecords
@@ -252,7 +272,7 @@ func newReport(cfg Config, results map[Mode][]Result, lat []Result) Report {
 		return a / b
 	}
 	r.Ratios = Ratios{DOverCeiling: div(med[Shardpipe], ceiling), DOverNaive: div(med[Shardpipe], med[Naive]),
-		DOverLedger: div(med[Shardpipe], med[Ledger]), LedgerOverSink: div(med[Ledger], med[Sink]),
+		DOverLedger: div(med[Shardpipe], med[Ledger]), RedisDOverLedger: div(redisMed[Shardpipe], redisMed[Ledger]), LedgerOverSink: div(med[Ledger], med[Sink]),
 		EOverD: div(med[Totals], med[Shardpipe]), EOverScripted: div(med[Totals], med[Scripted]), FOverCeiling: div(med[Replay], ceiling),
 		HOverG: div(med[GuardInFlight], med[GuardSeq]), HOverI: div(med[GuardInFlight], med[GuardFast]),
 		SQLOverCeiling: div(med[SQLEffect], med[PGCeiling]), InboxOverCeiling: div(med[PGInbox], med[PGCeiling]),

@@ -91,6 +91,10 @@ type Result struct {
 	MaxRSSMB float64 `json:"max_rss_mb"`
 	// Filled by the parent from the child's rusage.
 	CPUSeconds float64 `json:"cpu_seconds"`
+	// RedisCPUSeconds is the time Redis's main thread ran over the child's
+	// life (INFO cpu before and after it), filled by the parent for the
+	// modes that use Redis; 0 when INFO could not be read.
+	RedisCPUSeconds float64 `json:"redis_cpu_seconds,omitempty"`
 	// SQL modes, filled by the parent from the round's tables once the
 	// child is done: the bench table's rows and the inbox's.
 	Rows      int64 `json:"rows,omitempty"`

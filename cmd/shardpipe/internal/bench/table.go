@@ -36,6 +36,7 @@ func WriteTable(w io.Writer, r Report) error {
 	for _, t := range costTargets(r.Modes, r.Latency) {
 		ratio(w, t)
 	}
+	writeRedisCPU(w, r.Modes)
 	if l := r.Latency; l != nil {
 		fmt.Fprintf(w, "\nlatency, record timestamp to effect landed, %d records/s offered for %.0fs, commit interval %s, %d rounds:\n",
 			l.Rate, l.Seconds, l.CommitInterval, l.Rounds)
@@ -73,4 +74,26 @@ func mark(ok bool) string {
 		return "met"
 	}
 	return "NOT met"
+}
+
+// writeRedisCPU prints, for the modes whose Redis time was read, what Redis's
+// main thread spent per million records and how busy it was in the timed
+// window: a mode whose Redis was busy near 1 was bound by Redis, and two such
+// modes compare as Redis's speed in their rounds did.
+func writeRedisCPU(w io.Writer, modes []ModeReport) {
+	var rows []ModeReport
+	for _, m := range modes {
+		if m.RedisCPUSecPerM.Median > 0 {
+			rows = append(rows, m)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nRedis's main thread (INFO cpu over each round): CPU s per 1M records, busy share of the timed window\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, m := range rows {
+		fmt.Fprintf(tw, "(%s) %s\t%s\t%s\t\n", m.Letter, m.Label, stat(m.RedisCPUSecPerM, "%.2f"), stat(m.RedisBusy, "%.2f"))
+	}
+	_ = tw.Flush()
 }
