@@ -79,8 +79,8 @@ func TestBenchSmall(t *testing.T) {
 		r.Ratios.DOverLedger <= 0 || r.Ratios.RedisDOverLedger <= 0 || r.Ratios.LedgerOverSink <= 0 || r.Ratios.FOverCeiling <= 0 || r.Ratios.HOverG <= 0 || r.Ratios.HOverI <= 0 {
 		t.Errorf("ratios %+v: want all positive", r.Ratios)
 	}
-	if len(r.Targets) != 10 {
-		t.Errorf("%d targets, want 10 (six ratios, four costs): %+v", len(r.Targets), r.Targets)
+	if len(r.Targets) != 11 {
+		t.Errorf("%d targets, want 11 (seven ratios, four costs): %+v", len(r.Targets), r.Targets)
 	}
 	for _, tg := range r.Targets {
 		if tg.Value <= 0 || tg.Bound <= 0 {
