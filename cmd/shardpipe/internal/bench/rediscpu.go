@@ -7,7 +7,7 @@ import (
 
 // usesRedis reports whether mode m sends Redis its work: every mode but
 // the consume ceiling (a) and the PostgreSQL ceilings (l, m).
-func usesRedis(m Mode) bool { return m != Consume && m != PGCeiling && m != PGInbox && m != Latency }
+func usesRedis(m Mode) bool { return m != Consume && m != PGCeiling && m != PGInbox }
 
 // redisCPU reads the CPU seconds Redis's main thread has used (INFO cpu:
 // used_cpu_user_main_thread + used_cpu_sys_main_thread, Redis 6.2 and

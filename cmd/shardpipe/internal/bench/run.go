@@ -190,10 +190,16 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				spec.MemProfile = filepath.Join(cfg.ProfileDir, string(m)+".allocs.pprof")
 			}
 			log.Info("bench: measuring", "mode", m, "round", round+1, "of", cfg.Rounds)
-			before, redisOK := redisCPU(ctx, cfg.Redis)
+			var before float64
+			redisOK := false
+			if usesRedis(m) {
+				before, redisOK = redisCPU(ctx, cfg.Redis)
+			}
 			res, err := spawn(ctx, cfg, spec)
-			if after, ok := redisCPU(ctx, cfg.Redis); ok && redisOK && err == nil && usesRedis(m) {
-				res.RedisCPUSeconds = after - before
+			if redisOK && err == nil {
+				if after, ok := redisCPU(ctx, cfg.Redis); ok {
+					res.RedisCPUSeconds = after - before
+				}
 			}
 			if IsSQL(m) { // counts the tables' rows, then drops them
 				res, err = pg.finish(ctx, spec, res, err)

@@ -6,12 +6,16 @@ import (
 	"strings"
 )
 
-// sizeUnits are the units ParseSize takes, case aside: binary (KiB = 1024)
-// and decimal (KB = 1000), and B.
+// sizeUnits are the units ParseSize takes (case aside) as FormatSize
+// writes them: binary (KiB = 1024), largest first, then decimal (KB =
+// 1000), then B.
 var sizeUnits = []struct {
 	name string
 	mult int64
-}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"b", 1}}
+}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+
+// binaryUnits are the first three of sizeUnits, those FormatSize uses.
+const binaryUnits = 3
 
 // ParseSize reads a size in bytes: a whole number with an optional unit,
 // B, KiB, MiB, GiB (powers of 1024) or KB, MB, GB (powers of 1000), case
@@ -21,7 +25,7 @@ func ParseSize(s string) (int64, error) {
 	num, mult := strings.TrimSpace(s), int64(1)
 	lower := strings.ToLower(num)
 	for _, u := range sizeUnits {
-		if strings.HasSuffix(lower, u.name) {
+		if strings.HasSuffix(lower, strings.ToLower(u.name)) {
 			num, mult = strings.TrimSpace(num[:len(num)-len(u.name)]), u.mult
 			break
 		}
@@ -36,10 +40,7 @@ func ParseSize(s string) (int64, error) {
 // FormatSize writes n bytes as ParseSize reads it back: in the largest
 // binary unit that divides it ("2MiB", "1536KiB", "1000B"), "0B" for 0.
 func FormatSize(n int64) string {
-	for _, u := range []struct {
-		name string
-		mult int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+	for _, u := range sizeUnits[:binaryUnits] {
 		if n != 0 && n%u.mult == 0 {
 			return strconv.FormatInt(n/u.mult, 10) + u.name
 		}
